@@ -1,0 +1,28 @@
+"""One small exception hierarchy. The CLI turns every LipdesignError into exit code 2 and one line.
+
+Pure Python on purpose: lipdesign.runtime (numpy only) raises these too.
+"""
+
+
+class LipdesignError(Exception):
+    """Base class of every error lipdesign raises on purpose."""
+
+
+class ValidationError(LipdesignError, ValueError):
+    """Input that breaks a documented rule. The message names the field, the value and the rule."""
+
+
+class InfeasibleError(LipdesignError):
+    """A design problem with no feasible table; the message says which constraint and which prior."""
+
+
+class ProblemTooLargeError(LipdesignError):
+    """Exact design would need more extreme rays than allowed; raised before the expensive work."""
+
+
+class VerificationError(LipdesignError):
+    """A table does not satisfy the privacy guarantee it claims."""
+
+
+class FormatError(LipdesignError):
+    """A JSON document that is not a valid lipdesign document (schema, version, or content)."""

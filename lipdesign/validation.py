@@ -1,0 +1,102 @@
+"""Input validation in one place: every public entry point turns user input into arrays here.
+
+Messages name the field, the value and the rule ("prior must sum to 1 (got 0.97)").
+Imports numpy and lipdesign.errors only.
+"""
+
+import math
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+
+#: Probabilities must sum to 1 within this absolute tolerance unless normalisation is asked for.
+PROBABILITY_ATOL = 1e-9
+
+
+def _short(value):
+    text = np.array2string(np.asarray(value), precision=6, threshold=12) if np.ndim(value) else repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def float_array(value, field, ndim):
+    """Return ``value`` as a finite float array with ``ndim`` dimensions, or raise ValidationError."""
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{field} must be an array of numbers (got {_short(value)})") from None
+    if array.ndim != ndim:
+        shape = "a vector" if ndim == 1 else f"a {ndim}-D array"
+        raise ValidationError(f"{field} must be {shape} (got shape {array.shape})")
+    if array.size == 0:
+        raise ValidationError(f"{field} must not be empty")
+    bad = np.flatnonzero(~np.isfinite(array.ravel()))
+    if bad.size:
+        position = np.unravel_index(bad[0], array.shape)
+        raise ValidationError(f"{field}{list(position)} is {array[position]}; every entry must be finite")
+    return array
+
+
+def non_negative(array, field):
+    """Raise unless every entry of ``array`` is >= 0."""
+    bad = np.flatnonzero(array.ravel() < 0)
+    if bad.size:
+        position = np.unravel_index(bad[0], array.shape)
+        raise ValidationError(f"{field}{list(position)} is {array[position]:g}; entries must be >= 0")
+    return array
+
+
+def probability_vector(value, field, *, normalize=False, length=None):
+    """A non-negative vector summing to 1 (within PROBABILITY_ATOL, or normalised when asked)."""
+    vector = non_negative(float_array(value, field, 1), field)
+    if length is not None and vector.size != length:
+        raise ValidationError(f"{field} has {vector.size} entries; expected {length}")
+    total = vector.sum()
+    if total <= 0:
+        raise ValidationError(f"{field} sums to {total:g}; it must have positive total mass")
+    if not normalize and abs(total - 1.0) > PROBABILITY_ATOL:
+        raise ValidationError(
+            f"{field} must sum to 1 within {PROBABILITY_ATOL:g} (got {total:.12g}); pass normalize=True to rescale"
+        )
+    return vector / total
+
+
+def stochastic_rows(value, field, *, columns=None):
+    """A non-negative matrix whose rows each sum to 1 within PROBABILITY_ATOL (rows are rescaled exactly)."""
+    matrix = non_negative(float_array(value, field, 2), field)
+    if columns is not None and matrix.shape[1] != columns:
+        raise ValidationError(f"{field} has {matrix.shape[1]} columns; expected {columns}")
+    sums = matrix.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > PROBABILITY_ATOL)
+    if bad.size:
+        raise ValidationError(f"{field} row {bad[0]} sums to {sums[bad[0]]:.12g}; each row must sum to 1")
+    return matrix / sums[:, None]
+
+
+def positive_epsilon(value, field="epsilon"):
+    """A finite epsilon > 0."""
+    try:
+        epsilon = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{field} must be a number (got {value!r})") from None
+    if not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValidationError(f"{field} must be a finite number > 0 (got {value!r})")
+    return epsilon
+
+
+def labels_for(labels, size, field="labels"):
+    """Unique JSON-friendly labels (str or int), defaulting to 0..size-1."""
+    if labels is None:
+        return tuple(range(size))
+    labels = tuple(labels)
+    if len(labels) != size:
+        raise ValidationError(f"{field} has {len(labels)} entries; expected {size}")
+    for position, label in enumerate(labels):
+        if isinstance(label, (np.integer, np.str_)):
+            label = label.item()
+        if isinstance(label, bool) or not isinstance(label, (str, int)):
+            raise ValidationError(f"{field}[{position}] is {label!r}; labels must be strings or integers")
+    if len(set(labels)) != size:
+        duplicate = next(label for label in labels if labels.count(label) > 1)
+        raise ValidationError(f"{field} repeats {duplicate!r}; labels must be unique")
+    return tuple(label.item() if isinstance(label, np.generic) else label for label in labels)
