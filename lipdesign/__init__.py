@@ -19,10 +19,10 @@ _EXPORTS = {
     "Histogram": "lipdesign.utility",
     "WeightedSum": "lipdesign.utility",
     "mse": "lipdesign.utility",
-    "design": "lipdesign.design",
-    "Mechanism": "lipdesign.design",
-    "verify": "lipdesign.verify",
-    "Certificate": "lipdesign.verify",
+    "design": "lipdesign.designer",
+    "Mechanism": "lipdesign.designer",
+    "verify": "lipdesign.verification",
+    "Certificate": "lipdesign.verification",
     "load": "lipdesign.io",
     "LipdesignError": "lipdesign.errors",
     "ValidationError": "lipdesign.errors",
@@ -32,7 +32,7 @@ _EXPORTS = {
     "FormatError": "lipdesign.errors",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [*_EXPORTS, "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)
 
 
 def __getattr__(name):

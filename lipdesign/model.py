@@ -21,6 +21,7 @@ from lipdesign.validation import (
     probability_vector,
     stochastic_rows,
 )
+from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
 
 
 def _frozen(array):
@@ -286,7 +287,7 @@ class PriorSet:
             raise ValidationError(
                 f"prior_set box is empty: sum(lower) = {lower.sum():.6g}, sum(upper) = {upper.sum():.6g}; "
                 "need sum(lower) <= 1 <= sum(upper)")
-        return cls("box", _box_simplex_vertices(lower, upper), {"lower": lower.tolist(), "upper": upper.tolist()})
+        return cls("box", box_slice_vertices(np.ones(lower.size), lower, upper), {"lower": lower.tolist(), "upper": upper.tolist()})
 
     @classmethod
     def tv_ball(cls, center, radius):
@@ -336,28 +337,6 @@ class PriorSet:
         return f"PriorSet.{self.kind}({len(self.vertices)} vertices, k={self.k})"
 
 
-def _bound_patterns(k):
-    """All 0/1 patterns of length k, one per row (2^k rows)."""
-    return (np.arange(2**k)[:, None] >> np.arange(k)) & 1
-
-
-def _box_simplex_vertices(lower, upper, atol=1e-12):
-    """Vertices of {lower <= p <= upper, sum p = 1}: every coordinate at a bound except at most one."""
-    k = lower.size
-    patterns = _bound_patterns(k - 1).astype(bool)
-    found = []
-    for free in range(k):
-        others = np.delete(np.arange(k), free)
-        fixed = np.where(patterns, upper[others], lower[others])
-        value = 1.0 - fixed.sum(axis=1)
-        ok = (value >= lower[free] - atol) & (value <= upper[free] + atol)
-        points = np.empty((ok.sum(), k))
-        points[:, others] = fixed[ok]
-        points[:, free] = np.clip(value[ok], lower[free], upper[free])
-        found.append(points)
-    return np.unique(np.round(np.concatenate(found), 15), axis=0)
-
-
 def _tv_ball_vertices(center, radius):
     """Vertices of {p in simplex : sum_x (center_x - p_x)_+ <= radius} (TV ball intersected with the simplex).
 
@@ -370,7 +349,7 @@ def _tv_ball_vertices(center, radius):
         return center[None]
     for j, i in itertools.permutations(range(k), 2):
         others = np.array([x for x in range(k) if x not in (i, j)], dtype=int)
-        emptied = _bound_patterns(others.size).astype(bool)
+        emptied = bit_patterns(others.size)
         taken = emptied.astype(float) @ center[others]
         partial = radius - taken
         ok = (partial >= 0) & (partial <= center[i])
@@ -379,4 +358,4 @@ def _tv_ball_vertices(center, radius):
         points[:, i] = center[i] - partial[ok]
         points[:, j] = center[j] + radius
         found.extend(points)
-    return np.unique(np.round(np.array(found), 15), axis=0)
+    return unique_rows(np.array(found))

@@ -1,0 +1,216 @@
+"""Verification: the tightest epsilon a table actually gives (MATH §3), in floating point or exactly.
+
+``verify(mech)`` returns a Certificate with the tightest epsilon, where it is attained (output y, secret
+value g or input pair, and the prior), and pass/fail against the claim. ``exact=True`` reads every stored
+float as the rational number it is (fractions.Fraction) and compares against a rational lower bound of
+e^eps, so a pass is a proof about the stored numbers. Reported epsilons are rounded up, never down.
+"""
+
+import decimal
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.model import Prior
+from lipdesign.notions import LDP, LIP, WorstCaseLIP
+from lipdesign.validation import float_array, non_negative
+
+#: Floating-point verification passes when the tightest epsilon exceeds the claim by at most this.
+FLOAT_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """What verification found. ``epsilon`` is an upper bound on the table's tightest epsilon."""
+
+    notion: str
+    claimed_epsilon: float | None
+    epsilon: float
+    passed: bool | None
+    exact: bool
+    worst: dict = field(default_factory=dict)
+
+    def summary(self):
+        verdict = {True: "PASS", False: "FAIL", None: "no claim"}[self.passed]
+        mode = "exact rational" if self.exact else "floating point"
+        claim = "" if self.claimed_epsilon is None else f" against claimed eps = {self.claimed_epsilon:g}"
+        return (f"{verdict}: tightest {self.notion} epsilon <= {self.epsilon:.12g}{claim} ({mode}); "
+                f"worst at {self.worst}")
+
+    def to_dict(self):
+        return {"notion": self.notion, "claimed_epsilon": self.claimed_epsilon, "epsilon": self.epsilon,
+                "passed": self.passed, "exact": self.exact, "worst": self.worst}
+
+
+def exp_bounds(epsilon):
+    """Rational (lower, upper) bracket of e^epsilon for the float ``epsilon`` (decimal exp at 60 digits)."""
+    with decimal.localcontext() as context:
+        context.prec = 60
+        value = Fraction(decimal.Decimal(epsilon).exp())
+    slack = value * Fraction(1, 10**50)
+    return value - slack, value + slack
+
+
+def log_upper(ratio):
+    """A float >= ln(ratio) for a Fraction or float ratio >= 1 (outward rounding)."""
+    if ratio == math.inf:
+        return math.inf
+    value = math.log1p(float(ratio - 1))
+    for _ in range(3):
+        value = math.nextafter(value, math.inf)
+    return max(value, 0.0)
+
+
+def _as_numbers(array, exact):
+    """Nested lists of Fractions (exact) or floats."""
+    array = np.asarray(array, dtype=float)
+    return [_as_numbers(row, exact) for row in array] if array.ndim > 1 else \
+        [Fraction(float(v)) if exact else float(v) for v in array]
+
+
+def _normalised(vector):
+    total = sum(vector)
+    return [v / total for v in vector]
+
+
+def _dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+class _Scenarios:
+    """min and max of P . q over the priors a LIP notion enforces (MATH §3): a plain max over listed
+    priors, a greedy fill for a box or a TV ball intersected with the simplex."""
+
+    def __init__(self, notion, prior, exact):
+        self.kind = "listed"
+        prior_set = getattr(notion, "prior_set", None)
+        if isinstance(notion, WorstCaseLIP):
+            self.priors = _as_numbers(np.eye(prior.k), exact)
+        elif prior_set is None:
+            self.priors = [_normalised(_as_numbers(prior.probabilities, exact))]
+        elif prior_set.kind in ("box", "tv_ball"):
+            self.kind = prior_set.kind
+            self.parameters = {key: _as_numbers(value, exact) if isinstance(value, list) else
+                               (Fraction(value) if exact else float(value))
+                               for key, value in prior_set.parameters.items()}
+            if self.kind == "tv_ball":
+                self.parameters["center"] = _normalised(self.parameters["center"])
+        else:
+            self.priors = [_normalised(row) for row in _as_numbers(prior_set.vertices, exact)]
+
+    def mass_range(self, column):
+        """((min P.q, argmin P), (max P.q, argmax P))."""
+        if self.kind == "listed":
+            masses = [_dot(p, column) for p in self.priors]
+            low, high = masses.index(min(masses)), masses.index(max(masses))
+            return (masses[low], self.priors[low]), (masses[high], self.priors[high])
+        return self._greedy(column, lowest=True), self._greedy(column, lowest=False)
+
+    def _greedy(self, column, lowest):
+        order = sorted(range(len(column)), key=column.__getitem__, reverse=not lowest)
+        if self.kind == "box":
+            prior = list(self.parameters["lower"])
+            left = 1 - sum(prior)
+            for x in order:
+                step = min(self.parameters["upper"][x] - prior[x], left)
+                prior[x] += step
+                left -= step
+        else:  # move up to `radius` of mass onto the best coordinate, taking it from the worst ones first
+            prior = list(self.parameters["center"])
+            receiver, left = order[0], self.parameters["radius"]
+            for x in reversed(order[1:]):
+                step = min(prior[x], left)
+                prior[x] -= step
+                prior[receiver] += step
+                left -= step
+        return _dot(prior, column), prior
+
+
+def _ratio(numerator, denominator):
+    if denominator == 0:
+        return math.inf if numerator > 0 else 0
+    return numerator / denominator
+
+
+def _worst_lip(table_columns, notion, prior, exact):
+    """Largest posterior/prior ratio of G over outputs y, secret values g and enforced priors."""
+    conditional = [_normalised(row) for row in _as_numbers(notion.conditional(prior.k), exact)]
+    scenarios = _Scenarios(notion, prior, exact)
+    best, worst = 0, {}
+    for y, column in enumerate(table_columns):
+        if not any(column):
+            continue
+        (low, low_prior), (high, high_prior) = scenarios.mass_range(column)
+        for g, row in enumerate(conditional):
+            secret_mass = _dot(row, column)
+            for ratio, side, where in ((_ratio(secret_mass, low), "upper", low_prior),
+                                       (_ratio(high, secret_mass), "lower", high_prior)):
+                if ratio > best:
+                    best = ratio
+                    worst = {"output": y, "secret": g, "side": side, "prior": [float(p) for p in where]}
+    return best, worst
+
+
+def _worst_ldp(table_columns):
+    best, worst = 0, {}
+    for y, column in enumerate(table_columns):
+        if not any(column):
+            continue
+        ratio = _ratio(max(column), min(column))
+        if ratio > best:
+            best = ratio
+            worst = {"output": y, "inputs": [column.index(max(column)), column.index(min(column))]}
+    return best, worst
+
+
+def tightest(table, notion, prior, *, exact=False):
+    """(largest ratio, worst place) of ``table`` under ``notion``; the tightest epsilon is ln(ratio)."""
+    columns = _as_numbers(np.asarray(table, dtype=float).T, exact)
+    if isinstance(notion, LDP):
+        return _worst_ldp(columns)
+    if isinstance(notion, (LIP, WorstCaseLIP)):
+        return _worst_lip(columns, notion, prior, exact)
+    raise ValidationError(f"notion must be ld.LDP, ld.LIP or ld.WorstCaseLIP (got {type(notion).__name__})")
+
+
+def check_table(table, k=None):
+    """A finite, non-negative table whose rows sum to 1 within 1e-9 (not rescaled: verification reads
+    the numbers as they are)."""
+    table = non_negative(float_array(table, "table", 2), "table")
+    if k is not None and table.shape[0] != k:
+        raise ValidationError(f"table has {table.shape[0]} rows but the prior has {k} values")
+    sums = table.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1) > 1e-9)
+    if bad.size:
+        raise ValidationError(f"table row {bad[0]} sums to {sums[bad[0]]:.12g}; each row must sum to 1")
+    return table
+
+
+def verify(mechanism_or_table, notion=None, prior=None, *, exact=False):
+    """Certificate of the tightest epsilon (MATH §3) of a Mechanism, or of a table under ``notion``.
+
+    For a bare table, ``prior`` (a Prior) is needed for LIP notions; the claim checked is
+    ``notion.epsilon``. Floating-point mode passes within FLOAT_SLACK; exact mode has no slack.
+    """
+    table = getattr(mechanism_or_table, "table", mechanism_or_table)
+    notion = notion if notion is not None else getattr(mechanism_or_table, "notion", None)
+    prior = prior if prior is not None else getattr(mechanism_or_table, "prior", None)
+    if notion is None:
+        raise ValidationError("verify needs a notion (ld.LIP, ld.LDP or ld.WorstCaseLIP) for a bare table")
+    if prior is None:
+        prior = Prior(np.full(np.shape(table)[0], 1.0 / np.shape(table)[0]))
+        if isinstance(notion, LIP):
+            raise ValidationError("verify needs the design prior for an LIP notion")
+    if not isinstance(notion, LDP):
+        notion.check(prior)
+    table = check_table(table, prior.k)
+    ratio, worst = tightest(table, notion, prior, exact=exact)
+    epsilon = log_upper(ratio) if ratio else 0.0
+    if exact:
+        passed = ratio <= exp_bounds(notion.epsilon)[0]
+    else:
+        passed = epsilon <= notion.epsilon + FLOAT_SLACK
+    return Certificate(notion.kind, notion.epsilon, epsilon, bool(passed), exact, worst)
