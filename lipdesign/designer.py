@@ -233,11 +233,10 @@ def _on_grid(table):
 
 
 def verified_epsilons(table, notion, prior):
-    """Exactly verified tightest epsilons of the stored table: the claimed notion, LIP for X, LDP."""
-    epsilons = {notion.kind: verify(table, notion, prior, exact=True).epsilon}
-    for other in (LIP(notion.epsilon), LDP(notion.epsilon)):
-        epsilons.setdefault(other.kind, verify(table, other, prior, exact=True).epsilon)
-    return epsilons
+    """Exactly verified tightest epsilons of the stored table: under the claimed notion, under plain LIP
+    for X with the design prior, and under LDP."""
+    return {name: verify(table, other, prior, exact=True).epsilon for name, other in
+            (("claimed", notion), ("LIP for X", LIP(notion.epsilon)), ("LDP", LDP(notion.epsilon)))}
 
 
 def baseline_mses(prior, epsilon, objective, max_rays=MAX_RAYS):

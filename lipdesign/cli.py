@@ -1,0 +1,115 @@
+"""Command line: ``lipdesign design | verify | simulate | demo``.
+
+Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
+with exit code 2 and one line on stderr, never a traceback; a verification that runs but fails exits 1.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from lipdesign.errors import LipdesignError, VerificationError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, f"lipdesign: error: {message} (see lipdesign --help)\n")
+
+
+def _design(args):
+    from lipdesign.designer import design
+    from lipdesign.io import read_json, spec_to_problem
+
+    prior, notion, objective, options = spec_to_problem(read_json(args.spec), args.spec)
+    mechanism = design(prior, notion, objective, **options)
+    mechanism.to_json(args.output)
+    print(mechanism.summary())
+    print(f"wrote {args.output}")
+
+
+def _verify(args):
+    from lipdesign.io import load
+    from lipdesign.verification import verify
+
+    try:
+        mechanism = load(args.mechanism)
+    except VerificationError as error:
+        print(f"FAIL: {error}")
+        return 1
+    print(verify(mechanism, exact=True).summary())
+    print("verified epsilons: " + ", ".join(f"{k} {v:.12g}" for k, v in mechanism.epsilons.items()))
+    return 0
+
+
+def _simulate(args):
+    from lipdesign.io import load
+    from lipdesign.simulation import simulate
+
+    mechanism = load(args.mechanism)
+    result = simulate(mechanism, args.n, rng=args.seed)
+    low, high = result.confidence_interval
+    print(f"{result.n} users, {mechanism.notion.kind} eps={mechanism.notion.epsilon:g}, "
+          f"{mechanism.objective.kind} objective")
+    print(f"per-user MSE of the MMSE estimate: empirical {result.empirical_mse:.6g} "
+          f"(99% CI {low:.6g} .. {high:.6g}), theoretical {result.theoretical_mse:.6g}")
+    width = max(len(str(label)) for label in mechanism.labels)
+    print(f"{'value':>{width}}  {'true':>8}" + "".join(f"  {name:>8}" for name in result.estimates))
+    for x, label in enumerate(mechanism.labels):
+        row = "".join(f"  {estimate[x]:8.4f}" for estimate in result.estimates.values())
+        print(f"{label!s:>{width}}  {result.true_frequencies[x]:8.4f}{row}")
+
+
+def _demo(args):
+    from lipdesign import demo
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, mechanisms = demo.run()
+    print("Screen-time buckets", list(demo.BUCKETS), "with the age band as latent secret")
+    print("histogram MSE per user (MMSE estimate):")
+    print(f"{'epsilon':>8} {'LIP(age)':>10} {'LIP(X)':>10} {'opt LDP':>10} {'GRR':>10}")
+    for row in rows:
+        print(f"{row[0]:8g} " + " ".join(f"{value:10.5f}" for value in row[1:]))
+    epsilon = 1.0 if 1.0 in mechanisms else next(iter(mechanisms))
+    table_path, plot_path = out / "demo-mechanism.json", out / "demo-mse.png"
+    mechanisms[epsilon].to_json(table_path)
+    demo.plot(rows, plot_path)
+    print(f"wrote {table_path} (LIP for the age band, eps={epsilon:g}) and {plot_path}")
+
+
+def build_parser():
+    parser = _Parser(prog="lipdesign", description="Design, verify and run local privacy mechanisms.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    command = commands.add_parser("design", help="design the MSE-optimal table for a JSON spec")
+    command.add_argument("spec", help="spec file (JSON; see README and examples/)")
+    command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
+    command.set_defaults(run=_design)
+    command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
+    command.add_argument("mechanism")
+    command.set_defaults(run=_verify)
+    command = commands.add_parser("simulate", help="perturb a population drawn from the prior and estimate")
+    command.add_argument("mechanism")
+    command.add_argument("-n", type=int, default=100_000, help="number of users (default 100000)")
+    command.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    command.set_defaults(run=_simulate)
+    command = commands.add_parser("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
+    command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")
+    command.set_defaults(run=_demo)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except LipdesignError as error:
+        print(f"lipdesign: error: {error}", file=sys.stderr)
+        return 2
+    except (OSError, json.JSONDecodeError) as error:
+        print(f"lipdesign: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
