@@ -1,0 +1,283 @@
+"""Optimal design (MATH §5, §6): reference values, exactness against independent computations,
+the guarantee of every designed table, and clear errors."""
+
+import itertools
+import math
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lipdesign as ld
+from lipdesign.designer import exact_repair
+from lipdesign.utility import gains
+
+
+def brute_force_vertices(inequalities, k):
+    """Vertices of {q >= 0, A q >= 0, 1.q = 1} by trying every set of k-1 active constraints
+    (independent of the library's closed forms and of its double description method)."""
+    rows = np.concatenate([np.eye(k), inequalities])
+    found = []
+    for active in itertools.combinations(range(len(rows)), k - 1):
+        system = np.vstack([rows[list(active)], np.ones(k)])
+        if abs(np.linalg.det(system)) < 1e-12:
+            continue
+        point = np.linalg.solve(system, np.r_[np.zeros(k - 1), 1.0])
+        if (rows @ point >= -1e-9).all():
+            found.append(point)
+    return np.unique(np.round(found, 10), axis=0)
+
+
+def lp_optimum_clarabel(rays, prior, objective):
+    """max sum_j w_j mu(r_j) s.t. sum_j w_j r_j = 1, w >= 0, solved with cvxpy + Clarabel."""
+    w = cp.Variable(len(rays), nonneg=True)
+    problem = cp.Problem(cp.Maximize(gains(rays, prior, objective) @ w), [rays.T @ w == 1])
+    problem.solve(solver=cp.CLARABEL)
+    assert problem.status == cp.OPTIMAL
+    return problem.value
+
+
+def second_moment(prior, objective):
+    functions = ld.Histogram().functions(len(prior)) if objective == "histogram" else np.array([objective.values])
+    return float((functions**2 @ prior).sum())
+
+
+def lip_rows(prior, epsilon, conditional=None):
+    """Direct LIP constraints of MATH §2, written out in the test: e^eps P.q - T[g].q >= 0 and
+    T[g].q - e^-eps P.q >= 0."""
+    conditional = np.eye(len(prior)) if conditional is None else conditional
+    e = math.exp(epsilon)
+    return np.concatenate([e * prior - conditional, conditional - prior / e])
+
+
+def ldp_rows(k, epsilon):
+    e = math.exp(epsilon)
+    return np.array([e * np.eye(k)[b] - np.eye(k)[a] for a in range(k) for b in range(k) if a != b])
+
+
+def test_reference_values_of_math_section_5():
+    prior = ld.Prior([0.2, 0.3, 0.5])
+    lip = ld.design(prior, ld.LIP(2.0))
+    assert lip.mse == pytest.approx(0.15646, abs=5e-6)
+    assert lip.baselines["optimal LDP"] == pytest.approx(0.34207, abs=5e-6)
+    binary = ld.Prior([0.2, 0.8])
+    values = ld.WeightedSum([0.0, 1.0])
+    assert ld.design(binary, ld.LIP(0.6), values).mse == pytest.approx(0.14516, abs=5e-6)
+    assert ld.design(binary, ld.LDP(0.6), values).mse == pytest.approx(0.15104, abs=5e-6)
+
+
+def test_grr_baseline_matches_the_uniform_prior_closed_form():
+    # MATH §8: MMSE histogram MSE of GRR under a uniform prior is 1 - (e^2eps + k - 1)/(e^eps + k - 1)^2.
+    k, epsilon = 5, 1.3
+    mechanism = ld.design(np.full(k, 1 / k), ld.LIP(epsilon))
+    e = math.exp(epsilon)
+    assert mechanism.baselines["GRR"] == pytest.approx(1 - (e**2 + k - 1) / (e + k - 1) ** 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("p_rare", [0.05, 0.2, 0.35, 0.5])
+@pytest.mark.parametrize("epsilon", [0.3, 0.6, 1.5])
+def test_binary_closed_form_equals_the_lp(p_rare, epsilon):
+    # A one-member prior set sends the same problem through the double description + LP path.
+    prior = ld.Prior([p_rare, 1 - p_rare])
+    for objective in ("histogram", ld.WeightedSum([0.0, 1.0])):
+        closed = ld.design(prior, ld.LIP(epsilon), objective, baselines=False)
+        via_lp = ld.design(prior, ld.LIP(epsilon, prior_set=ld.PriorSet.finite([prior])), objective,
+                           baselines=False)
+        assert closed.certificate["method"].startswith("closed form")
+        assert via_lp.certificate["method"].startswith("extreme-ray LP")
+        assert closed.mse == pytest.approx(via_lp.mse, abs=1e-9)
+
+
+def test_binary_closed_form_flip_probabilities():
+    # MATH §6, both regimes, from the formulas directly.
+    epsilon = 0.6
+    e = math.exp(epsilon)
+    table = ld.design([0.2, 0.8], ld.LIP(epsilon), baselines=False).table
+    assert table[0, 1] == pytest.approx(1 / (1 + e), abs=1e-9)
+    assert table[1, 0] == pytest.approx((1 - 0.2 * e) / ((1 + e) * 0.8), abs=1e-9)
+    table = ld.design([0.45, 0.55], ld.LIP(epsilon), baselines=False).table
+    assert table[0, 1] == pytest.approx(0.55 / e, abs=1e-9)
+    assert table[1, 0] == pytest.approx(0.45 / e, abs=1e-9)
+
+
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_lip_design_equals_brute_force_over_extreme_rays(k, rng):
+    for trial in range(2):
+        prior = rng.dirichlet(np.ones(k))
+        epsilon = float(rng.uniform(0.3, 2.0))
+        objective = "histogram" if trial == 0 else ld.WeightedSum(rng.normal(size=k))
+        rays = brute_force_vertices(lip_rows(prior, epsilon), k)
+        best = second_moment(prior, objective) - lp_optimum_clarabel(rays, prior, objective)
+        assert ld.design(prior, ld.LIP(epsilon), objective, baselines=False).mse == pytest.approx(best, abs=2e-7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [7, 8])
+def test_lip_design_equals_brute_force_over_extreme_rays_large(k, rng):
+    prior = rng.dirichlet(np.ones(k))
+    rays = brute_force_vertices(lip_rows(prior, 1.0), k)
+    best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
+    assert ld.design(prior, ld.LIP(1.0), baselines=False).mse == pytest.approx(best, abs=2e-7)
+
+
+@pytest.mark.parametrize("k", [3, 4, 5])
+def test_ldp_design_equals_brute_force_over_extreme_rays(k, rng):
+    prior = rng.dirichlet(np.ones(k))
+    rays = brute_force_vertices(ldp_rows(k, 0.8), k)
+    assert len(rays) == 2**k - 2  # MATH §5 ray count
+    best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
+    assert ld.design(prior, ld.LDP(0.8), baselines=False).mse == pytest.approx(best, abs=2e-7)
+
+
+@pytest.mark.parametrize("k,m", [(4, 2), (5, 2), (6, 3)])
+def test_latent_secret_design_equals_brute_force(k, m, rng):
+    prior = rng.dirichlet(np.ones(k))
+    conditional = rng.dirichlet(np.ones(k), size=m)
+    epsilon = 0.5
+    rays = brute_force_vertices(lip_rows(prior, epsilon, conditional), k)
+    assert (np.count_nonzero(rays > 1e-12, axis=1) <= m + 1).all()  # MATH §5: support <= m + 1
+    best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
+    secret = ld.SecretModel(conditional)
+    mechanism = ld.design(prior, ld.LIP(epsilon, secret=secret), baselines=False)
+    assert mechanism.mse == pytest.approx(best, abs=2e-7)
+
+
+def test_bounded_prior_design_equals_brute_force(rng):
+    k, epsilon = 4, 1.0
+    prior = rng.dirichlet(5 * np.ones(k))
+    prior_set = ld.PriorSet.box(prior * 0.8, np.minimum(prior * 1.25, 1))
+    rows = np.concatenate([lip_rows(vertex, epsilon) for vertex in prior_set.vertices])
+    best = 1 - lp_optimum_clarabel(brute_force_vertices(rows, k), prior, "histogram")
+    mechanism = ld.design(prior, ld.LIP(epsilon, prior_set=prior_set), baselines=False)
+    assert mechanism.mse == pytest.approx(best, abs=2e-7)
+    assert ld.design(prior, ld.LIP(epsilon), baselines=False).mse < mechanism.mse
+
+
+def test_worst_case_lip_without_secret_is_ldp(rng):
+    prior = rng.dirichlet(np.ones(5))
+    worst_case = ld.design(prior, ld.WorstCaseLIP(1.0), baselines=False)
+    assert worst_case.mse == pytest.approx(ld.design(prior, ld.LDP(1.0), baselines=False).mse, abs=1e-9)
+
+
+def test_no_noise_release_when_the_secret_is_weakly_correlated():
+    # MATH §2 (seed 001, Prop. 1): Y = X is eps-LIP for G iff max_g T[g,x] <= e^eps P_x and
+    # P_x <= e^eps min_g T[g,x]; then the optimal histogram MSE is 0.
+    secret_prior = np.array([0.5, 0.5])
+    conditional = np.array([[0.3, 0.3, 0.4], [0.25, 0.35, 0.4]])
+    secret = ld.SecretModel(conditional, secret_prior)
+    prior = ld.Prior(secret_prior @ conditional)
+    ratio = max((conditional / prior.probabilities).max(), (prior.probabilities / conditional).max())
+    assert ld.design(prior, ld.LIP(1.01 * math.log(ratio), secret=secret)).mse == pytest.approx(0, abs=1e-9)
+    assert ld.design(prior, ld.LIP(0.9 * math.log(ratio), secret=secret)).mse > 1e-4
+
+
+@st.composite
+def problems(draw):
+    k = draw(st.integers(2, 6))
+    weights = draw(st.lists(st.floats(0.05, 1.0), min_size=k, max_size=k))
+    prior = ld.Prior(weights, normalize=True)
+    epsilon = draw(st.floats(0.05, 3.0))
+    kind = draw(st.sampled_from(["LIP", "LDP", "secret", "tv_ball", "box", "worst-case secret"]))
+    secret = None
+    if kind in ("secret", "worst-case secret"):
+        m = draw(st.integers(2, 3))
+        rows = draw(st.lists(st.lists(st.floats(0.01, 1.0), min_size=k, max_size=k), min_size=m, max_size=m))
+        secret = ld.SecretModel(np.array(rows) / np.sum(rows, axis=1, keepdims=True))
+    notion = {
+        "LIP": lambda: ld.LIP(epsilon),
+        "LDP": lambda: ld.LDP(epsilon),
+        "secret": lambda: ld.LIP(epsilon, secret=secret),
+        "tv_ball": lambda: ld.LIP(epsilon, prior_set=ld.PriorSet.tv_ball(prior.probabilities, 0.05)),
+        "box": lambda: ld.LIP(epsilon, prior_set=ld.PriorSet.box(prior.probabilities * 0.9,
+                                                                 np.minimum(1, prior.probabilities * 1.1))),
+        "worst-case secret": lambda: ld.WorstCaseLIP(epsilon, secret=secret),
+    }[kind]()
+    objective = draw(st.sampled_from(["histogram", "values"]))
+    objective = "histogram" if objective == "histogram" else ld.WeightedSum(np.arange(k, dtype=float))
+    return prior, notion, objective
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(problems())
+def test_every_designed_table_passes_exact_verification(problem):
+    prior, notion, objective = problem
+    mechanism = ld.design(prior, notion, objective)
+    certificate = ld.verify(mechanism, exact=True)
+    assert certificate.passed, certificate.summary()
+    assert np.all(mechanism.table.sum(axis=1) == 1.0)  # exactly, as stored
+    # eps-LDP implies every LIP variant, so LIP can only do better; GRR is one LDP table (MATH §2).
+    assert mechanism.mse <= mechanism.baselines["optimal LDP"] + 1e-9
+    assert mechanism.baselines["optimal LDP"] <= mechanism.baselines["GRR"] + 1e-9
+    if isinstance(notion, ld.LIP) and notion.secret is None:
+        # eps-LIP for X with a full-support prior implies 2 eps-LDP (MATH §2).
+        assert mechanism.epsilons["LDP"] <= 2 * notion.epsilon + 1e-9
+
+
+def test_lip_implies_two_epsilon_ldp_and_the_factor_two_is_attained():
+    epsilon = 0.7
+    prior = ld.Prior([1 / (1 + math.exp(epsilon)), 1 - 1 / (1 + math.exp(epsilon))])
+    # The LIP-optimal binary table at p = 1/(1+e^eps): rare flips with 1/(1+e^eps), common never.
+    e = math.exp(epsilon)
+    table = np.array([[1 - 1 / (1 + e), 1 / (1 + e)], [0.0, 1.0]])
+    table[1] = [(1 - prior.probabilities[0] * e) / ((1 + e) * prior.probabilities[1]), 0]
+    table[1, 1] = 1 - table[1, 0]
+    assert ld.verify(table, ld.LIP(epsilon), prior).passed
+    assert ld.verify(table, ld.LDP(2 * epsilon), prior).epsilon == pytest.approx(2 * epsilon, abs=1e-9)
+
+
+def test_exact_repair_fixes_a_table_that_violates_its_claim_by_rounding():
+    prior = ld.Prior([0.2, 0.8])
+    epsilon = 0.6
+    e = math.exp(epsilon)
+    raw = np.array([[e / (1 + e), 1 / (1 + e)], [1 / (1 + e), e / (1 + e)]])  # GRR: LDP exactly at the bound
+    raw[0, 0] += 1e-11  # more than the 2^-40 grid step, so rounding alone cannot fix it
+    raw[0, 1] -= 1e-11
+    assert not ld.verify(raw, ld.LDP(epsilon), prior, exact=True).passed
+    repaired, mix = exact_repair(raw, ld.LDP(epsilon), prior)
+    assert ld.verify(repaired, ld.LDP(epsilon), prior, exact=True).passed
+    assert 0 < mix < 1e-8
+    assert np.abs(repaired - raw).max() < 1e-8
+
+
+@pytest.mark.parametrize("epsilon", [0, -1, float("nan"), float("inf"), "one"])
+def test_bad_epsilon_is_a_clear_error(epsilon):
+    with pytest.raises(ld.ValidationError, match="epsilon"):
+        ld.LIP(epsilon)
+
+
+def test_prior_with_a_zero_entry_is_refused_with_the_value_named():
+    prior = ld.Prior([0.5, 0.0, 0.5], labels=["a", "b", "c"])
+    with pytest.raises(ld.ValidationError, match=r"prior\[1\] \('b'\) is 0"):
+        ld.design(prior, ld.LIP(1.0))
+
+
+def test_prior_set_must_contain_the_design_prior():
+    prior = ld.Prior([0.2, 0.3, 0.5])
+    with pytest.raises(ld.ValidationError, match="not in the box prior_set"):
+        ld.design(prior, ld.LIP(1.0, prior_set=ld.PriorSet.box([0.3, 0.2, 0.2], [0.5, 0.5, 0.5])))
+
+
+def test_secret_marginal_must_match_the_prior():
+    secret = ld.SecretModel([[0.5, 0.5], [0.1, 0.9]], secret_prior=[0.5, 0.5])
+    with pytest.raises(ld.ValidationError, match="marginal"):
+        ld.design(ld.Prior([0.5, 0.5]), ld.LIP(1.0, secret=secret))
+
+
+def test_too_large_problems_are_refused_before_enumeration():
+    with pytest.raises(ld.ProblemTooLargeError, match="2\\^k - 2"):
+        ld.design(np.full(20, 0.05), ld.LDP(1.0))
+    with pytest.raises(ld.ProblemTooLargeError, match="k 2\\^\\(k-1\\)"):
+        ld.design(np.full(20, 0.05), ld.LIP(1.0))
+    with pytest.raises(ld.ProblemTooLargeError):
+        ld.design(np.full(12, 1 / 12), ld.LDP(1.0), max_rays=1000)
+
+
+def test_bad_objective_and_family_are_clear_errors():
+    with pytest.raises(ld.ValidationError, match="objective.values has 2 entries"):
+        ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), ld.WeightedSum([1.0, 2.0]))
+    with pytest.raises(ld.ValidationError, match="family"):
+        ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), family="unary")
+    with pytest.raises(ld.ValidationError, match="objective"):
+        ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), "variance")
