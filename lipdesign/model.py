@@ -73,7 +73,8 @@ class Prior:
         unknown = np.flatnonzero(sorted_keys[position] != text)
         if unknown.size:
             raise ValidationError(
-                f"values[{unknown[0]}] is {values.ravel()[unknown[0]]!r}; it is not one of the labels {list(self.labels)}"
+                f"values[{unknown[0]}] is {values.ravel()[unknown[0]].item()!r}; "
+                f"it is not one of the labels {list(self.labels)}"
             )
         return order[position]
 

@@ -19,6 +19,12 @@ def _short(value):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _entry(field, array, flat_index):
+    """'field[i]' or 'field[i, j]' and the value there, for messages."""
+    position = np.unravel_index(flat_index, array.shape)
+    return f"{field}[{', '.join(str(int(i)) for i in position)}]", array[position].item()
+
+
 def float_array(value, field, ndim):
     """Return ``value`` as a finite float array with ``ndim`` dimensions, or raise ValidationError."""
     try:
@@ -32,8 +38,8 @@ def float_array(value, field, ndim):
         raise ValidationError(f"{field} must not be empty")
     bad = np.flatnonzero(~np.isfinite(array.ravel()))
     if bad.size:
-        position = np.unravel_index(bad[0], array.shape)
-        raise ValidationError(f"{field}{list(position)} is {array[position]}; every entry must be finite")
+        where, entry = _entry(field, array, bad[0])
+        raise ValidationError(f"{where} is {entry}; every entry must be finite")
     return array
 
 
@@ -41,8 +47,8 @@ def non_negative(array, field):
     """Raise unless every entry of ``array`` is >= 0."""
     bad = np.flatnonzero(array.ravel() < 0)
     if bad.size:
-        position = np.unravel_index(bad[0], array.shape)
-        raise ValidationError(f"{field}{list(position)} is {array[position]:g}; entries must be >= 0")
+        where, entry = _entry(field, array, bad[0])
+        raise ValidationError(f"{where} is {entry:g}; entries must be >= 0")
     return array
 
 

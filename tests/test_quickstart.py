@@ -1,0 +1,25 @@
+"""README's Quick start and .ci/run must stay in sync."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quick_start_commands():
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Quick start", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_quick_start_has_exactly_two_commands():
+    commands = quick_start_commands()
+    assert len(commands) == 2
+    assert commands[0].endswith("lipdesign demo")
+    assert "pytest" in commands[1]
+
+
+def test_ci_runs_the_readme_test_command_exactly():
+    lines = [line.strip() for line in (ROOT / ".ci/run").read_text().splitlines()]
+    assert quick_start_commands()[1] in lines
