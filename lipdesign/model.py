@@ -34,7 +34,7 @@ class Prior:
     """Prior over a finite domain: ``Prior([0.2, 0.3, 0.5], labels=["low", "mid", "high"])``.
 
     Probabilities must be non-negative and sum to 1 within 1e-9 (``normalize=True`` rescales any
-    positive vector). The stored vector is rescaled to sum to 1 in floating point.
+    positive vector). Probabilities are kept exactly as given, so exported numbers round-trip.
     """
 
     def __init__(self, probabilities, labels=None, *, normalize=False):

@@ -15,7 +15,7 @@ PROBABILITY_ATOL = 1e-9
 
 
 def _short(value):
-    text = np.array2string(np.asarray(value), precision=6, threshold=12) if np.ndim(value) else repr(value)
+    text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -30,7 +30,7 @@ def float_array(value, field, ndim):
     try:
         array = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValidationError(f"{field} must be an array of numbers (got {_short(value)})") from None
+        raise ValidationError(f"{field} must be a rectangular array of numbers (got {_short(value)})") from None
     if array.ndim != ndim:
         shape = "a vector" if ndim == 1 else f"a {ndim}-D array"
         raise ValidationError(f"{field} must be {shape} (got shape {array.shape})")
@@ -53,22 +53,25 @@ def non_negative(array, field):
 
 
 def probability_vector(value, field, *, normalize=False, length=None):
-    """A non-negative vector summing to 1 (within PROBABILITY_ATOL, or normalised when asked)."""
+    """A non-negative vector summing to 1 within PROBABILITY_ATOL, kept as given so that stored numbers
+    round-trip exactly; ``normalize=True`` divides any positive vector by its sum instead."""
     vector = non_negative(float_array(value, field, 1), field)
     if length is not None and vector.size != length:
         raise ValidationError(f"{field} has {vector.size} entries; expected {length}")
     total = vector.sum()
     if total <= 0:
         raise ValidationError(f"{field} sums to {total:g}; it must have positive total mass")
-    if not normalize and abs(total - 1.0) > PROBABILITY_ATOL:
+    if normalize:
+        return vector / total
+    if abs(total - 1.0) > PROBABILITY_ATOL:
         raise ValidationError(
             f"{field} must sum to 1 within {PROBABILITY_ATOL:g} (got {total:.12g}); pass normalize=True to rescale"
         )
-    return vector / total
+    return vector
 
 
 def stochastic_rows(value, field, *, columns=None):
-    """A non-negative matrix whose rows each sum to 1 within PROBABILITY_ATOL (rows are rescaled exactly)."""
+    """A non-negative matrix whose rows each sum to 1 within PROBABILITY_ATOL (kept as given)."""
     matrix = non_negative(float_array(value, field, 2), field)
     if columns is not None and matrix.shape[1] != columns:
         raise ValidationError(f"{field} has {matrix.shape[1]} columns; expected {columns}")
@@ -76,7 +79,7 @@ def stochastic_rows(value, field, *, columns=None):
     bad = np.flatnonzero(np.abs(sums - 1.0) > PROBABILITY_ATOL)
     if bad.size:
         raise ValidationError(f"{field} row {bad[0]} sums to {sums[bad[0]]:.12g}; each row must sum to 1")
-    return matrix / sums[:, None]
+    return matrix
 
 
 def positive_epsilon(value, field="epsilon"):

@@ -58,6 +58,8 @@ def log_upper(ratio):
     """A float >= ln(ratio) for a Fraction or float ratio >= 1 (outward rounding)."""
     if ratio == math.inf:
         return math.inf
+    if ratio == 1:
+        return 0.0
     value = math.log1p(float(ratio - 1))
     for _ in range(3):
         value = math.nextafter(value, math.inf)

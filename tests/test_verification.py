@@ -1,0 +1,119 @@
+"""Tightest epsilon (MATH §3) against closed forms, exact mode, and prior-set extremes."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign.verification import exp_bounds, log_upper
+
+
+def grr(k, epsilon):
+    e = math.exp(epsilon)
+    return (np.full((k, k), 1.0) + (e - 1) * np.eye(k)) / (e + k - 1)
+
+
+@pytest.mark.parametrize("k, epsilon", [(2, 0.5), (4, 1.0), (7, 2.5)])
+def test_grr_has_ldp_epsilon_exactly_epsilon(k, epsilon):
+    certificate = ld.verify(grr(k, epsilon), ld.LDP(epsilon))
+    assert certificate.epsilon == pytest.approx(epsilon, abs=1e-12)
+    assert certificate.epsilon >= epsilon - 1e-15  # rounded outward
+    assert certificate.passed
+    assert not ld.verify(grr(k, epsilon), ld.LDP(0.99 * epsilon)).passed
+
+
+def test_lip_epsilon_of_grr_matches_a_direct_computation():
+    # Under prior P, Pr[Y=y] = (1 + (e-1) P_y)/(e+k-1); the largest ratio is max over y of
+    # max(e/(1+(e-1)P_y), (1+(e-1)P_y)/1) (input x = y or x != y).
+    prior = ld.Prior([0.1, 0.2, 0.7])
+    e = math.exp(1.2)
+    mass = 1 + (e - 1) * prior.probabilities
+    expected = math.log(max((e / mass).max(), mass.max()))
+    assert ld.verify(grr(3, 1.2), ld.LIP(1.2), prior).epsilon == pytest.approx(expected, abs=1e-12)
+    assert ld.verify(grr(3, 1.2), ld.LIP(1.2), prior).passed  # eps-LDP implies eps-LIP
+
+
+def test_latent_secret_epsilon_is_the_convex_combination_bound():
+    # The identity table releases X; its LIP leakage for G is max |ln(T[g,x] / P_x)| (MATH §2, Prop. 1).
+    conditional = np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]])
+    secret = ld.SecretModel(conditional, [0.5, 0.5])
+    prior = ld.Prior([0.35, 0.3, 0.35])
+    expected = np.abs(np.log(conditional / prior.probabilities)).max()
+    certificate = ld.verify(np.eye(3), ld.LIP(1.0, secret=secret), prior, exact=True)
+    assert certificate.epsilon == pytest.approx(expected, abs=1e-12)
+    assert certificate.worst["secret"] in (0, 1)
+
+
+def test_mixed_zero_columns_have_infinite_ldp_epsilon_and_empty_columns_are_ignored():
+    table = np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]])
+    prior = ld.Prior([0.5, 0.5])
+    assert ld.verify(table, ld.LDP(1.0), prior).epsilon == math.inf
+    assert not ld.verify(table, ld.LDP(1.0), prior, exact=True).passed
+    assert ld.verify(np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]), ld.LDP(1.0), prior).epsilon == 0.0
+
+
+def test_exact_mode_catches_what_floating_point_forgives():
+    epsilon = 0.6
+    e = math.exp(epsilon)
+    table = np.array([[e / (1 + e), 1 / (1 + e)], [1 / (1 + e), e / (1 + e)]])
+    table[0] = [table[0, 0] + 4e-16, 1 - (table[0, 0] + 4e-16)]
+    assert ld.verify(table, ld.LDP(epsilon)).passed  # within the 1e-9 float slack
+    exact = ld.verify(table, ld.LDP(epsilon), exact=True)
+    ratio = Fraction(table[0, 0]) / Fraction(table[1, 0])
+    assert exact.passed == (ratio <= exp_bounds(epsilon)[0])
+    assert exact.epsilon >= math.log(float(ratio))
+
+
+def test_exp_bounds_bracket_and_log_upper_rounds_up():
+    for epsilon in (1e-6, 0.5, 1.0, 7.0):
+        low, high = exp_bounds(epsilon)
+        assert low < high and float(low) <= math.exp(epsilon) * (1 + 1e-15) and float(high) >= math.exp(epsilon) * (1 - 1e-15)
+        assert (high - low) / low < Fraction(1, 10**40)
+    for ratio in (Fraction(3, 2), Fraction(10**20 + 1, 10**20), Fraction(7)):
+        assert log_upper(ratio) >= math.log(float(ratio))
+        assert math.exp(log_upper(ratio)) >= float(ratio) * (1 - 1e-15)
+
+
+def brute_force_bp_epsilon(table, vertices):
+    """max over enforced priors, outputs and inputs of |ln(q[x] / P.q)| with G = X (MATH §3)."""
+    ratios = table[None, :, :] / np.einsum("vk,ky->vy", vertices, table)[:, None, :]
+    return np.abs(np.log(ratios)).max()
+
+
+@pytest.mark.parametrize("kind", ["box", "tv_ball", "finite", "polytope"])
+def test_bounded_prior_epsilon_matches_enumeration_over_vertices(kind, rng):
+    k = 4
+    center = rng.dirichlet(3 * np.ones(k))
+    prior_set = {
+        "box": lambda: ld.PriorSet.box(center * 0.8, np.minimum(1, center * 1.3)),
+        "tv_ball": lambda: ld.PriorSet.tv_ball(center, 0.1),
+        "finite": lambda: ld.PriorSet.finite([center, rng.dirichlet(np.ones(k))]),
+        "polytope": lambda: ld.PriorSet.polytope([center, rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))]),
+    }[kind]()
+    table = rng.dirichlet(np.ones(5), size=k)
+    expected = brute_force_bp_epsilon(table, prior_set.vertices)
+    notion = ld.LIP(1.0, prior_set=prior_set)
+    assert ld.verify(table, notion, ld.Prior(center)).epsilon == pytest.approx(expected, rel=1e-12)
+    exact = ld.verify(table, notion, ld.Prior(center), exact=True)
+    assert exact.epsilon == pytest.approx(expected, rel=1e-12)
+    assert prior_set.contains(exact.worst["prior"])
+
+
+def test_worst_case_lip_is_ldp_for_x(rng):
+    table = rng.dirichlet(np.ones(4), size=3)
+    prior = ld.Prior([0.2, 0.3, 0.5])
+    assert ld.verify(table, ld.WorstCaseLIP(1.0), prior).epsilon == pytest.approx(
+        ld.verify(table, ld.LDP(1.0), prior).epsilon, rel=1e-12)
+
+
+def test_verify_needs_what_it_checks():
+    with pytest.raises(ld.ValidationError, match="needs a notion"):
+        ld.verify(np.eye(2))
+    with pytest.raises(ld.ValidationError, match="design prior"):
+        ld.verify(np.eye(2), ld.LIP(1.0))
+    with pytest.raises(ld.ValidationError, match="row 0 sums to 0.9"):
+        ld.verify(np.array([[0.5, 0.4], [0.5, 0.5]]), ld.LDP(1.0))
+    with pytest.raises(ld.ValidationError, match="3 rows but the prior has 2"):
+        ld.verify(np.eye(3), ld.LIP(1.0), ld.Prior([0.5, 0.5]))
