@@ -16,7 +16,7 @@ import lipdesign as ld
     ([0.0, 0.0], "positive total mass"),
     ([0.2, 0.3, 0.4], r"must sum to 1 within 1e-09 \(got 0.9"),
     ([[0.5, 0.5]], "must be a vector"),
-    ("abc", "array of numbers"),
+    ("abc", "rectangular array of numbers"),
 ])
 def test_bad_priors_are_refused_with_the_field_and_rule(probabilities, message):
     with pytest.raises(ld.ValidationError, match=message):

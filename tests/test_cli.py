@@ -1,0 +1,82 @@
+"""The command line as a user runs it: real processes, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lipdesign(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("spec", sorted((ROOT / "examples").glob("*.json")), ids=lambda p: p.name)
+def test_design_verify_simulate_on_the_examples(spec, tmp_path):
+    out = tmp_path / "mech.json"
+    result = lipdesign("design", spec, "-o", out, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "optimal LDP: MSE" in result.stdout and out.exists()
+    result = lipdesign("verify", out, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("PASS"), result.stdout + result.stderr
+    result = lipdesign("simulate", out, "-n", 20000, "--seed", 3, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "empirical" in result.stdout and "theoretical" in result.stdout
+
+
+def test_verify_fails_with_exit_1_on_a_tampered_table(tmp_path):
+    out = tmp_path / "mech.json"
+    assert lipdesign("design", ROOT / "examples/screen-time-lip.json", "-o", out, cwd=tmp_path).returncode == 0
+    document = json.loads(out.read_text())
+    document["table"] = [[1.0 if x == y else 0.0 for y in range(len(document["table"][0]))]
+                         for x in range(len(document["table"]))]
+    out.write_text(json.dumps(document))
+    result = lipdesign("verify", out, cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout.startswith("FAIL")
+
+
+def test_demo_writes_the_table_and_the_plot(tmp_path):
+    result = lipdesign("demo", "--out", tmp_path / "demo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "demo/demo-mse.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert lipdesign("verify", tmp_path / "demo/demo-mechanism.json", cwd=tmp_path).returncode == 0
+    lines = result.stdout.splitlines()
+    rows = [line.split() for line in lines if line.strip() and line.split()[0].replace(".", "").isdigit()]
+    assert len(rows) >= 3
+    for epsilon, latent, direct, ldp, grr in (map(float, row) for row in rows):
+        assert latent <= direct + 1e-5 and direct <= ldp + 1e-5 and ldp <= grr + 1e-5
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"prior": {"probabilities": [0.5, 0.6]}, "notion": {"kind": "LIP", "epsilon": 1}}, "prior must sum to 1"),
+    ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LIP", "epsilon": 0}}, "notion/epsilon"),
+    ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "DP", "epsilon": 1}}, "notion/kind"),
+    ({"prior": {"probabilities": [0.5, 0.5]}}, "'notion' is a required property"),
+    ({"prior": {"probabilities": [0.5, 0.0, 0.5]}, "notion": {"kind": "LIP", "epsilon": 1}}, r"prior\[1\] \(1\) is 0"),
+    ({"prior": {"probabilities": [0.2, 0.8]}, "notion": {"kind": "BP-LIP", "epsilon": 1,
+      "prior_set": {"kind": "box", "lower": [0.3, 0.5], "upper": [0.5, 0.7]}}}, "not in the box prior_set"),
+])
+def test_bad_specs_exit_2_with_one_line(spec, message, tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    result = lipdesign("design", path, "-o", tmp_path / "m.json", cwd=tmp_path)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("lipdesign: error: ")
+    import re
+    assert re.search(message, result.stderr), result.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("args", [["frobnicate"], ["design"], ["simulate", "missing.json"],
+                                  ["simulate", "x.json", "-n", "many"]])
+def test_bad_command_lines_exit_2_with_one_line(args, tmp_path):
+    result = lipdesign(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
