@@ -93,6 +93,7 @@ def test_unbiased_needs_a_full_rank_table():
     reports = mechanism.perturb(np.zeros(100, dtype=int), rng=0)
     with pytest.raises(ld.ValidationError, match="rank"):
         mechanism.estimate(reports, method="unbiased", what="histogram")
-    assert mechanism.estimate(reports, method="ibu", what="histogram").sum() == pytest.approx(1)
+    with pytest.warns(RuntimeWarning, match="did not converge"):  # not identifiable: EM wanders on a ridge
+        assert mechanism.estimate(reports, method="ibu", what="histogram").sum() == pytest.approx(1)
     with pytest.raises(ld.ValidationError, match="method"):
         mechanism.estimate(reports, method="magic")

@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def quick_start_commands():
     text = (ROOT / "README.md").read_text()
     section = text.split("## Quick start", 1)[1]
-    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL).group(1)
     return [line for line in block.splitlines() if line.strip()]
 
 
