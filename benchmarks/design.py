@@ -17,10 +17,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import perturb  # noqa: E402  (the sibling benchmark script)
+import perturb
 
-import lipdesign as ld  # noqa: E402
-from lipdesign.runtime import grr_table  # noqa: E402
+import lipdesign as ld
+from lipdesign.runtime import grr_table
 
 
 def timed_design(prior, notion):

@@ -48,7 +48,7 @@ def non_negative(array, field):
     bad = np.flatnonzero(array.ravel() < 0)
     if bad.size:
         where, entry = _entry(field, array, bad[0])
-        raise ValidationError(f"{where} is {entry:g}; entries must be >= 0")
+        raise ValidationError(f"{where} is {entry:g}; every entry must be >= 0")
     return array
 
 
@@ -65,7 +65,7 @@ def probability_vector(value, field, *, normalize=False, length=None):
         return vector / total
     if abs(total - 1.0) > PROBABILITY_ATOL:
         raise ValidationError(
-            f"{field} must sum to 1 within {PROBABILITY_ATOL:g} (got {total:.12g}); pass normalize=True to rescale"
+            f"{field} must sum to 1 within {PROBABILITY_ATOL:g} (got {total:.12g})"
         )
     return vector
 
@@ -78,7 +78,8 @@ def stochastic_rows(value, field, *, columns=None):
     sums = matrix.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > PROBABILITY_ATOL)
     if bad.size:
-        raise ValidationError(f"{field} row {bad[0]} sums to {sums[bad[0]]:.12g}; each row must sum to 1")
+        raise ValidationError(
+            f"{field} row {bad[0]} sums to {sums[bad[0]]:.12g}; each row must sum to 1 within {PROBABILITY_ATOL:g}")
     return matrix
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from lipdesign.errors import ValidationError
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
-from lipdesign.validation import float_array, non_negative
+from lipdesign.validation import stochastic_rows
 
 #: Floating-point verification passes when the tightest epsilon exceeds the claim by at most this.
 FLOAT_SLACK = 1e-9
@@ -179,15 +179,11 @@ def tightest(table, notion, prior, *, exact=False):
 
 
 def check_table(table, k=None):
-    """A finite, non-negative table whose rows sum to 1 within 1e-9 (not rescaled: verification reads
-    the numbers as they are)."""
-    table = non_negative(float_array(table, "table", 2), "table")
+    """A finite, non-negative table whose rows sum to 1 within 1e-9, with ``k`` rows when given (kept as
+    given: verification reads the numbers as they are)."""
+    table = stochastic_rows(table, "table")
     if k is not None and table.shape[0] != k:
         raise ValidationError(f"table has {table.shape[0]} rows but the prior has {k} values")
-    sums = table.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1) > 1e-9)
-    if bad.size:
-        raise ValidationError(f"table row {bad[0]} sums to {sums[bad[0]]:.12g}; each row must sum to 1")
     return table
 
 

@@ -11,7 +11,7 @@ import lipdesign as ld
 
 
 @pytest.mark.parametrize("probabilities, message", [
-    ([0.5, -0.1, 0.6], r"prior\[1\] is -0.1; entries must be >= 0"),
+    ([0.5, -0.1, 0.6], r"prior\[1\] is -0.1; every entry must be >= 0"),
     ([0.5, float("nan"), 0.5], r"prior\[1\] is nan; every entry must be finite"),
     ([0.0, 0.0], "positive total mass"),
     ([0.2, 0.3, 0.4], r"must sum to 1 within 1e-09 \(got 0.9"),

@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 
 from lipdesign.errors import ValidationError
-from lipdesign.runtime.perturb import ROW_SUM_TOL, fmt, validate_table
+from lipdesign.runtime.perturb import fmt, validate_table
+from lipdesign.validation import probability_vector
 
 __all__ = [
     "grr_table",
@@ -26,25 +27,6 @@ __all__ = [
     "posterior",
     "unbiased_frequencies",
 ]
-
-
-def _validate_distribution(p, k: int, name: str) -> np.ndarray:
-    try:
-        arr = np.array(p, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"{name} is not a numeric vector ({exc}); must be {k} probabilities") from None
-    if arr.shape != (k,):
-        raise ValidationError(
-            f"{name} has shape {arr.shape}; must have shape ({k},), one entry per input value"
-        )
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValidationError(f"{name}[{i}] is {fmt(arr[i])}; every entry must be finite and >= 0")
-    total = arr.sum()
-    if abs(total - 1.0) > ROW_SUM_TOL:
-        raise ValidationError(f"{name} sums to {fmt(total)}; must sum to 1 within {ROW_SUM_TOL:g}")
-    return arr
 
 
 def _validate_counts(c, n_out: int, q: np.ndarray | None = None) -> np.ndarray:
@@ -83,7 +65,7 @@ def posterior(table, prior) -> np.ndarray:
     is a distribution.
     """
     q = validate_table(table)
-    p = _validate_distribution(prior, q.shape[0], "prior")
+    p = probability_vector(prior, "prior", length=q.shape[0])
     joint = p[:, None] * q  # (k, n_out): Pr[X=x, Y=y]
     py = joint.sum(axis=0)
     post = np.empty((q.shape[1], q.shape[0]))
@@ -133,7 +115,7 @@ def unbiased_frequencies(table, counts, prior=None) -> np.ndarray:
     if prior is None:
         qk, w, fk = q, np.ones(n_out), freq
     else:
-        p = _validate_distribution(prior, k, "prior")
+        p = probability_vector(prior, "prior", length=k)
         d = q.T @ p
         keep = d > 0
         qk, w, fk = q[:, keep], 1.0 / d[keep], freq[keep]
@@ -163,7 +145,7 @@ def ibu_frequencies(table, counts, tol: float = 1e-10, max_iter: int = 10_000, i
     if init is None:
         f = np.full(k, 1.0 / k)
     else:
-        f = _validate_distribution(init, k, "init")
+        f = probability_vector(init, "init", length=k)
         unreachable = (q.T @ f == 0) & (c > 0)
         if unreachable.any():
             y = int(np.argmax(unreachable))

@@ -19,11 +19,9 @@ import secrets
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.validation import stochastic_rows
 
 __all__ = ["TablePerturber", "as_generator", "counts", "validate_table"]
-
-#: Row sums must be 1 within this absolute tolerance.
-ROW_SUM_TOL = 1e-9
 
 #: Values processed per chunk: 2**16 values keep every temporary (8 bytes each) in the L2 cache.
 DEFAULT_CHUNK = 2**16
@@ -58,39 +56,9 @@ def as_generator(rng=None) -> np.random.Generator:
 
 
 def validate_table(table, name: str = "table") -> np.ndarray:
-    """Return ``table`` as a float64 ``(k, n_out)`` array, or raise ``ValidationError`` (MATH §1).
-
-    Rules: 2-D with k >= 1 rows and n_out >= 1 columns, every entry finite and >= 0, every row sums to 1
-    within ``ROW_SUM_TOL`` (1e-9).
-    """
-    try:
-        q = np.array(table, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(
-            f"{name} is not a numeric array ({exc}); must be a (k, n_out) array of floats"
-        ) from None
-    if q.ndim != 2:
-        raise ValidationError(
-            f"{name} has shape {q.shape}; must be 2-D (k, n_out) with Q[x, y] = Pr[Y=y | X=x]"
-        )
-    if q.shape[0] < 1 or q.shape[1] < 1:
-        raise ValidationError(f"{name} has shape {q.shape}; must have at least one row and one column")
-    bad = ~np.isfinite(q)
-    if bad.any():
-        x, y = np.argwhere(bad)[0]
-        raise ValidationError(f"{name}[{x}, {y}] is {fmt(q[x, y])}; every entry must be finite")
-    neg = q < 0
-    if neg.any():
-        x, y = np.argwhere(neg)[0]
-        raise ValidationError(f"{name}[{x}, {y}] is {fmt(q[x, y])}; every entry must be >= 0")
-    sums = q.sum(axis=1)
-    off = np.abs(sums - 1.0) > ROW_SUM_TOL
-    if off.any():
-        x = int(np.argmax(off))
-        raise ValidationError(
-            f"{name} row {x} sums to {fmt(sums[x])}; each row must sum to 1 within {ROW_SUM_TOL:g}"
-        )
-    return q
+    """Return ``table`` as a float64 ``(k, n_out)`` array, or raise ``ValidationError`` (MATH §1): finite,
+    >= 0, every row summing to 1 within 1e-9 (``lipdesign.validation.stochastic_rows``)."""
+    return stochastic_rows(table, name)
 
 
 def fmt(v) -> str:
