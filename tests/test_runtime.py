@@ -433,7 +433,7 @@ def test_unbiased_rank_deficient(table):
 def test_unbiased_bad_counts():
     with pytest.raises(ValidationError, match=r"counts has shape \(3,\); must have shape \(4,\)"):
         unbiased_frequencies(grr_table(4, 1.0), [1, 2, 3])
-    with pytest.raises(ValidationError, match=r"counts\[1\] is -1.0; every count must be finite and >= 0"):
+    with pytest.raises(ValidationError, match=r"counts\[1\] is -1; every entry must be >= 0"):
         unbiased_frequencies(grr_table(4, 1.0), [1, -1, 3, 4])
     with pytest.raises(ValidationError, match=r"counts sums to 0"):
         unbiased_frequencies(grr_table(4, 1.0), [0, 0, 0, 0])
@@ -510,7 +510,7 @@ def test_norm_sub_properties(freqs):
 def test_norm_sub_bad_input():
     with pytest.raises(ValidationError, match=r"freqs\[1\] is nan; every entry must be finite"):
         norm_sub([0.5, float("nan")])
-    with pytest.raises(ValidationError, match=r"freqs has shape \(0,\)"):
+    with pytest.raises(ValidationError, match=r"freqs must not be empty"):
         norm_sub([])
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.runtime.perturb import fmt, validate_table
-from lipdesign.validation import probability_vector
+from lipdesign.validation import float_array, non_negative, probability_vector
 
 __all__ = [
     "grr_table",
@@ -30,21 +30,12 @@ __all__ = [
 
 
 def _validate_counts(c, n_out: int, q: np.ndarray | None = None) -> np.ndarray:
-    try:
-        arr = np.array(c, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(
-            f"counts is not a numeric vector ({exc}); must be {n_out} report counts"
-        ) from None
+    arr = non_negative(float_array(c, "counts", 1), "counts")
     if arr.shape != (n_out,):
         raise ValidationError(
             f"counts has shape {arr.shape}; must have shape ({n_out},), one count per output of the table "
             "(convert reports with lipdesign.runtime.counts(reports, n_out))"
         )
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValidationError(f"counts[{i}] is {fmt(arr[i])}; every count must be finite and >= 0")
     if not arr.sum() > 0:
         raise ValidationError("counts sums to 0; at least one report is needed")
     if q is not None:
@@ -179,18 +170,7 @@ def norm_sub(freqs) -> np.ndarray:
     total is 1, until no entry is negative (at most ``len(freqs)`` rounds, each vectorised). If no entry is
     positive the result is uniform. Example: ``[0.6, 0.5, -0.1] -> [0.55, 0.45, 0.0]``.
     """
-    try:
-        est = np.array(freqs, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(
-            f"freqs is not a numeric vector ({exc}); must be a 1-D array of floats"
-        ) from None
-    if est.ndim != 1 or est.size == 0:
-        raise ValidationError(f"freqs has shape {est.shape}; must be a non-empty 1-D array")
-    bad = ~np.isfinite(est)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValidationError(f"freqs[{i}] is {fmt(est[i])}; every entry must be finite")
+    est = float_array(freqs, "freqs", 1)
     est[est < 0] = 0.0
     if not (est > 0).any():
         return np.full(est.size, 1.0 / est.size)
