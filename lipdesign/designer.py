@@ -23,8 +23,9 @@ from solvers.rays import EnumerationLimitError, box_slice_vertices, cone_extreme
 
 #: Default cap on the number of extreme rays handed to the LP.
 MAX_RAYS = 200_000
-#: Cap on the intermediate rays of the double description method (its cost grows with their square).
+#: Caps on the double description method (its cost grows with the square of its intermediate rays).
 MAX_DD_RAYS = 20_000
+DD_TIME_LIMIT = 30.0
 #: Stored tables are rounded to multiples of this (exact in float64, MATH §3).
 GRID = 2.0**-40
 #: Columns whose probability under the design prior is below this fraction of the largest are merged.
@@ -175,10 +176,11 @@ def _extreme_rays(prior, notion, max_rays):
     if k > 16:
         raise ProblemTooLargeError(f"exact design with a latent secret or a prior set is limited to k <= 16 (got {k})")
     try:
-        rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS))
+        rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS), time_limit=DD_TIME_LIMIT)
     except EnumerationLimitError as error:
         raise ProblemTooLargeError(
-            f"exact {notion.kind} design at k = {k} with {len(rows)} constraints: {error}") from None
+            f"exact {notion.kind} design at k = {k} with {len(rows)} cone constraints is too large for extreme-ray "
+            f"enumeration ({error}); use fewer values, fewer prior-set vertices or a smaller secret") from None
     return rays, f"double description over {len(rows)} cone constraints (MATH §5)"
 
 
