@@ -1,0 +1,59 @@
+"""solvers/: extreme-ray enumeration and the closed forms it must agree with (MATH §5)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign import designer
+from solvers.rays import EnumerationLimitError, box_slice_vertices, cone_extreme_rays, staircase_rays
+
+
+def as_set(rays):
+    return set(map(tuple, np.round(rays / rays.sum(axis=1, keepdims=True), 9)))
+
+
+def lip_rows(prior, epsilon):
+    e = math.exp(epsilon)
+    k = prior.size
+    return np.concatenate([e * np.tile(prior, (k, 1)) - np.eye(k), np.eye(k) - np.tile(prior, (k, 1)) / e])
+
+
+@pytest.mark.parametrize("k", [3, 6, 9])
+def test_double_description_finds_the_closed_form_rays(k, rng):
+    prior, epsilon = rng.dirichlet(np.ones(k)), float(rng.uniform(0.2, 2))
+    e = math.exp(epsilon)
+    closed = box_slice_vertices(prior, np.full(k, 1 / e), np.full(k, e))
+    assert np.allclose(closed @ prior, 1) and (closed >= 1 / e - 1e-12).all() and (closed <= e + 1e-12).all()
+    # every closed-form vertex has at most one coordinate strictly inside the box (MATH §5)
+    inside = (closed > 1 / e + 1e-12) & (closed < e - 1e-12)
+    assert (inside.sum(axis=1) <= 1).all()
+    assert as_set(cone_extreme_rays(lip_rows(prior, epsilon))) == as_set(closed)
+    ldp_rows = np.array([e * np.eye(k)[b] - np.eye(k)[a] for a in range(k) for b in range(k) if a != b])
+    assert as_set(cone_extreme_rays(ldp_rows)) == as_set(staircase_rays(k, e))
+    assert len(staircase_rays(k, e)) == 2**k - 2
+
+
+def test_double_description_does_not_depend_on_constraint_order(rng):
+    prior = rng.dirichlet(3 * np.ones(6))
+    rows = ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.05)).constraint_rows(ld.Prior(prior))
+    rays = cone_extreme_rays(rows)
+    assert as_set(rays) == as_set(cone_extreme_rays(rows[rng.permutation(len(rows))]))
+    assert (rays @ rows.T >= -1e-12).all()
+    # each ray is extreme: its active constraints have rank k - 1
+    full = np.concatenate([np.eye(6), rows / np.abs(rows).max(axis=1, keepdims=True)])
+    for ray in rays:
+        assert np.linalg.matrix_rank(full[np.abs(full @ ray) < 1e-9], tol=1e-9) == 5
+
+
+def test_enumeration_limits_are_enforced(monkeypatch, rng):
+    prior = rng.dirichlet(np.ones(8))
+    rows = ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.1)).constraint_rows(ld.Prior(prior))
+    with pytest.raises(EnumerationLimitError, match="more than 20 extreme rays"):
+        cone_extreme_rays(rows, max_rays=20)
+    with pytest.raises(EnumerationLimitError, match="time limit"):
+        cone_extreme_rays(rows, time_limit=0.0)
+    monkeypatch.setattr(designer, "MAX_DD_RAYS", 20)
+    with pytest.raises(ld.ProblemTooLargeError, match="too large for extreme-ray enumeration"):
+        ld.design(prior, ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.1)))
