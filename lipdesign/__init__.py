@@ -30,6 +30,7 @@ _EXPORTS = {
     "ProblemTooLargeError": "lipdesign.errors",
     "VerificationError": "lipdesign.errors",
     "FormatError": "lipdesign.errors",
+    "SolverError": "lipdesign.errors",
 }
 
 __all__ = [*_EXPORTS, "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)

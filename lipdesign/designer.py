@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lipdesign import runtime
-from lipdesign.errors import InfeasibleError, ProblemTooLargeError, ValidationError, VerificationError
+from lipdesign.errors import (
+    InfeasibleError,
+    ProblemTooLargeError,
+    SolverError,
+    ValidationError,
+    VerificationError,
+)
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.utility import as_objective, gains, mse
@@ -26,8 +32,6 @@ MAX_RAYS = 200_000
 #: Caps on the double description method (its cost grows with the square of its intermediate rays).
 MAX_DD_RAYS = 20_000
 DD_TIME_LIMIT = 30.0
-#: Stored tables are rounded to multiples of this (exact in float64, MATH §3).
-GRID = 2.0**-40
 #: Columns whose probability under the design prior is below this fraction of the largest are merged.
 EMPTY_COLUMN = 1e-9
 
@@ -151,6 +155,12 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
                           verified_epsilons(table, notion, prior), info)
     if baselines:
         mechanism.baselines = baseline_mses(prior, notion.epsilon, objective, max_rays)
+        # Every eps-LDP table satisfies every LIP variant (MATH §2): an LIP optimum above the LDP optimum
+        # means the enumeration lost rays, so refuse rather than return a non-optimal "optimal" table.
+        if mechanism.mse > mechanism.baselines["optimal LDP"] + 1e-9 * max(1.0, mechanism.mse):
+            raise SolverError(
+                f"{notion.kind} design gave MSE {mechanism.mse:.12g} above the optimal LDP MSE "
+                f"{mechanism.baselines['optimal LDP']:.12g}; the extreme-ray enumeration failed numerically")
     return mechanism
 
 
@@ -177,7 +187,7 @@ def _extreme_rays(prior, notion, max_rays):
         raise ProblemTooLargeError(f"exact design with a latent secret or a prior set is limited to k <= 16 (got {k})")
     try:
         rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS), time_limit=DD_TIME_LIMIT)
-    except EnumerationLimitError as error:
+    except EnumerationLimitError as error:  # too many rays, too long, or numerical trouble
         raise ProblemTooLargeError(
             f"exact {notion.kind} design at k = {k} with {len(rows)} cone constraints is too large for extreme-ray "
             f"enumeration ({error}); use fewer values, fewer prior-set vertices or a smaller secret") from None
@@ -190,7 +200,7 @@ def _ray_lp_table(prior, notion, objective, max_rays):
     if result.status != "optimal":
         raise InfeasibleError(f"the ray LP for {notion.kind} eps={notion.epsilon:g} found no table: {result.message}")
     used = result.weights > 1e-13 * result.weights.max()
-    table = (result.weights[used, None] * rays[used]).T
+    table = (_polished(result.weights[used], rays[used]) * rays[used].T)
     table /= table.sum(axis=1, keepdims=True)
     order = np.lexsort((-table.max(axis=0), table.argmax(axis=0)))
     info = {"method": f"extreme-ray LP, {method}", "solver": "HiGHS dual simplex", "rays": len(rays),
@@ -198,12 +208,22 @@ def _ray_lp_table(prior, notion, objective, max_rays):
     return table[:, order], info
 
 
+def _polished(weights, rays):
+    """Re-solve the row-sum equations on the LP's support (the solver meets them only to ~1e-9), so that
+    normalising the rows barely moves the columns off their rays; keep the LP weights if that fails."""
+    solution, *_ = np.linalg.lstsq(rays.T, np.ones(rays.shape[1]), rcond=None)
+    if (solution > 0).all() and np.abs(rays.T @ solution - 1).max() < np.abs(rays.T @ weights - 1).max():
+        return solution
+    return weights
+
+
 def exact_repair(table, notion, prior):
     """Make the stored numbers pass EXACT verification of the claim (MATH §3).
 
-    Merge near-empty columns into the heaviest one (a sum of cone members stays in the cone), round to
-    multiples of 2^-40 with each row's largest entry fixing its sum to exactly 1, and while exact
-    verification fails, mix with the uniform table (every ratio moves toward 1). Returns (table, mix).
+    Merge near-empty columns into the heaviest one (a sum of cone members stays in the cone; tiny columns
+    can hide huge ratios), normalise the rows, and while exact verification fails, mix with the uniform
+    table (every ratio moves toward 1), starting from the mix that the float excess calls for and
+    growing it fourfold. Returns (table, mix).
     """
     table = np.asarray(table, dtype=float)
     mass = prior.probabilities @ table
@@ -216,22 +236,14 @@ def exact_repair(table, notion, prior):
     bound = exp_bounds(notion.epsilon)[0]
     mix = 0.0
     for _ in range(60):
-        candidate = _on_grid((1 - mix) * table + mix / n_out)
+        candidate = (1 - mix) * table + mix / n_out
+        candidate /= candidate.sum(axis=1, keepdims=True)
         ratio, _ = tightest(candidate, notion, prior, exact=True)
         if ratio <= bound:
             return candidate, mix
         excess = max(float(ratio) - e, 0.0)
-        mix = min(1.0, max(4 * mix, 2 * n_out * excess / (e - 1) + 64 * n_out * GRID))
+        mix = min(1.0, max(4 * mix, 2 * n_out * excess / (e - 1), 1e-15))
     raise VerificationError(f"could not repair the table to pass exact {notion.kind} verification")
-
-
-def _on_grid(table):
-    grid = np.round(table / GRID) * GRID
-    rows = np.arange(grid.shape[0])
-    largest = grid.argmax(axis=1)
-    grid[rows, largest] = 0.0
-    grid[rows, largest] = 1.0 - grid.sum(axis=1)
-    return grid
 
 
 def verified_epsilons(table, notion, prior):

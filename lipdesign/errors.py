@@ -26,3 +26,7 @@ class VerificationError(LipdesignError):
 
 class FormatError(LipdesignError):
     """A JSON document that is not a valid lipdesign document (schema, version, or content)."""
+
+
+class SolverError(LipdesignError):
+    """A numerical back-end returned something that fails a consistency check; no table is returned."""

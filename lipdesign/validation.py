@@ -4,8 +4,6 @@ Messages name the field, the value and the rule ("prior must sum to 1 (got 0.97)
 Imports numpy and lipdesign.errors only.
 """
 
-import math
-
 import numpy as np
 
 from lipdesign.errors import ValidationError
@@ -83,14 +81,21 @@ def stochastic_rows(value, field, *, columns=None):
     return matrix
 
 
+#: Largest supported epsilon: e^30 ~ 1e13 already promises no privacy, and beyond it the MSEs fall
+#: below double-precision resolution.
+MAX_EPSILON = 30.0
+
+
 def positive_epsilon(value, field="epsilon"):
-    """A finite epsilon > 0."""
+    """An epsilon in (0, MAX_EPSILON]."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValidationError(f"{field} must be a number (got {value!r})")
     try:
         epsilon = float(value)
     except (TypeError, ValueError):
         raise ValidationError(f"{field} must be a number (got {value!r})") from None
-    if not math.isfinite(epsilon) or epsilon <= 0:
-        raise ValidationError(f"{field} must be a finite number > 0 (got {value!r})")
+    if not 0 < epsilon <= MAX_EPSILON:
+        raise ValidationError(f"{field} must lie in (0, {MAX_EPSILON:g}] (got {value!r})")
     return epsilon
 
 

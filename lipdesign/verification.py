@@ -1,9 +1,11 @@
 """Verification: the tightest epsilon a table actually gives (MATH §3), in floating point or exactly.
 
 ``verify(mech)`` returns a Certificate with the tightest epsilon, where it is attained (output y, secret
-value g or input pair, and the prior), and pass/fail against the claim. ``exact=True`` reads every stored
-float as the rational number it is (fractions.Fraction) and compares against a rational lower bound of
-e^eps, so a pass is a proof about the stored numbers. Reported epsilons are rounded up, never down.
+value g or input pair, and the prior), and pass/fail against the claim. Each table row is read as the
+distribution a perturber samples: the stored numbers divided by their row sum. ``exact=True`` does this
+in rational arithmetic (every stored float is the rational number it is, fractions.Fraction) and compares
+against a rational lower bound of e^eps, so a pass is a proof about the stored numbers; its reported
+epsilon is rounded up, never down. Floating-point mode is approximate (within FLOAT_SLACK).
 """
 
 import decimal
@@ -24,7 +26,8 @@ FLOAT_SLACK = 1e-9
 
 @dataclass(frozen=True)
 class Certificate:
-    """What verification found. ``epsilon`` is an upper bound on the table's tightest epsilon."""
+    """What verification found. With ``exact=True``, ``epsilon`` is an upper bound on the table's tightest
+    epsilon; in floating point it is the computed value."""
 
     notion: str
     claimed_epsilon: float | None
@@ -170,7 +173,8 @@ def _worst_ldp(table_columns):
 
 def tightest(table, notion, prior, *, exact=False):
     """(largest ratio, worst place) of ``table`` under ``notion``; the tightest epsilon is ln(ratio)."""
-    columns = _as_numbers(np.asarray(table, dtype=float).T, exact)
+    rows = [_normalised(row) for row in _as_numbers(table, exact)]  # what a perturber samples
+    columns = [list(column) for column in zip(*rows)]
     if isinstance(notion, LDP):
         return _worst_ldp(columns)
     if isinstance(notion, (LIP, WorstCaseLIP)):

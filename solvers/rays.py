@@ -61,7 +61,8 @@ def cone_extreme_rays(inequalities, max_rays=200_000, time_limit=None, tol=1e-10
     """Extreme rays of {q >= 0, A q >= 0} by the double description method (Motzkin et al.).
 
     Constraints are added one at a time to the rays of the non-negative orthant; a positive and a
-    negative ray are combined when they are adjacent. The next constraint is the one that the most
+    negative ray are combined when they are adjacent (no third ray is zero on every constraint that both
+    are zero on: the combinatorial test, which needs no rank tolerance). The next constraint is the one that the most
     current rays violate, and a constraint that no current ray violates is dropped for good (the cone
     only shrinks, so it stays redundant). Raises EnumerationLimitError as soon as more than ``max_rays``
     rays appear or ``time_limit`` seconds have passed. Floating point, tolerance ``tol`` on the constraint
@@ -73,7 +74,7 @@ def cone_extreme_rays(inequalities, max_rays=200_000, time_limit=None, tol=1e-10
     a = a / np.abs(a).max(axis=1, keepdims=True).clip(min=1e-300)
     _, first = np.unique(a, axis=0, return_index=True)
     a = a[np.sort(first)]
-    rays, zero, active_rows = np.eye(k), ~np.eye(k, dtype=bool), np.eye(k)
+    rays, zero = np.eye(k), ~np.eye(k, dtype=bool)
     remaining = np.arange(a.shape[0])
     while remaining.size:
         negative = _violation_counts(rays, a[remaining], tol)
@@ -83,8 +84,7 @@ def cone_extreme_rays(inequalities, max_rays=200_000, time_limit=None, tol=1e-10
         chosen = int(np.argmax(negative[negative > 0]))
         row = a[remaining[chosen]]
         remaining = np.delete(remaining, chosen)
-        active_rows = np.vstack([active_rows, row])
-        rays, zero = _add_constraint(rays, zero, active_rows, rays @ row, tol, block, deadline)
+        rays, zero = _add_constraint(rays, zero, rays @ row, tol, block, deadline)
         if rays.shape[0] > max_rays:
             raise EnumerationLimitError(
                 f"more than {max_rays} extreme rays with {remaining.size} constraints still to add")
@@ -101,28 +101,8 @@ def _violation_counts(rays, rows, tol, chunk=512):
                            for start in range(0, rows.shape[0], chunk)])
 
 
-def _adjacent(common, zero_packed, active_rows, k):
-    """Adjacency of candidate pairs from their common zero sets (boolean, one row per pair).
-
-    Where exactly k - 2 constraints are common (the usual case) the pair is adjacent iff those rows have
-    rank k - 2 (algebraic test, batched); otherwise iff no third ray is zero on all of them (combinatorial).
-    """
-    sizes = common.sum(axis=1)
-    adjacent = np.zeros(common.shape[0], dtype=bool)
-    simple = sizes == k - 2 if k > 2 else np.zeros_like(adjacent)
-    if simple.any():
-        index = np.nonzero(common[simple])[1].reshape(-1, k - 2)
-        adjacent[simple] = np.linalg.matrix_rank(active_rows[index], tol=1e-9) == k - 2
-    degenerate = np.flatnonzero(~simple)
-    for start in range(0, degenerate.size, 64):
-        rows = degenerate[start:start + 64]
-        chunk = _pack(common[rows])[:, None, :]
-        adjacent[rows] = ((zero_packed[None] & chunk) == chunk).all(axis=2).sum(axis=1) == 2
-    return adjacent
-
-
-def _add_constraint(rays, zero, active_rows, values, tol, block, deadline):
-    """One double description step: intersect the cone with {q : row . q >= 0} (row = active_rows[-1])."""
+def _add_constraint(rays, zero, values, tol, block, deadline):
+    """One double description step: intersect the cone with {q : row . q >= 0}, given row . rays."""
     k = rays.shape[1]
     positive, negative = values > tol, values < -tol
     zero = np.concatenate([zero, (~positive & ~negative)[:, None]], axis=1)
@@ -137,10 +117,12 @@ def _add_constraint(rays, zero, active_rows, values, tol, block, deadline):
         pi, ni = np.nonzero(enough)
         if pi.size == 0:
             continue
-        i, j = p[pi], neg[ni]
+        common = packed[p[pi]] & packed[neg[ni]]
+        adjacent = np.concatenate([
+            ((packed[None] & chunk[:, None]) == chunk[:, None]).all(axis=2).sum(axis=1) == 2
+            for chunk in np.array_split(common, max(1, common.shape[0] // 64))])
+        i, j = p[pi[adjacent]], neg[ni[adjacent]]
         both_zero = zero[i] & zero[j]
-        adjacent = _adjacent(both_zero, packed, active_rows, k)
-        i, j, both_zero = i[adjacent], j[adjacent], both_zero[adjacent]
         combined = values[i, None] * rays[j] - values[j, None] * rays[i]
         combined[both_zero[:, :k]] = 0.0
         combined = np.maximum(combined, 0.0)
@@ -149,4 +131,16 @@ def _add_constraint(rays, zero, active_rows, values, tol, block, deadline):
         new_rays.append(combined)
         new_zero.append(both_zero)
     keep = ~negative
-    return np.concatenate([rays[keep], *new_rays]), np.concatenate([zero[keep], *new_zero])
+    return _merge_duplicates(np.concatenate([rays[keep], *new_rays]), np.concatenate([zero[keep], *new_zero]))
+
+
+def _merge_duplicates(rays, zero, decimals=9):
+    """Merge rays that agree to ``decimals`` places, uniting their zero sets. In exact arithmetic there
+    are none; in floating point a constraint value just above the tolerance can split one ray in two."""
+    _, first, inverse = np.unique(np.round(rays, decimals), axis=0, return_index=True, return_inverse=True)
+    if first.size == rays.shape[0]:
+        return rays, zero
+    merged = np.zeros((first.size, zero.shape[1]), dtype=bool)
+    np.logical_or.at(merged, inverse.ravel(), zero)
+    order = np.argsort(first)
+    return rays[first[order]], merged[order]

