@@ -77,12 +77,14 @@ class Mechanism:
         the design objective.
         """
         counts = runtime.counts(reports, self.table.shape[1])
-        base, _, post = method.partition("+")
         estimators = {
             "mmse": lambda: runtime.mmse_frequencies(self.table, self.prior.probabilities, counts),
             "unbiased": lambda: runtime.unbiased_frequencies(self.table, counts, self.prior.probabilities),
             "ibu": lambda: runtime.ibu_frequencies(self.table, counts),
         }
+        if not isinstance(method, str):
+            raise ValidationError(f"method is {method!r}; expected 'mmse', 'unbiased' or 'ibu'")
+        base, _, post = method.partition("+")
         if base not in estimators or post not in ("", "norm-sub"):
             raise ValidationError(
                 f"method is {method!r}; expected 'mmse', 'unbiased', 'ibu', optionally with '+norm-sub'")
@@ -130,6 +132,8 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
     """
     prior = as_prior(prior)
     objective = as_objective(objective)
+    if isinstance(max_rays, bool) or not isinstance(max_rays, (int, np.integer)) or max_rays < 1:
+        raise ValidationError(f"max_rays is {max_rays!r}; it must be a positive integer")
     objective.functions(prior.k)
     if family not in FAMILIES:
         raise ValidationError(f"family is {family!r}; supported: {list(FAMILIES)}")

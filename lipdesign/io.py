@@ -49,6 +49,8 @@ def read_json(path):
             return json.load(handle)
     except OSError as error:
         raise FormatError(f"{path}: cannot read ({error.strerror})") from None
+    except RecursionError:
+        raise FormatError(f"{path}: JSON nested too deeply") from None
     except json.JSONDecodeError as error:
         raise FormatError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
 

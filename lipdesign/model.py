@@ -19,6 +19,7 @@ from lipdesign.validation import (
     float_array,
     labels_for,
     probability_vector,
+    real_number,
     stochastic_rows,
 )
 from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
@@ -45,8 +46,7 @@ class Prior:
     def from_counts(cls, counts, labels=None, *, pseudocount=0.0):
         """Prior from observed counts, optionally smoothed by adding ``pseudocount`` to every value."""
         counts = float_array(counts, "counts", 1)
-        if pseudocount < 0:
-            raise ValidationError(f"pseudocount must be >= 0 (got {pseudocount!r})")
+        pseudocount = real_number(pseudocount, "pseudocount", low=0.0)
         if (counts < 0).any():
             raise ValidationError(f"counts[{int(np.argmax(counts < 0))}] is negative; counts must be >= 0")
         return cls(counts + pseudocount, labels, normalize=True)
@@ -62,21 +62,24 @@ class Prior:
         are labels; any other values are labels. Range checks on indices are left to the perturber.
         """
         values = np.asarray(values)
+        if values.dtype.kind not in "iuUSO" or values.ndim == 0:
+            raise ValidationError(
+                f"values must be an array of labels or integer indices (got {str(values)[:60]!r} of dtype {values.dtype})")
         integer_labels = all(isinstance(label, int) for label in self.labels)
         if values.dtype.kind in "iu" and (not integer_labels or self.labels == tuple(range(self.k))):
             return values
         keys = np.array(self.labels, dtype=object)
         order = np.argsort(keys.astype(str))
         sorted_keys = keys[order].astype(str)
-        text = values.astype(str)
+        text = values.ravel().astype(str)
         position = np.clip(np.searchsorted(sorted_keys, text), 0, self.k - 1)
         unknown = np.flatnonzero(sorted_keys[position] != text)
         if unknown.size:
             raise ValidationError(
-                f"values[{unknown[0]}] is {values.ravel()[unknown[0]].item()!r}; "
+                f"values[{unknown[0]}] is {str(text[unknown[0]])!r}; "
                 f"it is not one of the labels {list(self.labels)}"
             )
-        return order[position]
+        return order[position].reshape(values.shape)
 
     def to_dict(self):
         return {"probabilities": self.probabilities.tolist(), "labels": list(self.labels)}
@@ -177,8 +180,9 @@ class SecretModel:
 
 def _node_states(graph, node):
     states = graph.nodes[node].get("states")
-    if states is None:
-        raise ValidationError(f"secret.dag node {node!r} has no 'states' (a count or a list of labels)")
+    if isinstance(states, bool) or not (isinstance(states, int) and states >= 1 or isinstance(states, (list, tuple))):
+        raise ValidationError(
+            f"secret.dag node {node!r} has states {states!r}; it needs a positive count or a list of labels")
     labels = list(range(states)) if isinstance(states, int) else list(states)
     return labels_for(labels, len(labels), f"secret.dag node {node!r} states")
 
@@ -189,6 +193,8 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
     for name in (secret, observed):
         if name not in graph:
             raise ValidationError(f"secret.dag has no node {name!r}")
+    if secret == observed:
+        raise ValidationError(f"secret.dag: the secret and the observed node are both {secret!r}; they must differ")
     order = list(nx.topological_sort(graph))
     if len(order) > len(string.ascii_letters):
         raise ValidationError(f"secret.dag has {len(order)} nodes; at most {len(string.ascii_letters)} are supported")
@@ -200,7 +206,7 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
     for node in order:
         data = graph.nodes[node]
         parents = list(data.get("parents", graph.predecessors(node)))
-        if set(parents) != set(graph.predecessors(node)):
+        if len(set(parents)) != len(parents) or set(parents) != set(graph.predecessors(node)):
             raise ValidationError(f"secret.dag node {node!r}: 'parents' {parents} differ from its in-edges")
         shape = tuple(len(labels[parent]) for parent in parents)
         size = len(labels[node])
@@ -234,7 +240,11 @@ def dag_from_dict(data):
     for name, node in data["nodes"].items():
         attributes = dict(node)
         if "function" in attributes:
-            attributes["function"] = np.asarray(attributes["function"], dtype=np.int64)
+            try:
+                attributes["function"] = np.asarray(attributes["function"], dtype=np.int64)
+            except (TypeError, ValueError):
+                raise ValidationError(
+                    f"secret.dag node {name!r}: 'function' must be a rectangular array of state indices") from None
         graph.add_node(name, **attributes)
         for parent in node.get("parents", []):
             graph.add_edge(parent, name)
@@ -261,6 +271,8 @@ class PriorSet:
     @classmethod
     def finite(cls, priors):
         """A finite set of priors; every member is enforced."""
+        if not hasattr(priors, "__iter__"):
+            raise ValidationError(f"prior_set.priors must be a list of priors (got {priors!r})")
         priors = float_array([getattr(p, "probabilities", p) for p in priors], "prior_set.priors", 2)
         rows = np.array([probability_vector(p, f"prior_set.priors[{i}]") for i, p in enumerate(priors)])
         return cls("finite", np.unique(rows, axis=0), {"priors": rows.tolist()})
@@ -288,15 +300,16 @@ class PriorSet:
             raise ValidationError(
                 f"prior_set box is empty: sum(lower) = {lower.sum():.6g}, sum(upper) = {upper.sum():.6g}; "
                 "need sum(lower) <= 1 <= sum(upper)")
-        return cls("box", box_slice_vertices(np.ones(lower.size), lower, upper), {"lower": lower.tolist(), "upper": upper.tolist()})
+        _check_vertex_budget("box", lower.size * 2 ** (lower.size - 1))
+        vertices = box_slice_vertices(np.ones(lower.size), lower, upper, atol=PROBABILITY_ATOL)
+        return cls("box", vertices, {"lower": lower.tolist(), "upper": upper.tolist()})
 
     @classmethod
     def tv_ball(cls, center, radius):
         """Priors within total-variation distance ``radius`` (half the L1 distance) of ``center``."""
         center = probability_vector(getattr(center, "probabilities", center), "prior_set.center")
-        radius = float(radius)
-        if not 0 <= radius <= 1:
-            raise ValidationError(f"prior_set.radius is {radius!r}; it must lie in [0, 1]")
+        radius = real_number(radius, "prior_set.radius", 0.0, 1.0)
+        _check_vertex_budget("tv_ball", center.size**2 * 2 ** max(center.size - 2, 0))
         return cls("tv_ball", _tv_ball_vertices(center, radius), {"center": center.tolist(), "radius": radius})
 
     def contains(self, probabilities, atol=1e-9):
@@ -336,6 +349,17 @@ class PriorSet:
 
     def __repr__(self):
         return f"PriorSet.{self.kind}({len(self.vertices)} vertices, k={self.k})"
+
+
+#: Prior sets whose vertex enumeration would examine more candidates than this are refused.
+MAX_VERTEX_CANDIDATES = 2_000_000
+
+
+def _check_vertex_budget(kind, candidates):
+    if candidates > MAX_VERTEX_CANDIDATES:
+        raise ValidationError(
+            f"prior_set {kind} would examine {candidates} candidate vertices (limit {MAX_VERTEX_CANDIDATES}); "
+            "use fewer values or a finite set / polytope of priors")
 
 
 def _tv_ball_vertices(center, radius):

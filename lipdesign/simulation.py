@@ -9,6 +9,9 @@ from scipy import stats
 from lipdesign import runtime
 from lipdesign.errors import ValidationError
 
+#: Largest simulated population (the per-user posteriors are held in memory).
+MAX_USERS = 10**8
+
 
 @dataclass(frozen=True)
 class SimulationResult:
@@ -22,8 +25,8 @@ class SimulationResult:
 
 def simulate(mechanism, n, rng=None, confidence=0.99):
     """Run ``mechanism`` on ``n`` users drawn from its design prior (vectorised, seeded by ``rng``)."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ValidationError(f"n is {n!r}; a simulation needs an integer number of users >= 2")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_USERS:
+        raise ValidationError(f"n is {n!r}; a simulation needs an integer number of users in 2..{MAX_USERS}")
     generator = runtime.as_generator(rng)
     prior = mechanism.prior.probabilities
     values = generator.choice(prior.size, size=n, p=prior)

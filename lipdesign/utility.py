@@ -35,7 +35,10 @@ class WeightedSum:
     kind = "weighted_sum"
 
     def __init__(self, values):
-        object.__setattr__(self, "values", tuple(float_array(values, "objective.values", 1).tolist()))
+        values = float_array(values, "objective.values", 1)
+        if np.abs(values).max() > 1e100:
+            raise ValidationError(f"objective.values reach {np.abs(values).max():g}; they must lie within +-1e100")
+        object.__setattr__(self, "values", tuple(values.tolist()))
 
     def functions(self, k):
         if len(self.values) != k:
@@ -50,7 +53,7 @@ def as_objective(objective):
     """Accept "histogram", a Histogram, a WeightedSum, or a dict from a spec file."""
     if isinstance(objective, (Histogram, WeightedSum)):
         return objective
-    if objective == "histogram":
+    if isinstance(objective, str) and objective == "histogram":
         return Histogram()
     if isinstance(objective, dict):
         if objective.get("kind") == "histogram":

@@ -56,7 +56,10 @@ def probability_vector(value, field, *, normalize=False, length=None):
     vector = non_negative(float_array(value, field, 1), field)
     if length is not None and vector.size != length:
         raise ValidationError(f"{field} has {vector.size} entries; expected {length}")
-    total = vector.sum()
+    with np.errstate(over="ignore"):
+        total = vector.sum()
+    if not np.isfinite(total):
+        raise ValidationError(f"{field} sums to {total}; its entries are too large to add up")
     if total <= 0:
         raise ValidationError(f"{field} sums to {total:g}; it must have positive total mass")
     if normalize:
@@ -86,6 +89,19 @@ def stochastic_rows(value, field, *, columns=None):
 MAX_EPSILON = 30.0
 
 
+def real_number(value, field, low=-np.inf, high=np.inf):
+    """A finite float in [low, high]."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValidationError(f"{field} must be a number (got {value!r})")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{field} must be a number (got {value!r})") from None
+    if not (np.isfinite(number) and low <= number <= high):
+        raise ValidationError(f"{field} must be a finite number in [{low:g}, {high:g}] (got {value!r})")
+    return number
+
+
 def positive_epsilon(value, field="epsilon"):
     """An epsilon in (0, MAX_EPSILON]."""
     if isinstance(value, (bool, np.bool_)):
@@ -103,6 +119,8 @@ def labels_for(labels, size, field="labels"):
     """Unique JSON-friendly labels (str or int), defaulting to 0..size-1."""
     if labels is None:
         return tuple(range(size))
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+        raise ValidationError(f"{field} must be a list of strings or integers (got {labels!r})")
     labels = tuple(labels)
     if len(labels) != size:
         raise ValidationError(f"{field} has {len(labels)} entries; expected {size}")
@@ -111,7 +129,8 @@ def labels_for(labels, size, field="labels"):
             label = label.item()
         if isinstance(label, bool) or not isinstance(label, (str, int)):
             raise ValidationError(f"{field}[{position}] is {label!r}; labels must be strings or integers")
-    if len(set(labels)) != size:
-        duplicate = next(label for label in labels if labels.count(label) > 1)
-        raise ValidationError(f"{field} repeats {duplicate!r}; labels must be unique")
+    texts = [str(label) for label in labels]
+    if len(set(texts)) != size:
+        duplicate = next(label for label in labels if texts.count(str(label)) > 1)
+        raise ValidationError(f"{field} repeats {duplicate!r} (labels are compared as text); labels must be unique")
     return tuple(label.item() if isinstance(label, np.generic) else label for label in labels)

@@ -200,8 +200,10 @@ def verify(mechanism_or_table, notion=None, prior=None, *, exact=False):
     table = getattr(mechanism_or_table, "table", mechanism_or_table)
     notion = notion if notion is not None else getattr(mechanism_or_table, "notion", None)
     prior = prior if prior is not None else getattr(mechanism_or_table, "prior", None)
-    if notion is None:
-        raise ValidationError("verify needs a notion (ld.LIP, ld.LDP or ld.WorstCaseLIP) for a bare table")
+    if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
+        raise ValidationError(f"verify needs a notion: ld.LIP, ld.LDP or ld.WorstCaseLIP (got {notion!r})")
+    if prior is not None and not isinstance(prior, Prior):
+        prior = Prior(prior)
     if prior is None:
         prior = Prior(np.full(np.shape(table)[0], 1.0 / np.shape(table)[0]))
         if isinstance(notion, LIP):

@@ -68,6 +68,16 @@ def test_reference_values_of_math_section_5():
     assert ld.design(binary, ld.LDP(0.6), values).mse == pytest.approx(0.15104, abs=5e-6)
 
 
+@pytest.mark.parametrize("epsilon", [10.0, 20.0, 30.0])
+def test_large_epsilons_stay_optimal_after_exact_repair(epsilon):
+    # With eps large the MSE is tiny; the repair must not swamp it (review finding).
+    mechanism = ld.design([0.2, 0.3, 0.5], ld.LIP(epsilon))
+    assert ld.verify(mechanism, exact=True).passed
+    assert mechanism.certificate["uniform_mix"] < 1e-12
+    assert mechanism.mse <= mechanism.baselines["optimal LDP"] + 1e-12
+    assert mechanism.mse == pytest.approx(mechanism.certificate["mse_before_repair"], abs=1e-13)
+
+
 def test_grr_baseline_matches_the_uniform_prior_closed_form():
     # MATH §8: MMSE histogram MSE of GRR under a uniform prior is 1 - (e^2eps + k - 1)/(e^eps + k - 1)^2.
     k, epsilon = 5, 1.3

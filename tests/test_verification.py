@@ -55,15 +55,40 @@ def test_mixed_zero_columns_have_infinite_ldp_epsilon_and_empty_columns_are_igno
 
 
 def test_exact_mode_catches_what_floating_point_forgives():
+    # GRR pushed just past its bound: the ratio exceeds e^eps by ~1e-15 relative, within the float slack.
     epsilon = 0.6
+    e_high_precision = decimal_exp(epsilon)
+    table = np.array([[1.0, 0.0], [0.0, 1.0]])
+    table[0, 1] = 1 / (1 + math.exp(epsilon))
+    table[0, 0] = 1 - table[0, 1]
+    table[1] = table[0, ::-1]
+    ratio = (Fraction(table[0, 0]) / sum(map(Fraction, table[0]))) / (Fraction(table[1, 0]) / sum(map(Fraction, table[1])))
+    bumped = table.copy()
+    bumped[0, 0] = math.nextafter(math.nextafter(table[0, 0], 2), 2)
+    bumped[0, 1] = 1 - bumped[0, 0]
+    bumped_ratio = (Fraction(bumped[0, 0]) / sum(map(Fraction, bumped[0]))) / (
+        Fraction(bumped[1, 0]) / sum(map(Fraction, bumped[1])))
+    assert ld.verify(bumped, ld.LDP(epsilon)).passed  # floating point forgives
+    assert ld.verify(table, ld.LDP(epsilon), exact=True).passed == (ratio < e_high_precision)
+    assert ld.verify(bumped, ld.LDP(epsilon), exact=True).passed == (bumped_ratio < e_high_precision)
+    assert bumped_ratio > e_high_precision  # the bumped table really violates the claim
+
+
+def decimal_exp(epsilon):
+    """e^epsilon to 50 digits, computed here independently of lipdesign.verification."""
+    import decimal
+    with decimal.localcontext() as context:
+        context.prec = 50
+        return Fraction(decimal.Decimal(epsilon).exp())
+
+
+def test_exact_mode_reads_rows_as_the_distributions_a_perturber_samples():
+    # Row 1 sums to 1 - 9e-10: the perturber samples row / sum, which leaks more than the raw numbers.
+    epsilon = 1.0
     e = math.exp(epsilon)
     table = np.array([[e / (1 + e), 1 / (1 + e)], [1 / (1 + e), e / (1 + e)]])
-    table[0] = [table[0, 0] + 4e-16, 1 - (table[0, 0] + 4e-16)]
-    assert ld.verify(table, ld.LDP(epsilon)).passed  # within the 1e-9 float slack
-    exact = ld.verify(table, ld.LDP(epsilon), exact=True)
-    ratio = Fraction(table[0, 0]) / Fraction(table[1, 0])
-    assert exact.passed == (ratio <= exp_bounds(epsilon)[0])
-    assert exact.epsilon >= math.log(float(ratio))
+    table[1] *= 1 - 9e-10
+    assert not ld.verify(table, ld.LDP(epsilon), exact=True).passed
 
 
 def test_exp_bounds_bracket_and_log_upper_rounds_up():

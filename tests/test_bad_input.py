@@ -1,0 +1,78 @@
+"""Bad input gets a lipdesign error naming the field, never a raw traceback (found in review)."""
+
+import json
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import lipdesign as ld
+
+PRIOR = ld.Prior([0.2, 0.3, 0.5], labels=["low", "mid", "high"])
+
+
+def dag(**overrides):
+    graph = nx.DiGraph()
+    graph.add_node("G", states=2, cpt=[0.5, 0.5])
+    graph.add_node("X", states=2, cpt=[[0.7, 0.3], [0.2, 0.8]], **overrides)
+    graph.add_edge("G", "X")
+    return graph
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ld.Prior([0.5, 0.5], labels=3), "labels must be a list"),
+    (lambda: ld.Prior([0.5, 0.5], labels=["1", 1]), "repeats"),
+    (lambda: ld.Prior([1e308, 1e308], normalize=True), "too large to add up"),
+    (lambda: ld.Prior.from_counts([1, 2], pseudocount="a"), "pseudocount must be a number"),
+    (lambda: ld.PriorSet.tv_ball([0.5, 0.5], "a"), "prior_set.radius must be a number"),
+    (lambda: ld.PriorSet.tv_ball(np.full(30, 1 / 30), 0.1), "candidate vertices"),
+    (lambda: ld.PriorSet.box(np.zeros(40), np.ones(40)), "candidate vertices"),
+    (lambda: ld.PriorSet.finite(0.5), "prior_set.priors must be a list"),
+    (lambda: ld.LIP(True), "epsilon must be a number"),
+    (lambda: ld.LDP(800), r"epsilon must lie in \(0, 30\]"),
+    (lambda: ld.SecretModel.from_dag(dag(), "G", "G"), "must differ"),
+    (lambda: ld.SecretModel.from_dag(dag(parents=["G", "G"]), "G", "X"), "differ from its in-edges"),
+    (lambda: ld.WeightedSum([1e308, 0, 0]), "within"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0), np.array([1, 2])), "objective"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0), max_rays="10"), "max_rays"),
+    (lambda: ld.verify(np.eye(3), "LDP"), "verify needs a notion"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0)).perturb(None), "values must be an array"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0)).perturb(["low", 1.5]), "not one of the labels"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0)).estimate([0, 1], method=None), "method is None"),
+])
+def test_bad_input_is_a_clear_error(call, message):
+    with pytest.raises(ld.LipdesignError, match=message):
+        call()
+
+
+def test_dag_state_counts_must_be_positive_integers():
+    graph = dag()
+    graph.nodes["X"]["states"] = 2.5
+    with pytest.raises(ld.ValidationError, match="states 2.5"):
+        ld.SecretModel.from_dag(graph, "G", "X")
+
+
+def test_verify_accepts_a_prior_given_as_numbers():
+    assert ld.verify(np.eye(2) * 0.5 + 0.25, ld.LIP(1.0), [0.5, 0.5]).passed
+
+
+def test_a_box_on_the_tolerance_edge_still_has_its_vertices():
+    # sum(lower) = 1 + 1e-10 is within the 1e-9 tolerance: the box is the single prior `lower`.
+    prior_set = ld.PriorSet.box([0.5, 0.5 + 1e-10], [0.6, 0.6])
+    assert len(prior_set.vertices) >= 1
+    mechanism = ld.design([0.5, 0.5], ld.LIP(0.5, prior_set=prior_set))
+    plain = ld.design([0.5, 0.5], ld.LIP(0.5))
+    assert mechanism.mse == pytest.approx(plain.mse, abs=1e-6)
+
+
+def test_mechanism_files_must_store_probabilities(tmp_path):
+    path = tmp_path / "m.json"
+    ld.design(PRIOR, ld.LIP(1.0)).to_json(path)
+    document = json.loads(path.read_text())
+    document["prior"] = {"counts": [2, 3, 5]}
+    path.write_text(json.dumps(document))
+    with pytest.raises(ld.FormatError, match="probabilities"):
+        ld.load(path)
+    path.write_text("[" * 100000)
+    with pytest.raises(ld.FormatError):
+        ld.load(path)
