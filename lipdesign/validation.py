@@ -104,12 +104,7 @@ def real_number(value, field, low=-np.inf, high=np.inf):
 
 def positive_epsilon(value, field="epsilon"):
     """An epsilon in (0, MAX_EPSILON]."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValidationError(f"{field} must be a number (got {value!r})")
-    try:
-        epsilon = float(value)
-    except (TypeError, ValueError):
-        raise ValidationError(f"{field} must be a number (got {value!r})") from None
+    epsilon = real_number(value, field)
     if not 0 < epsilon <= MAX_EPSILON:
         raise ValidationError(f"{field} must lie in (0, {MAX_EPSILON:g}] (got {value!r})")
     return epsilon

@@ -19,15 +19,6 @@ from lipdesign.errors import ValidationError
 from lipdesign.runtime.perturb import fmt, validate_table
 from lipdesign.validation import float_array, non_negative, probability_vector
 
-__all__ = [
-    "grr_table",
-    "ibu_frequencies",
-    "mmse_frequencies",
-    "norm_sub",
-    "posterior",
-    "unbiased_frequencies",
-]
-
 
 def _validate_counts(c, n_out: int, q: np.ndarray | None = None) -> np.ndarray:
     arr = non_negative(float_array(c, "counts", 1), "counts")
