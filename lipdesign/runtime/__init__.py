@@ -17,7 +17,7 @@ from lipdesign.runtime.estimate import (
     posterior,
     unbiased_frequencies,
 )
-from lipdesign.runtime.perturb import TablePerturber, as_generator, counts, validate_table
+from lipdesign.runtime.perturb import TablePerturber, as_generator, counts, index_array, validate_table
 
 __all__ = [
     "TablePerturber",
@@ -25,6 +25,7 @@ __all__ = [
     "counts",
     "grr_table",
     "ibu_frequencies",
+    "index_array",
     "mmse_frequencies",
     "norm_sub",
     "posterior",

@@ -21,7 +21,7 @@ import numpy as np
 from lipdesign.errors import ValidationError
 from lipdesign.validation import stochastic_rows
 
-__all__ = ["TablePerturber", "as_generator", "counts", "validate_table"]
+__all__ = ["TablePerturber", "as_generator", "counts", "index_array", "validate_table"]
 
 #: Values processed per chunk: 2**16 values keep every temporary (8 bytes each) in the L2 cache.
 DEFAULT_CHUNK = 2**16
@@ -234,6 +234,16 @@ class TablePerturber:
         return f"TablePerturber(k={self.k}, n_out={self.n_out})"
 
 
+def index_array(values, bound: int, name: str = "values") -> np.ndarray:
+    """``values`` as an int64 array of indices in ``0..bound-1`` (any shape), or ``ValidationError`` naming the
+    first offending entry, its position and the rule."""
+    arr = _as_index_array(values, bound, name)
+    flat = arr.ravel()
+    if flat.size and (flat.min() < 0 or flat.max() > bound - 1):
+        _raise_out_of_range(flat, arr.shape, bound, name)
+    return arr.astype(np.int64, copy=False)
+
+
 def counts(reports, n_out: int) -> np.ndarray:
     """Histogram of ``reports`` (integer outputs in 0..n_out-1, any shape): int64 array of length ``n_out``.
 
@@ -242,8 +252,5 @@ def counts(reports, n_out: int) -> np.ndarray:
     if isinstance(n_out, bool) or not isinstance(n_out, numbers.Integral) or n_out < 1:
         raise ValidationError(f"n_out is {fmt(n_out)}; must be a positive int")
     n_out = int(n_out)
-    arr = _as_index_array(reports, n_out, "reports")
-    flat = arr.ravel()
-    if flat.size and (flat.min() < 0 or flat.max() > n_out - 1):
-        _raise_out_of_range(flat, arr.shape, n_out, "reports")
-    return np.bincount(flat.astype(np.intp, copy=False), minlength=n_out).astype(np.int64, copy=False)
+    flat = index_array(reports, int(n_out), "reports").ravel()
+    return np.bincount(flat, minlength=int(n_out)).astype(np.int64, copy=False)
