@@ -1,4 +1,4 @@
-"""Command line: ``lipdesign design | verify | simulate | demo``.
+"""Command line: ``lipdesign design | harmony | verify | simulate | demo``.
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
 with exit code 2 and one line on stderr, never a traceback; a verification that runs but fails exits 1.
@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from lipdesign.errors import LipdesignError, VerificationError
+from lipdesign.errors import LipdesignError, ValidationError, VerificationError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,6 +29,7 @@ def _design(args):
 
 
 def _verify(args):
+    from lipdesign.harmony import HarmonyMechanism
     from lipdesign.io import load
     from lipdesign.verification import verify
 
@@ -37,16 +38,65 @@ def _verify(args):
     except VerificationError as error:
         print(f"FAIL: {error}")
         return 1
+    if isinstance(mechanism, HarmonyMechanism):
+        if mechanism.privacy_table() is None:
+            print(f"{mechanism!r}: continuous output space; the guarantee is the mechanism's closed form")
+        else:
+            print(f"{mechanism!r}: " + mechanism.verify().summary())
+        return 0
     print(verify(mechanism, exact=True).summary())
     print("verified epsilons: " + ", ".join(f"{k} {v:.12g}" for k, v in mechanism.epsilons.items()))
     return 0
 
 
+def _harmony(args):
+    from lipdesign.harmony import HarmonyMechanism, load_all
+
+    load_all()
+    parameters = {"epsilon": args.epsilon}
+    for item in args.param:
+        name, separator, text = item.partition("=")
+        if not separator or not name:
+            raise ValidationError(f"--param is {item!r}; expected NAME=VALUE, e.g. d=4 or attributes='[\"numeric\", 3]'")
+        try:
+            parameters[name] = json.loads(text)
+        except json.JSONDecodeError:
+            parameters[name] = text
+    try:
+        mechanism = HarmonyMechanism.registry[args.name](**parameters)
+    except TypeError as error:
+        raise ValidationError(f"{args.name}: {error}") from None
+    mechanism.to_json(args.output)
+    print(repr(mechanism))
+    if mechanism.privacy_table() is not None:
+        print(mechanism.verify().summary())
+    else:
+        print("continuous output space: the guarantee is the mechanism's closed form")
+    print(f"wrote {args.output}")
+
+
+def _simulate_harmony(mechanism, args):
+    from lipdesign.simulation import simulate_harmony
+
+    result = simulate_harmony(mechanism, args.n, rng=args.seed)
+    print(f"{result.n} users, {mechanism!r}")
+    width = max(len(name) for name in result.names)
+    print(f"{'estimate of':>{width}}  {'true':>9}  {'expected':>9}  {'estimate':>9}  {'theory sd':>9}  {'z':>6}")
+    for row in zip(result.names, result.truth, result.expected, result.estimate, result.std, result.z_scores):
+        print(f"{row[0]:>{width}}  " + "  ".join(f"{value:9.5f}" for value in row[1:5]) + f"  {row[5]:6.2f}")
+    print(f"sum of z^2 = {float((result.z_scores ** 2).sum()):.2f} over {result.z_scores.size} estimates "
+          f"(chi-square p-value {result.chi_square_p_value:.3g}; expected = E[estimate], theory sd from the "
+          "closed-form variance)")
+
+
 def _simulate(args):
+    from lipdesign.harmony import HarmonyMechanism
     from lipdesign.io import load
     from lipdesign.simulation import simulate
 
     mechanism = load(args.mechanism)
+    if isinstance(mechanism, HarmonyMechanism):
+        return _simulate_harmony(mechanism, args)
     result = simulate(mechanism, args.n, rng=args.seed)
     low, high = result.confidence_interval
     print(f"{result.n} users, {mechanism.notion.kind} eps={mechanism.notion.epsilon:g}, "
@@ -85,10 +135,17 @@ def build_parser():
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.set_defaults(run=_design)
+    command = commands.add_parser("harmony", help="write a Harmony / LDP mechanism (lipdesign.harmony) as JSON")
+    command.add_argument("name", help="class name: Duchi, HarmonyNumeric, GRR, OLH, HarmonyMixed, ...")
+    command.add_argument("--epsilon", type=float, required=True)
+    command.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                         help="constructor argument, VALUE read as JSON (repeat: -p d=4 -p seed=7)")
+    command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
+    command.set_defaults(run=_harmony)
     command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
     command.add_argument("mechanism")
     command.set_defaults(run=_verify)
-    command = commands.add_parser("simulate", help="perturb a population drawn from the prior and estimate")
+    command = commands.add_parser("simulate", help="perturb a simulated population and estimate; compare with theory")
     command.add_argument("mechanism")
     command.add_argument("-n", type=int, default=100_000, help="number of users (default 100000)")
     command.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")

@@ -1,9 +1,13 @@
 """JSON export and import of mechanisms, and spec files for ``lipdesign design``.
 
-The export is a versioned envelope (format "lipdesign.mechanism", format_version 1) validated by the JSON
-Schema shipped in lipdesign/schemas. ``load`` parses, validates, rebuilds the declarations and
-RE-VERIFIES the claim exactly from the stored numbers: a table that does not satisfy what it claims, or
-claims a tighter epsilon than it has, is refused. No pickle anywhere.
+Two versioned envelopes, both validated by the JSON Schema shipped in lipdesign/schemas:
+- "lipdesign.mechanism" (a designed table): ``load`` rebuilds the declarations and RE-VERIFIES the claim
+  exactly from the stored numbers; a table that does not satisfy what it claims, or claims a tighter epsilon
+  than it has, is refused.
+- "lipdesign.harmony" (a mechanism of lipdesign.harmony): its class name and constructor parameters, seeds of
+  public randomness included; ``load`` rebuilds it and, where its output space is finite, re-verifies its
+  privacy table exactly, refusing a stored epsilon below the verified one.
+No pickle anywhere.
 """
 
 import json
@@ -23,6 +27,7 @@ from lipdesign.utility import as_objective, mse
 from lipdesign.verification import check_table, verify
 
 FORMAT = "lipdesign.mechanism"
+HARMONY_FORMAT = "lipdesign.harmony"
 FORMAT_VERSION = 1
 SCHEMA_FILE = "lipdesign-v1.schema.json"
 
@@ -86,7 +91,7 @@ def save(mechanism, path):
 def mechanism_from_dict(document, source="document"):
     """Rebuild and exactly re-verify a Mechanism from its envelope (see ``load``)."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise FormatError(f"{source}: not a lipdesign mechanism (format must be {FORMAT!r})")
+        raise FormatError(f"{source}: not a lipdesign mechanism (format must be {FORMAT!r} or {HARMONY_FORMAT!r})")
     if document.get("format_version") != FORMAT_VERSION:
         raise FormatError(f"{source}: format_version {document.get('format_version')!r} is not supported "
                           f"(this lipdesign {lipdesign.__version__} reads version {FORMAT_VERSION})")
@@ -117,10 +122,69 @@ def mechanism_from_dict(document, source="document"):
     return mechanism
 
 
+def harmony_to_dict(mechanism):
+    """The export envelope of a lipdesign.harmony mechanism (verified exactly when its output is finite)."""
+    finite = mechanism.privacy_table() is not None
+    return {
+        "format": HARMONY_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "lipdesign_version": lipdesign.__version__,
+        "mechanism": type(mechanism).__name__,
+        "parameters": mechanism.parameters(),
+        "guarantee": "exact verification of the privacy table" if finite else "closed form (continuous output)",
+        "verified_epsilon": mechanism.verify().epsilon if finite else None,
+    }
+
+
+def save_harmony(mechanism, path):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(harmony_to_dict(mechanism), handle, indent=1, allow_nan=False)
+        handle.write("\n")
+
+
+def harmony_from_dict(document, source="document"):
+    """Rebuild a lipdesign.harmony mechanism from its envelope and re-verify it (see ``load``)."""
+    from lipdesign.harmony import HarmonyMechanism, load_all
+
+    if document.get("format_version") != FORMAT_VERSION:
+        raise FormatError(f"{source}: format_version {document.get('format_version')!r} is not supported "
+                          f"(this lipdesign {lipdesign.__version__} reads version {FORMAT_VERSION})")
+    validate_document(document, "harmony", source)
+    load_all()
+    name = document["mechanism"]
+    cls = HarmonyMechanism.registry.get(name)
+    if cls is None:
+        raise FormatError(f"{source}: mechanism: {name!r} is not a lipdesign.harmony mechanism "
+                          f"(known: {', '.join(sorted(HarmonyMechanism.registry))})")
+    try:
+        mechanism = cls.from_parameters(document["parameters"])
+    except LipdesignError as error:
+        raise FormatError(f"{source}: parameters: {error}") from None
+    except TypeError as error:
+        raise FormatError(f"{source}: parameters do not fit {name}: {error}") from None
+    if mechanism.privacy_table() is None:
+        if document["verified_epsilon"] is not None:
+            raise FormatError(f"{source}: verified_epsilon must be null for {name} (continuous output space)")
+        return mechanism
+    certificate = mechanism.verify()
+    if not certificate.passed:
+        raise VerificationError(f"{source}: {name} is not LDP with eps={mechanism.epsilon:g}: its tightest "
+                                f"epsilon is {certificate.epsilon:.12g} (exact verification)")
+    stored = document["verified_epsilon"]
+    if stored is None or stored < certificate.epsilon:
+        raise VerificationError(f"{source}: verified_epsilon is {stored!r} but exact verification gives "
+                                f"{certificate.epsilon!r}; the file understates epsilon")
+    return mechanism
+
+
 def load(path):
-    """Load a mechanism exported with ``Mechanism.to_json``: validate against the schema, rebuild, and
-    re-verify the claimed guarantee exactly from the stored numbers."""
-    return mechanism_from_dict(read_json(path), str(path))
+    """Load a mechanism exported with ``to_json``: validate against the schema, rebuild, and re-verify the
+    guarantee exactly from the stored numbers (a designed table, or a lipdesign.harmony mechanism's privacy
+    table when its output space is finite)."""
+    document = read_json(path)
+    if isinstance(document, dict) and document.get("format") == HARMONY_FORMAT:
+        return harmony_from_dict(document, str(path))
+    return mechanism_from_dict(document, str(path))
 
 
 def spec_to_problem(spec, source="spec"):

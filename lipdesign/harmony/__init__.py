@@ -42,5 +42,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'lipdesign.harmony' has no attribute {name!r}")
 
 
+def load_all():
+    """Import every mechanism module, so that ``HarmonyMechanism.registry`` names every class."""
+    for module in sorted(set(_EXPORTS.values())):
+        import_module(module)
+
+
 def __dir__():
     return __all__
