@@ -62,6 +62,9 @@ def _harmony(args):
             parameters[name] = json.loads(text)
         except json.JSONDecodeError:
             parameters[name] = text
+    if args.name not in HarmonyMechanism.registry:
+        raise ValidationError(f"mechanism is {args.name!r}; expected one of "
+                              f"{', '.join(sorted(HarmonyMechanism.registry))}")
     try:
         mechanism = HarmonyMechanism.registry[args.name](**parameters)
     except TypeError as error:

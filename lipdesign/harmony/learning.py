@@ -1,0 +1,374 @@
+"""LDP empirical risk minimisation: Harmony's mini-batch gradient descent with dimension reduction (seed 000,
+Section 4, Algorithm 4; MATH §9), as scikit-learn-style estimators. Numpy only; scikit-learn is not needed, but
+the estimators follow its conventions (``get_params`` / ``set_params``, ``fit`` returns ``self``, fitted
+attributes end in ``_``) so that ``sklearn.base.clone`` and ``GridSearchCV`` work when it is installed.
+
+- ``LDPLinearRegression``: squared loss (x^T beta - y)^2, targets y in [-1, 1]; ``score`` is R^2.
+- ``LDPLogisticRegression``: logistic loss log(1 + exp(-y x^T beta)), any two classes (mapped to -1 / +1).
+- ``LDPLinearSVC``: hinge loss max(0, 1 - y x^T beta), any two classes.
+
+Features must lie in [-1, 1]^d (map raw ranges with ``lipdesign.harmony.Range``).
+
+``fit`` simulates the protocol on the rows of X, one row per user:
+
+1. The server draws a public r x d matrix P (entries +-1/sqrt(r), independent fair signs: a Johnson-Lindenstrauss
+   projection with E[|P x|^2] = |x|^2) and publishes it. When r == d it uses the identity instead: a square
+   random sign matrix is badly conditioned (its smallest singular value is near 0), which would slow the descent
+   and lose nothing that the identity keeps. The model is alpha in R^r (plus an intercept b when
+   ``fit_intercept``); the prediction for x is alpha . (P x) + b, i.e. beta = P^T alpha in the original space.
+2. The users are shuffled and cut into consecutive mini-batches of ``batch_size`` users; the users left over
+   after the last full batch (fewer than ``batch_size``) do not take part. Every user therefore reports exactly
+   once, which is why each user is epsilon-LDP (no composition over iterations).
+3. For mini-batch t = 1, 2, ..., T each user of the batch computes the gradient of the regularised loss
+   l(alpha; P x, y) + (regularization / 2) |alpha|^2 at the current model (the intercept, the unprojected
+   m-th coordinate with constant feature 1, is not regularised), clips each of its m = r + fit_intercept
+   entries to [-1, 1] and perturbs it with Harmony's Algorithm 2: one coordinate j uniform in 1..m, one bit by
+   ``one_bit`` on g_j, and the report m * c * bit in coordinate j (c = (e^eps + 1)/(e^eps - 1)). The report is
+   unbiased for the clipped gradient, with per-coordinate variance m c^2 - g_j^2.
+4. The server averages the batch's reports and steps: alpha <- alpha - gamma_t * mean with
+   gamma_t = learning_rate / sqrt(t). The fitted model is the last iterate.
+
+Everything after the users' reports is post-processing of epsilon-LDP outputs; P, the step sizes and the batch
+schedule are public and independent of the data.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.harmony._base import (
+    MAX_SEED,
+    as_generator,
+    implemented_exp,
+    integer_parameter,
+    one_bit,
+    one_bit_scale,
+    public_seed,
+    unit_values,
+)
+from lipdesign.validation import positive_epsilon, real_number
+
+__all__ = ["LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "default_batch_size",
+           "default_reduced_dim"]
+
+#: kappa of the default mini-batch size |G| = ceil(kappa * m * max(1, ln m) * c^2), m the number of reported
+#: gradient entries. Per coordinate, the batch mean of Algorithm 2's reports then has noise standard deviation
+#: at most sqrt(m c^2 / |G|) = 1 / sqrt(kappa * max(1, ln m)), about 0.5 for m = 10, 0.45 for m = 100 with
+#: kappa = 2: noisier steps than that made the final iterate wander (measured, see the module's tests), larger
+#: batches left too few steps for n ~ 1e5 users. c^2 ~ 4 / eps^2 for small eps, so this is the paper's
+#: |G| = Omega(r log r / eps^2); unlike 1/eps^2 it stays >= 1 for large eps, where the noise of Algorithm 2
+#: stays of order sqrt(m) per report however large eps is.
+BATCH_KAPPA = 2.0
+
+#: The default reduced dimension is min(d, MAX_DEFAULT_REDUCED_DIM): no reduction for d <= 32 (a projection to
+#: r < d restricts beta = P^T alpha to a random r-dimensional subspace, and loses about a fraction 1 - r/d of a
+#: generic planted beta), and r = 32 above, where the batch size grows like r log r.
+MAX_DEFAULT_REDUCED_DIM = 32
+
+
+def default_reduced_dim(d):
+    """r when ``reduced_dim=None``: min(d, MAX_DEFAULT_REDUCED_DIM)."""
+    return min(int(d), MAX_DEFAULT_REDUCED_DIM)
+
+
+def default_batch_size(epsilon, m):
+    """|G| when ``batch_size=None``: ceil(BATCH_KAPPA * m * max(1, ln m) * c^2) for m reported gradient entries
+    (r, plus 1 with an intercept) and c = (e^eps + 1)/(e^eps - 1)."""
+    c = one_bit_scale(implemented_exp(positive_epsilon(epsilon)))
+    m = integer_parameter(m, "m")
+    return math.ceil(BATCH_KAPPA * m * max(1.0, math.log(m)) * c * c)
+
+
+def _squared_derivative(z, y):
+    """d/dz (z - y)^2."""
+    return 2.0 * (z - y)
+
+
+def _logistic_derivative(z, y):
+    """d/dz log(1 + exp(-y z)) = -y / (1 + exp(y z)), evaluated without overflow."""
+    return -y * np.exp(-np.logaddexp(0.0, y * z))
+
+
+def _hinge_derivative(z, y):
+    """A subgradient of max(0, 1 - y z): -y where y z < 1, else 0."""
+    return np.where(y * z < 1.0, -y, 0.0)
+
+
+class _LDPLinearModel:
+    """The shared estimator: parameters, validation, Algorithm 4, prediction. Subclasses set ``_derivative``
+    (d loss / d margin z = x . beta + b) and how targets are read and scored."""
+
+    _derivative = None
+    _estimator_type = None
+
+    def __init__(self, epsilon=1.0, *, regularization=1e-4, reduced_dim=None, batch_size=None,
+                 learning_rate=1.0, fit_intercept=True, random_state=None):
+        # Stored as given (scikit-learn convention, needed by clone); validated in fit.
+        self.epsilon = epsilon
+        self.regularization = regularization
+        self.reduced_dim = reduced_dim
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    # -- scikit-learn parameter protocol -------------------------------------------------------------------
+    @classmethod
+    def _parameter_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return sorted(name for name, parameter in signature.parameters.items()
+                      if name != "self" and parameter.kind is not parameter.VAR_KEYWORD)
+
+    def get_params(self, deep=True):
+        """The constructor arguments as a dict (``deep`` is accepted for scikit-learn; there are no nested
+        estimators)."""
+        return {name: getattr(self, name) for name in self._parameter_names()}
+
+    def set_params(self, **params):
+        """Set constructor arguments by name; returns self. Values are validated by ``fit``."""
+        names = self._parameter_names()
+        for name, value in params.items():
+            if name not in names:
+                raise ValidationError(f"{name!r} is not a parameter of {type(self).__name__}; valid "
+                                      f"parameters: {', '.join(names)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        arguments = ", ".join(f"{name}={value!r}" for name, value in self.get_params().items())
+        return f"{type(self).__name__}({arguments})"
+
+    # -- validation ----------------------------------------------------------------------------------------
+    def _validated_parameters(self, d):
+        epsilon = positive_epsilon(self.epsilon)
+        regularization = real_number(self.regularization, "regularization", low=0.0)
+        learning_rate = real_number(self.learning_rate, "learning_rate")
+        if not learning_rate > 0:
+            raise ValidationError(f"learning_rate must be > 0 (got {self.learning_rate!r})")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValidationError(f"fit_intercept must be True or False (got {self.fit_intercept!r})")
+        if self.reduced_dim is None:
+            r = default_reduced_dim(d)
+        else:
+            r = integer_parameter(self.reduced_dim, "reduced_dim")
+            if r > d:
+                raise ValidationError(f"reduced_dim is {r} but X has {d} feature{'s' if d > 1 else ''}; it must "
+                                      f"be at most {d} (None: min(d, {MAX_DEFAULT_REDUCED_DIM}))")
+        m = r + bool(self.fit_intercept)
+        batch = (default_batch_size(epsilon, m) if self.batch_size is None
+                 else integer_parameter(self.batch_size, "batch_size"))
+        return epsilon, regularization, learning_rate, r, m, batch
+
+    def _generator(self):
+        try:
+            return as_generator(self.random_state)
+        except ValidationError as error:
+            raise ValidationError(str(error).replace("rng is", "random_state is", 1)) from None
+
+    def _features(self, X, d=None):
+        if d is None:
+            d = np.shape(X)[1] if np.ndim(X) == 2 else -1
+            if d < 1:
+                raise ValidationError(f"X has shape {np.shape(X)}; expected (n, d): one row of d features in "
+                                      "[-1, 1] per user")
+        return unit_values(X, d, "X")
+
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise ValidationError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+
+    def _check_length(self, X, y):
+        if y.shape[0] != X.shape[0]:
+            raise ValidationError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; one target per row")
+
+    def _targets(self, y):
+        """Validated targets as floats (subclasses: in [-1, 1] or +-1)."""
+        raise NotImplementedError
+
+    # -- Algorithm 4 ---------------------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Run Harmony's Algorithm 4 with one user per row of X (features in [-1, 1]^d) and y; returns self."""
+        X = self._features(X)
+        y = self._targets(y)
+        self._check_length(X, y)
+        n, d = X.shape
+        epsilon, regularization, learning_rate, r, m, batch = self._validated_parameters(d)
+        if n < batch:
+            raise ValidationError(
+                f"X has {n} users but one mini-batch needs batch_size = {batch} (epsilon = {epsilon:g}, m = {m} "
+                f"reported gradient entries); give at least {batch} users, or a larger epsilon, a smaller "
+                "reduced_dim or an explicit batch_size")
+        rng = self._generator()
+
+        # Public randomness: the projection, from a public seed drawn from random_state.
+        seed = public_seed(int(rng.integers(MAX_SEED)), "projection seed")
+        if r == d:
+            projection = np.eye(d)
+        else:
+            signs = np.random.default_rng(seed).integers(0, 2, size=(r, d))
+            projection = (2.0 * signs - 1.0) / math.sqrt(r)
+
+        # The users' reduced tuples x' = P x (plus the constant 1 of the intercept), in a random order.
+        iterations = n // batch
+        used = iterations * batch
+        order = rng.permutation(n)[:used]
+        features = np.empty((used, m))
+        features[:, :r] = X[order] @ projection.T
+        if self.fit_intercept:
+            features[:, r] = 1.0
+        targets = y[order]
+        penalty = np.full(m, regularization)
+        if self.fit_intercept:
+            penalty[r] = 0.0
+
+        exp_epsilon = implemented_exp(epsilon)
+        scale = m * one_bit_scale(exp_epsilon) / batch  # each report is m c bit; the server divides by |G|
+        derivative = type(self)._derivative
+        alpha = np.zeros(m)
+        rows = np.arange(batch)
+        for t in range(1, iterations + 1):
+            block = slice((t - 1) * batch, t * batch)
+            x, target = features[block], targets[block]
+            # Users: gradient of the regularised loss at alpha, clipped to [-1, 1]^m ...
+            gradient = derivative(x @ alpha, target)[:, None] * x + penalty * alpha
+            np.clip(gradient, -1.0, 1.0, out=gradient)
+            # ... perturbed with Algorithm 2: one uniform coordinate, one bit.
+            j = rng.integers(0, m, size=batch)
+            bits = one_bit(gradient[rows, j], exp_epsilon, rng)
+            # Server: average of the reports, step gamma_t = learning_rate / sqrt(t).
+            mean = np.bincount(j, weights=bits, minlength=m) * scale
+            alpha -= (learning_rate / math.sqrt(t)) * mean
+
+        self.projection_ = projection
+        self.projection_seed_ = seed
+        self.reduced_dim_ = r
+        self.batch_size_ = batch
+        self.alpha_ = alpha
+        self.coef_ = projection.T @ alpha[:r]
+        self.intercept_ = float(alpha[r]) if self.fit_intercept else 0.0
+        self.n_iter_ = iterations
+        self.n_users_used_ = used
+        self.n_features_in_ = d
+        return self
+
+    def _margins(self, X):
+        self._check_fitted()
+        return self._features(X, self.n_features_in_) @ self.coef_ + self.intercept_
+
+
+class LDPLinearRegression(_LDPLinearModel):
+    """epsilon-LDP linear regression (Harmony Alg. 4, squared loss); see the module docstring for the protocol.
+
+    Parameters (all keyword except epsilon; validated by ``fit``):
+
+    - ``epsilon=1.0``: each user's LDP budget, in (0, 30]; every user reports once.
+    - ``regularization=1e-4``: lambda of the regularised loss l + (lambda/2)|alpha|^2 (intercept excluded);
+      small, since the noise already keeps the steps from fitting the data too closely.
+    - ``reduced_dim=None``: r, the rows of the public projection; None = min(d, 32) (``default_reduced_dim``).
+    - ``batch_size=None``: users per mini-batch; None = ceil(2 m max(1, ln m) c^2) with m = r + fit_intercept
+      and c = (e^eps + 1)/(e^eps - 1) (``default_batch_size``, ``BATCH_KAPPA``).
+    - ``learning_rate=1.0``: gamma_0 of the step sizes gamma_t = gamma_0 / sqrt(t).
+    - ``fit_intercept=True``: learn an intercept, as an extra unprojected, unregularised gradient entry
+      (the constant feature 1), so it is never lost by the projection.
+    - ``random_state=None``: None, an int >= 0 or a numpy Generator; seeds both the public projection and the
+      simulated users' randomness (shuffle, coordinates, bits). None draws from the OS CSPRNG.
+
+    Fitted attributes: ``coef_`` (d,) = P^T alpha, ``intercept_``, ``projection_`` (r x d), ``projection_seed_``,
+    ``reduced_dim_``, ``batch_size_``, ``alpha_`` (the model in the reduced space, intercept last),
+    ``n_iter_`` (mini-batches), ``n_users_used_`` (= n_iter_ * batch_size_), ``n_features_in_``.
+
+    Targets y must lie in [-1, 1] (map them with ``lipdesign.harmony.Range``).
+    """
+
+    _derivative = staticmethod(_squared_derivative)
+    _estimator_type = "regressor"
+
+    def _targets(self, y):
+        return unit_values(y, 1, "y").ravel()
+
+    def predict(self, X):
+        """x . coef_ + intercept_ for each row of X (features in [-1, 1])."""
+        return self._margins(X)
+
+    def score(self, X, y):
+        """R^2 = 1 - sum (y - prediction)^2 / sum (y - mean y)^2, as scikit-learn (1.0 when y is constant and
+        predicted exactly, 0.0 when y is constant and not)."""
+        prediction = self.predict(X)
+        y = unit_values(y, 1, "y").ravel()
+        self._check_length(prediction[:, None], y)
+        residual = float(np.sum((y - prediction) ** 2))
+        total = float(np.sum((y - y.mean()) ** 2))
+        if total == 0.0:
+            return 1.0 if residual == 0.0 else 0.0
+        return 1.0 - residual / total
+
+
+class _LDPClassifier(_LDPLinearModel):
+    """Two-class labels: ``classes_`` (sorted), classes_[0] -> -1 and classes_[1] -> +1 in the loss."""
+
+    _estimator_type = "classifier"
+
+    def _labels(self, y):
+        array = np.asarray(y)
+        if array.ndim != 1:
+            raise ValidationError(f"y has shape {array.shape}; expected a vector of class labels, one per row")
+        if array.size == 0:
+            raise ValidationError("y must not be empty")
+        if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+            position = int(np.flatnonzero(~np.isfinite(array))[0])
+            raise ValidationError(f"y[{position}] is {array[position]}; class labels must not be nan or inf")
+        if array.dtype.kind == "O" and any(label is None for label in array):
+            raise ValidationError("y contains None; every row needs a class label")
+        return array
+
+    def _targets(self, y):
+        array = self._labels(y)
+        try:
+            classes, codes = np.unique(array, return_inverse=True)
+        except TypeError:
+            raise ValidationError("y mixes labels of different types; labels must be mutually sortable") from None
+        if classes.size != 2:
+            raise ValidationError(f"y has {classes.size} distinct class{'es' if classes.size != 1 else ''} "
+                                  f"({', '.join(map(repr, classes[:5].tolist()))}); these classifiers need "
+                                  "exactly 2")
+        self.classes_ = classes
+        return 2.0 * codes.reshape(-1) - 1.0
+
+    def decision_function(self, X):
+        """x . coef_ + intercept_; positive means classes_[1]."""
+        return self._margins(X)
+
+    def predict(self, X):
+        """classes_[1] where the decision function is > 0, else classes_[0]."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def score(self, X, y):
+        """Accuracy: the fraction of rows whose predicted label equals y."""
+        prediction = self.predict(X)
+        y = self._labels(y)
+        self._check_length(prediction[:, None], y)
+        return float(np.mean(prediction == y))
+
+
+class LDPLogisticRegression(_LDPClassifier):
+    """epsilon-LDP logistic regression (Harmony Alg. 4, loss log(1 + exp(-y x^T beta))) for two classes.
+
+    Same parameters and fitted attributes as ``LDPLinearRegression``, plus ``classes_``; y holds any two labels
+    (numbers or strings), the larger one (``classes_[1]``) being the positive class.
+    """
+
+    _derivative = staticmethod(_logistic_derivative)
+
+
+class LDPLinearSVC(_LDPClassifier):
+    """epsilon-LDP linear SVM (Harmony Alg. 4, hinge loss max(0, 1 - y x^T beta)) for two classes.
+
+    Same parameters and fitted attributes as ``LDPLinearRegression``, plus ``classes_``; y holds any two labels.
+    """
+
+    _derivative = staticmethod(_hinge_derivative)

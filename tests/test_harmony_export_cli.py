@@ -1,0 +1,112 @@
+"""JSON export / load of every lipdesign.harmony mechanism, and the CLI commands that handle them."""
+
+import json
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign import harmony
+from lipdesign.cli import main
+
+MECHANISMS = [
+    harmony.Laplace(1.0, d=3),
+    harmony.Duchi(1.0, d=4),
+    harmony.HarmonyNumeric(2.0, d=5),
+    harmony.HarmonyNumeric(2.0, d=5, coordinates="public", seed=17),
+    harmony.Piecewise(3.0, d=2),
+    harmony.Hybrid(3.0, d=2),
+    harmony.GRR(1.0, k=6),
+    harmony.OUE(1.0, k=6),
+    harmony.OLH(2.0, k=20),
+    harmony.HadamardResponse(1.0, k=10),
+    harmony.HarmonyCategorical(1.0, k=5, m=64, seed=3),
+    harmony.HarmonyMixed(1.0, ["numeric", 4], m=32, seed=5),
+]
+FINITE = {"Duchi", "HarmonyNumeric", "GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed"}
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
+def test_every_mechanism_round_trips_and_is_reverified(mechanism, tmp_path):
+    path = tmp_path / "mechanism.json"
+    mechanism.to_json(path)
+    document = json.loads(path.read_text())
+    assert document["format"] == "lipdesign.harmony"
+    assert document["mechanism"] == type(mechanism).__name__
+    loaded = ld.load(path)
+    assert loaded == mechanism and type(loaded) is type(mechanism)
+    if type(mechanism).__name__ in FINITE:
+        assert document["verified_epsilon"] <= mechanism.epsilon
+        assert document["verified_epsilon"] >= mechanism.epsilon - 1e-9
+    else:
+        assert document["verified_epsilon"] is None
+
+
+def test_the_same_parameters_give_the_same_reports():
+    mechanism = harmony.OLH(2.0, k=20)
+    loaded = harmony.OLH(**json.loads(json.dumps(mechanism.parameters())))
+    values = np.arange(20).repeat(5)
+    assert np.array_equal(mechanism.perturb(values, rng=3), loaded.perturb(values, rng=3))
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda d: d.update(mechanism="Gaussian"), ld.FormatError, "not a lipdesign.harmony mechanism"),
+    (lambda d: d["parameters"].update(epsilon=-1), ld.FormatError, "epsilon"),
+    (lambda d: d["parameters"].update(k=1), ld.FormatError, "k"),
+    (lambda d: d["parameters"].update(colour="red"), ld.FormatError, "colour"),
+    (lambda d: d.update(verified_epsilon=0.5), ld.VerificationError, "understates"),
+    (lambda d: d.update(verified_epsilon=None), ld.VerificationError, "understates"),
+    (lambda d: d.pop("guarantee"), ld.FormatError, "guarantee"),
+    (lambda d: d.update(format_version=2), ld.FormatError, "format_version"),
+])
+def test_tampered_documents_are_refused_with_a_clear_error(change, error, message, tmp_path):
+    path = tmp_path / "grr.json"
+    harmony.GRR(1.0, k=6).to_json(path)
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document))
+    with pytest.raises(error, match=message):
+        ld.load(path)
+
+
+def test_cli_writes_verifies_and_simulates_a_harmony_mechanism(tmp_path, capsys):
+    path = tmp_path / "duchi.json"
+    assert main(["harmony", "Duchi", "--epsilon", "1", "-p", "d=3", "-o", str(path)]) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert main(["verify", str(path)]) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert main(["simulate", str(path), "-n", "20000", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "mean[2]" in out and "chi-square p-value" in out
+
+
+def test_cli_simulates_frequency_oracles_and_mixed_tuples(tmp_path, capsys):
+    for name, params in [("OLH", ["-p", "k=8"]), ("HarmonyMixed", ["-p", 'attributes=["numeric", 3]'])]:
+        path = tmp_path / f"{name}.json"
+        assert main(["harmony", name, "--epsilon", "2", *params, "-o", str(path)]) == 0
+        assert main(["simulate", str(path), "-n", "50000", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "frequency[7]" in out and "frequency[1][2]" in out
+
+
+def test_simulation_z_scores_are_standard_normal():
+    """Over many quantities the standardised errors of simulate_harmony have mean ~0 and variance ~1."""
+    from lipdesign.simulation import simulate_harmony
+
+    z = np.concatenate([simulate_harmony(harmony.HarmonyNumeric(1.0, d=40), 20_000, rng=seed).z_scores
+                        for seed in range(10)])
+    assert abs(z.mean()) < 5 / np.sqrt(z.size)
+    assert abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["harmony", "Gaussian", "--epsilon", "1", "-o", "x.json"], "Gaussian"),
+    (["harmony", "GRR", "--epsilon", "1", "-o", "x.json"], "k"),
+    (["harmony", "GRR", "--epsilon", "1", "-p", "k", "-o", "x.json"], "NAME=VALUE"),
+    (["harmony", "GRR", "--epsilon", "50", "-p", "k=3", "-o", "x.json"], "epsilon"),
+])
+def test_cli_bad_harmony_arguments_exit_2_with_one_line(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
