@@ -1,0 +1,391 @@
+"""Mean estimation of numeric attributes t in [-1, 1]^d under eps-LDP (MATH §9).
+
+- ``Laplace``: t + Lap(2d/eps) per coordinate (the baseline of Harmony Sec. 3.1).
+- ``Duchi``: Duchi et al.'s multidimensional mechanism with Harmony's even-d fix (Alg. 1).
+- ``HarmonyNumeric``: Harmony Alg. 2, one randomized bit for one coordinate per user.
+- ``Piecewise`` and ``Hybrid``: Wang et al., ICDE 2019, with their attribute sampling for d > 1.
+
+Every ``estimate`` is unbiased and every ``variance(values)`` is the exact variance of ``estimate(perturb(values))``
+for that population. Numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.harmony._base import (
+    HarmonyMechanism,
+    as_generator,
+    implemented_exp,
+    integer_parameter,
+    one_bit,
+    one_bit_scale,
+    one_bit_table,
+    public_index,
+    public_seed,
+    unit_values,
+)
+from lipdesign.runtime.perturb import fmt
+from lipdesign.validation import float_array
+
+__all__ = ["HYBRID_THRESHOLD", "REPORT_DTYPE", "Duchi", "HarmonyNumeric", "Hybrid", "Laplace", "Piecewise"]
+
+#: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
+REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
+
+#: eps* of Wang et al. (ICDE 2019, "~0.61"): the root of (s + 3) / (3 (s - 1)^2) = c^2 with s = e^(eps/2),
+#: c = (e^eps + 1) / (e^eps - 1). Above it the PM/Duchi mix of ``Hybrid`` beats Duchi's worst case.
+HYBRID_THRESHOLD = 0.6093524930273998
+
+#: Users per chunk are chosen so that an (users x d) float temporary has about this many entries.
+CHUNK_ENTRIES = 2**20
+
+
+def _dimension(d):
+    return integer_parameter(d, "d")
+
+
+def _chunks(n, d):
+    """Slices of users so that (users x d) temporaries stay near CHUNK_ENTRIES entries."""
+    step = max(1, CHUNK_ENTRIES // d)
+    return [slice(start, min(start + step, n)) for start in range(0, n, step)]
+
+
+def _numeric_reports(reports, d):
+    """Float reports of shape (n, d) (or (n,) when d == 1), finite."""
+    try:
+        flat = d == 1 and np.ndim(reports) == 1
+    except ValueError:  # ragged nested lists; float_array names the problem
+        flat = False
+    array = float_array(reports, "reports", 1 if flat else 2)
+    array = array.reshape(-1, 1) if flat else array
+    if array.shape[1] != d:
+        raise ValidationError(f"reports has shape {array.shape}; expected (n, {d}), one report row per user")
+    return array
+
+
+def _check_bound(reports, bound, mechanism):
+    """Raise unless every report lies in [-bound, bound] (up to rounding)."""
+    outside = np.flatnonzero(np.abs(reports.ravel()) > bound * (1.0 + 1e-9))
+    if outside.size:
+        row, column = np.unravel_index(outside[0], reports.shape)
+        raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; {mechanism} reports lie "
+                              f"in [-{bound:.12g}, {bound:.12g}] (reports of another mechanism or epsilon?)")
+
+
+class Laplace(HarmonyMechanism):
+    """t + Lap(2d/eps) per coordinate: the L1 sensitivity of t on [-1, 1]^d is 2d (MATH §9, Harmony Sec. 3.1).
+
+    Reports: float (n, d). Continuous output, so the true eps sets the scale and there is no privacy table.
+    """
+
+    def __init__(self, epsilon, d=1):
+        super().__init__(epsilon)
+        self.d = _dimension(d)
+        self.scale = 2.0 * self.d / self.epsilon
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d}
+
+    def perturb(self, values, rng=None):
+        values = unit_values(values, self.d)
+        return values + as_generator(rng).laplace(0.0, self.scale, values.shape)
+
+    def estimate(self, reports):
+        return _numeric_reports(reports, self.d).mean(axis=0)
+
+    def variance(self, values):
+        """2 scale^2 / n = 8 d^2 / (eps^2 n) per coordinate, whatever the values."""
+        n = unit_values(values, self.d).shape[0]
+        return np.full(self.d, 2.0 * self.scale**2 / n)
+
+
+class Duchi(HarmonyMechanism):
+    """Duchi et al.'s mechanism with Harmony's even-d fix (MATH §9, Harmony Alg. 1).
+
+    v_j = +-1 with Pr[v_j = 1] = (1 + t_j) / 2; with probability ``plus_probability`` the output is uniform on
+    T+ = {s in {-B, B}^d : s.v > 0}, else uniform on the rest. Every output has probability e^eps / Z or 1 / Z
+    given v, and E[s | v] = v. Reports: float (n, d) with entries +-B (``bound``).
+    """
+
+    def __init__(self, epsilon, d=1):
+        super().__init__(epsilon)
+        self.d = _dimension(d)
+        d, e = self.d, self.exp_epsilon
+        # C = |T+|; M = binom(d-1, floor((d-1)/2)); the integer ratios keep every float finite for any d.
+        self.plus_count = 2 ** (d - 1) - (math.comb(d, d // 2) // 2 if d % 2 == 0 else 0)
+        middle = math.comb(d - 1, (d - 1) // 2)
+        self.plus_probability = e / ((e - 1.0) + 2**d / self.plus_count)
+        self.bound = (2**d / middle + (self.plus_count / middle) * (e - 1.0)) / (e - 1.0)
+        # Distribution of kappa = #{j : sign(s_j) = v_j}: s is in T+ iff kappa > d/2, and the kappa-sets are
+        # binom(d, kappa) outputs of equal probability.
+        plus = np.arange(d + 1) > d / 2
+        weights = np.array([math.comb(d, kappa) / self.plus_count if kappa > d / 2
+                            else math.comb(d, kappa) / (2**d - self.plus_count) for kappa in range(d + 1)])
+        self._kappa_cdf = np.cumsum(np.where(plus, self.plus_probability, 1.0 - self.plus_probability) * weights)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d}
+
+    def perturb(self, values, rng=None):
+        values = unit_values(values, self.d)
+        rng = as_generator(rng)
+        n, d = values.shape
+        reports = np.empty((n, d))
+        for rows in _chunks(n, d):
+            t = values[rows]
+            v = np.where(rng.random(t.shape) < (1.0 + t) / 2.0, 1.0, -1.0)
+            kappa = np.minimum(np.searchsorted(self._kappa_cdf, rng.random(t.shape[0]) * self._kappa_cdf[-1],
+                                               side="right"), d)
+            # Agree with v on a uniformly random kappa-subset: the kappa smallest of d uniforms.
+            uniforms = rng.random(t.shape)
+            thresholds = np.concatenate([np.full((t.shape[0], 1), -1.0), np.sort(uniforms, axis=1)], axis=1)
+            agree = uniforms <= thresholds[np.arange(t.shape[0]), kappa][:, None]
+            reports[rows] = np.where(agree, self.bound, -self.bound) * v
+        return reports
+
+    def estimate(self, reports):
+        reports = _numeric_reports(reports, self.d)
+        off = np.flatnonzero(np.abs(np.abs(reports.ravel()) - self.bound) > 1e-9 * self.bound)
+        if off.size:
+            row, column = np.unravel_index(off[0], reports.shape)
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; Duchi reports are "
+                                  f"+-B = +-{self.bound:.12g} (reports of another mechanism or epsilon?)")
+        return reports.mean(axis=0)
+
+    def variance(self, values):
+        """sum_i (B^2 - t_ij^2) / n^2 per coordinate (E[s_j^2] = B^2, E[s_j] = t_j)."""
+        values = unit_values(values, self.d)
+        return (self.bound**2 - values**2).sum(axis=0) / values.shape[0] ** 2
+
+    def privacy_table(self):
+        """Rows v = (1,...,1) and -v; columns: the outputs with s.v > 0, < 0 (and = 0 when d is even).
+
+        Within a column every output has the same probability under each row, and every output has
+        probability e^eps / Z or 1 / Z under any v, so the table's largest ratio is the mechanism's.
+        """
+        e = self.exp_epsilon
+        if self.d % 2:
+            row = np.array([e, 1.0])
+        else:
+            row = np.array([e, 1.0, math.comb(self.d, self.d // 2) / self.plus_count])
+        row = row / row.sum()
+        other = row.copy()
+        other[[0, 1]] = row[[1, 0]]
+        return np.vstack([row, other])
+
+    def full_table(self, max_d=12):
+        """(signs, table): ``signs`` lists {-1, 1}^d (int8, 2^d x d); ``table[a, b]`` = Pr[s = B signs[b] | v =
+        signs[a]], the whole 2^d x 2^d table, for audits at small d (at most ``max_d``)."""
+        if self.d > max_d:
+            raise ValidationError(f"d is {self.d}; the full table has 4^d entries, so it is built for d <= {max_d}")
+        codes = np.arange(2**self.d)
+        signs = np.where((codes[:, None] >> np.arange(self.d)) & 1, 1, -1).astype(np.int8)
+        dots = signs.astype(np.int64) @ signs.T.astype(np.int64)
+        z = (self.exp_epsilon - 1.0) * self.plus_count + 2**self.d
+        return signs, np.where(dots > 0, self.exp_epsilon, 1.0) / z
+
+
+class HarmonyNumeric(HarmonyMechanism):
+    """Harmony Alg. 2 (MATH §9): each user reports one randomized bit (``one_bit``) for one coordinate j.
+
+    ``coordinates="private"``: j is drawn uniformly by the user; the report stands for +-d c in coordinate j and
+    ``estimate`` is (1/n) sum of d c sign per coordinate (per-user variance d c^2 - t_j^2).
+    ``coordinates="public"``: j = public_index(seed, user_id, d), which the server recomputes from the user id
+    (Harmony Sec. 3.2); ``perturb`` then needs ``user_ids`` and ``estimate`` is c (sum of signs) / n_j per
+    coordinate, n_j the number of reports for it; a coordinate nobody reported on is estimated as nan.
+    Reports: structured array of REPORT_DTYPE (fields "coordinate" int32 and "sign" int8 in {-1, 1}).
+    """
+
+    MODES = ("private", "public")
+
+    def __init__(self, epsilon, d=1, coordinates="private", seed=None):
+        super().__init__(epsilon)
+        self.d = _dimension(d)
+        if coordinates not in self.MODES:
+            raise ValidationError(f"coordinates is {coordinates!r}; it must be 'private' (drawn by each user) "
+                                  "or 'public' (a hash of the user id)")
+        self.coordinates = coordinates
+        if coordinates == "private" and seed is not None:
+            raise ValidationError(f"seed is {seed!r}; a seed is only used with coordinates='public'")
+        self.seed = public_seed(seed) if coordinates == "public" else None
+        self.scale = one_bit_scale(self.exp_epsilon)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d, "coordinates": self.coordinates, "seed": self.seed}
+
+    def _public_coordinates(self, n, user_ids):
+        """The hashed coordinate of each of n users in public mode; None in private mode."""
+        if self.coordinates == "private":
+            if user_ids is not None:
+                raise ValidationError("user_ids were given but coordinates='private' draws j on the device; "
+                                      "use coordinates='public' to derive j from user ids")
+            return None
+        if user_ids is None:
+            raise ValidationError("user_ids is missing; coordinates='public' derives each user's coordinate "
+                                  "from its user id")
+        ids = np.asarray(user_ids)
+        if ids.ndim != 1 or ids.shape[0] != n:
+            raise ValidationError(f"user_ids has shape {ids.shape}; expected ({n},), one id per row of values")
+        return public_index(self.seed, ids, self.d)
+
+    def perturb(self, values, rng=None, user_ids=None):
+        values = unit_values(values, self.d)
+        rng = as_generator(rng)
+        n = values.shape[0]
+        coordinate = self._public_coordinates(n, user_ids)
+        if coordinate is None:
+            coordinate = rng.integers(0, self.d, n)
+        reports = np.empty(n, dtype=REPORT_DTYPE)
+        reports["coordinate"] = coordinate
+        reports["sign"] = one_bit(values[np.arange(n), coordinate], self.exp_epsilon, rng)
+        return reports
+
+    def _reports(self, reports):
+        if not isinstance(reports, np.ndarray) or reports.dtype.names is None or \
+                not {"coordinate", "sign"} <= set(reports.dtype.names):
+            kind = getattr(reports, "dtype", type(reports).__name__)
+            raise ValidationError(f"reports has dtype {kind}; expected a structured array with fields "
+                                  "'coordinate' and 'sign' (as returned by HarmonyNumeric.perturb)")
+        if reports.ndim != 1 or reports.size == 0:
+            raise ValidationError(f"reports has shape {reports.shape}; expected a non-empty vector of reports")
+        coordinate = reports["coordinate"].astype(np.int64)
+        sign = reports["sign"].astype(np.int64)
+        bad = np.flatnonzero((coordinate < 0) | (coordinate >= self.d))
+        if bad.size:
+            raise ValidationError(f"reports['coordinate'][{bad[0]}] is {coordinate[bad[0]]}; coordinates lie in "
+                                  f"0..{self.d - 1}")
+        bad = np.flatnonzero(np.abs(sign) != 1)
+        if bad.size:
+            raise ValidationError(f"reports['sign'][{bad[0]}] is {sign[bad[0]]}; a sign is -1 or 1")
+        return coordinate, sign
+
+    def estimate(self, reports):
+        coordinate, sign = self._reports(reports)
+        sums = np.bincount(coordinate, weights=sign, minlength=self.d)
+        if self.coordinates == "private":
+            return self.d * self.scale * sums / coordinate.size
+        counts = np.bincount(coordinate, minlength=self.d)
+        with np.errstate(invalid="ignore"):
+            return self.scale * sums / counts
+
+    def variance(self, values, user_ids=None):
+        """Private: sum_i (d c^2 - t_ij^2) / n^2. Public, given the hashed buckets: sum over the users of bucket
+        j of (c^2 - t_ij^2) / n_j^2 (nan for an empty bucket)."""
+        values = unit_values(values, self.d)
+        n = values.shape[0]
+        coordinate = self._public_coordinates(n, user_ids)
+        if coordinate is None:
+            return (self.d * self.scale**2 - values**2).sum(axis=0) / n**2
+        own = values[np.arange(n), coordinate]
+        counts = np.bincount(coordinate, minlength=self.d)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.bincount(coordinate, weights=self.scale**2 - own**2, minlength=self.d) / counts**2
+
+    def privacy_table(self):
+        return one_bit_table(self.exp_epsilon)
+
+
+def _piecewise_bound(half_exp):
+    """C = (e^(eps/2) + 1) / (e^(eps/2) - 1), the largest |output| of the Piecewise mechanism."""
+    return (half_exp + 1.0) / (half_exp - 1.0)
+
+
+def _piecewise(values, exp_epsilon, rng):
+    """Wang et al.'s Piecewise mechanism on a vector of t in [-1, 1]: with probability e^(eps/2)/(e^(eps/2)+1)
+    uniform on [l(t), r(t)] = [(C+1)/2 t - (C-1)/2, (C+1)/2 t + (C-1)/2], else uniform on [-C, l) u (r, C]."""
+    half_exp = math.sqrt(exp_epsilon)
+    bound = _piecewise_bound(half_exp)
+    left = (bound + 1.0) / 2.0 * values - (bound - 1.0) / 2.0
+    inside = rng.random(values.shape) < half_exp / (half_exp + 1.0)
+    position = rng.random(values.shape)
+    outer = -bound + position * (bound + 1.0)
+    outer = np.where(outer >= left, outer + (bound - 1.0), outer)
+    return np.where(inside, left + position * (bound - 1.0), outer)
+
+
+def _piecewise_variance(values, exp_epsilon):
+    """t^2 / (e^(eps/2) - 1) + (e^(eps/2) + 3) / (3 (e^(eps/2) - 1)^2) (MATH §9)."""
+    half_exp = math.sqrt(exp_epsilon)
+    return values**2 / (half_exp - 1.0) + (half_exp + 3.0) / (3.0 * (half_exp - 1.0) ** 2)
+
+
+class _AttributeSampling(HarmonyMechanism):
+    """Wang et al.'s extension to d attributes: each user perturbs k = max(1, min(d, floor(eps / 2.5)))
+    attributes drawn uniformly without replacement, each with eps / k, scaled by d / k; the others report 0.
+    Sequential composition gives eps-LDP. Reports: float (n, d)."""
+
+    def __init__(self, epsilon, d=1):
+        super().__init__(epsilon)
+        self.d = _dimension(d)
+        self.attributes = max(1, min(self.d, math.floor(self.epsilon / 2.5)))
+        self.attribute_epsilon = self.epsilon / self.attributes
+        self.attribute_exp = implemented_exp(self.attribute_epsilon)
+        self.half_exp = math.sqrt(self.attribute_exp)
+        self.bound = _piecewise_bound(self.half_exp)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d}
+
+    def perturb(self, values, rng=None):
+        values = unit_values(values, self.d)
+        rng = as_generator(rng)
+        n, d = values.shape
+        k = self.attributes
+        reports = np.zeros((n, d))
+        for rows in _chunks(n, d):
+            count = rows.stop - rows.start
+            chosen = np.argpartition(rng.random((count, d)), k - 1, axis=1)[:, :k]
+            users = np.arange(rows.start, rows.stop)[:, None]
+            reports[users, chosen] = (d / k) * self._perturb_one(values[users, chosen], rng)
+        return reports
+
+    def estimate(self, reports):
+        reports = _numeric_reports(reports, self.d)
+        _check_bound(reports, self.d / self.attributes * self.bound, type(self).__name__)
+        return reports.mean(axis=0)
+
+    def variance(self, values):
+        """sum_i [(d/k) (Var_1D(t_ij; eps/k) + t_ij^2) - t_ij^2] / n^2 per coordinate."""
+        values = unit_values(values, self.d)
+        scale = self.d / self.attributes
+        per_user = scale * (self._variance_one(values) + values**2) - values**2
+        return per_user.sum(axis=0) / values.shape[0] ** 2
+
+
+class Piecewise(_AttributeSampling):
+    """Wang et al.'s Piecewise mechanism (ICDE 2019, MATH §9); worst-case variance 4 e^(eps/2) / (3 (e^(eps/2) -
+    1)^2) at d = 1. Output density e^(eps/2)(e^(eps/2) - 1) / (2 (e^(eps/2) + 1)) on [l(t), r(t)] and e^-eps times
+    that elsewhere on [-C, C]. No privacy table (continuous output)."""
+
+    def _perturb_one(self, values, rng):
+        return _piecewise(values, self.attribute_exp, rng)
+
+    def _variance_one(self, values):
+        return _piecewise_variance(values, self.attribute_exp)
+
+
+class Hybrid(_AttributeSampling):
+    """Wang et al.'s Hybrid mechanism (ICDE 2019, MATH §9): above eps* (HYBRID_THRESHOLD, per attribute) the
+    Piecewise mechanism with probability alpha = 1 - e^(-eps/2), else the one-bit Duchi mechanism (+-c); at or
+    below eps* always the one-bit mechanism. No privacy table (continuous output)."""
+
+    def __init__(self, epsilon, d=1):
+        super().__init__(epsilon, d)
+        self.piecewise_probability = 1.0 - 1.0 / self.half_exp if self.attribute_epsilon > HYBRID_THRESHOLD \
+            else 0.0
+        self.scale = one_bit_scale(self.attribute_exp)
+
+    def _perturb_one(self, values, rng):
+        bit = self.scale * one_bit(values, self.attribute_exp, rng)
+        if not self.piecewise_probability:
+            return bit
+        piecewise = _piecewise(values, self.attribute_exp, rng)
+        return np.where(rng.random(values.shape) < self.piecewise_probability, piecewise, bit)
+
+    def _variance_one(self, values):
+        alpha = self.piecewise_probability
+        return alpha * _piecewise_variance(values, self.attribute_exp) + (1.0 - alpha) * (self.scale**2 - values**2)
