@@ -1,0 +1,459 @@
+"""Categorical frequency oracles: the LDP baselines of MATH §8 (seed 002) and Harmony's categorical mechanism,
+Alg. 3 (Bassily-Smith random projection, MATH §9, seed 000).
+
+Inputs are category indices 0..k-1, one per user. ``perturb(values, rng=None)`` returns one report per user,
+``estimate(reports, consistency=None)`` the frequency of every category (``consistency="norm-sub"`` applies
+``lipdesign.runtime.norm_sub``), ``variance(frequencies, n)`` the closed-form variance of each estimate and
+``privacy_table()`` a finite table whose exact LDP epsilon is the mechanism's (``verify()``).
+
+``GRR``, ``OUE``, ``OLH`` and ``HadamardResponse`` are pure protocols (MATH §8): a report "supports" value v
+with probability p when v is the user's value and q otherwise, independently across users. With C_v the
+number of reports supporting v, ``pure_estimate`` f_v = (C_v/n - q)/(p - q) is unbiased and ``pure_variance``
+is its variance. Every probability uses ``exp_epsilon`` (e^eps slightly lowered, see ``_base.EXP_MARGIN``).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.harmony._base import (
+    HarmonyMechanism,
+    as_generator,
+    category_values,
+    integer_parameter,
+    one_bit,
+    one_bit_scale,
+    one_bit_table,
+    public_seed,
+)
+from lipdesign.runtime.estimate import norm_sub
+from lipdesign.runtime.perturb import fmt, index_array
+from lipdesign.validation import probability_vector
+
+__all__ = [
+    "GRR",
+    "HASH_PRIME",
+    "OLH",
+    "OUE",
+    "HadamardResponse",
+    "HarmonyCategorical",
+    "hash_collision",
+    "pure_estimate",
+    "pure_variance",
+]
+
+#: The prime P of OLH's hash family h_{a,b}(x) = ((a x + b) mod P) mod g (a Mersenne prime; a x + b < 2**63).
+HASH_PRIME = 2**31 - 1
+
+#: Elements per temporary array in chunked loops (32 MiB of int64).
+_BLOCK = 2**22
+
+#: HarmonyCategorical keeps its public projection in memory: at most this many signs (m * k), 64 MiB.
+MAX_SIGNS = 2**26
+
+
+def pure_estimate(support, n, p, q):
+    """f_v = (C_v/n - q)/(p - q) (MATH §8), unbiased for a pure protocol with support probabilities p, q."""
+    return (np.asarray(support, dtype=float) / n - q) / (p - q)
+
+
+def pure_variance(frequencies, n, p, q):
+    """Var f_v = [f_v p(1-p) + (1-f_v) q(1-q)] / (n (p-q)^2) (MATH §8): C_v is a sum of n independent
+    Bernoulli variables, n f_v of them with mean p and the others with mean q."""
+    f = np.asarray(frequencies, dtype=float)
+    return (f * p * (1.0 - p) + (1.0 - f) * q * (1.0 - q)) / (n * (p - q) ** 2)
+
+
+def hash_collision(g, prime=HASH_PRIME):
+    """Pr[h(x) = h(x')] for x != x' in [0, prime), h = ((a x + b) mod prime) mod g, a uniform in
+    [1, prime-1], b uniform in [0, prime-1].
+
+    (a, b) -> (a x + b, a x' + b) mod prime is a bijection onto the ordered pairs of distinct residues
+    (a = (u - v)/(x - x'), b = u - a x), so the pair is uniform over those prime (prime - 1) pairs and
+    the collision probability is sum_z n_z (n_z - 1) / (prime (prime - 1)), n_z = #{r < prime: r mod g = z}.
+    With prime = Q g + R, R residues z have n_z = Q + 1 and g - R have n_z = Q.
+    """
+    quotient, remainder = divmod(prime, g)
+    pairs = remainder * (quotient + 1) * quotient + (g - remainder) * quotient * (quotient - 1)
+    return pairs / (prime * (prime - 1))
+
+
+def _randomized_response(truth, size, exp_epsilon, rng):
+    """GRR on 0..size-1 (MATH §8): the truth with probability e^eps/(e^eps + size - 1), else a lie uniform on
+    the OTHER size - 1 values (a draw r in 0..size-2, shifted up by one when r >= truth)."""
+    keep = rng.random(truth.shape) < exp_epsilon / (exp_epsilon + size - 1)
+    lie = rng.integers(0, size - 1, size=truth.shape)  # numpy's upper bound is exclusive: 0..size-2
+    lie += lie >= truth
+    return np.where(keep, truth, lie)
+
+
+def _grr_table(exp_epsilon, size):
+    """The size x size GRR table: e^eps/(e^eps + size - 1) on the diagonal, 1/(e^eps + size - 1) elsewhere."""
+    table = np.full((size, size), 1.0 / (exp_epsilon + size - 1))
+    np.fill_diagonal(table, exp_epsilon / (exp_epsilon + size - 1))
+    return table
+
+
+def _parity(z):
+    """popcount(z) mod 2 for non-negative int64 z (xor folding)."""
+    z = z.copy()
+    for shift in (32, 16, 8, 4, 2, 1):
+        z ^= z >> shift
+    return z & 1
+
+
+def _fwht(vector):
+    """Fast Walsh-Hadamard transform: (H v)[r] = sum_y (-1)^popcount(r & y) v[y], len(v) a power of 2 (Sylvester
+    order). Each pass applies the 2 x 2 butterfly to one bit of the index."""
+    out = np.asarray(vector)
+    size, half = out.size, 1
+    while half < size:
+        pairs = out.reshape(-1, 2, half)
+        out = np.stack((pairs[:, 0] + pairs[:, 1], pairs[:, 0] - pairs[:, 1]), axis=1)
+        half *= 2
+    return out.reshape(size)
+
+
+def _check_consistency(consistency):
+    if consistency is not None and not (isinstance(consistency, str) and consistency == "norm-sub"):
+        raise ValidationError(f"consistency is {consistency!r}; it must be None or 'norm-sub'")
+
+
+def _consistent(estimate, consistency):
+    return norm_sub(estimate) if consistency == "norm-sub" else estimate
+
+
+def _structured_reports(reports, names, dtype):
+    """Check that ``reports`` is a non-empty vector of records with fields ``names`` (as ``perturb`` returns)."""
+    fields = getattr(getattr(reports, "dtype", None), "names", None)
+    if not isinstance(reports, np.ndarray) or fields is None or not set(names) <= set(fields):
+        got = f"dtype {reports.dtype}" if isinstance(reports, np.ndarray) else f"type {type(reports).__name__}"
+        raise ValidationError(f"reports has {got}; it must be a numpy structured array with dtype {dtype}, "
+                              "as perturb returns")
+    if reports.ndim != 1 or reports.size == 0:
+        raise ValidationError(f"reports has shape {reports.shape}; it must be a non-empty vector of reports")
+
+
+class _PureProtocol(HarmonyMechanism):
+    """Estimate and variance of a pure protocol (MATH §8). Subclasses set ``k``, ``p``, ``q`` and
+    ``_support(reports)`` -> (C, n), C[v] = number of reports supporting v."""
+
+    def estimate(self, reports, consistency=None):
+        """Unbiased frequencies f_v = (C_v/n - q)/(p - q) (MATH §8); ``consistency="norm-sub"``: Norm-Sub."""
+        _check_consistency(consistency)
+        support, n = self._support(reports)
+        return _consistent(pure_estimate(support, n, self.p, self.q), consistency)
+
+    def variance(self, frequencies, n):
+        """Per-value variance of ``estimate`` for true frequencies ``frequencies`` and n users (MATH §8)."""
+        f = probability_vector(frequencies, "frequencies", length=self.k)
+        return pure_variance(f, integer_parameter(n, "n"), self.p, self.q)
+
+
+class GRR(_PureProtocol):
+    """Generalised randomised response (MATH §8): the true value with probability p = e^eps/(e^eps + k - 1),
+    else a lie uniform on the OTHER k - 1 values (q = 1/(e^eps + k - 1)). Reports: int64 (n,) in 0..k-1."""
+
+    def __init__(self, epsilon, k):
+        super().__init__(epsilon)
+        self.k = integer_parameter(k, "k", low=2)
+        self.p = self.exp_epsilon / (self.exp_epsilon + self.k - 1)
+        self.q = 1.0 / (self.exp_epsilon + self.k - 1)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k}
+
+    def perturb(self, values, rng=None):
+        values = category_values(values, self.k)
+        return _randomized_response(values, self.k, self.exp_epsilon, as_generator(rng))
+
+    def _support(self, reports):
+        reports = category_values(reports, self.k, "reports")
+        return np.bincount(reports, minlength=self.k), reports.size
+
+    def privacy_table(self):
+        """The k x k GRR table."""
+        return _grr_table(self.exp_epsilon, self.k)
+
+
+class OUE(_PureProtocol):
+    """Optimised unary encoding (MATH §8): one bit per value; the bit of the true value is 1 with probability
+    p = 1/2, every other bit with probability q = 1/(e^eps + 1). Reports: uint8 (n, k) of 0/1."""
+
+    def __init__(self, epsilon, k):
+        super().__init__(epsilon)
+        self.k = integer_parameter(k, "k", low=2)
+        self.p = 0.5
+        self.q = 1.0 / (self.exp_epsilon + 1.0)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k}
+
+    def perturb(self, values, rng=None):
+        values = category_values(values, self.k)
+        rng = as_generator(rng)
+        out = np.empty((values.size, self.k), dtype=np.uint8)
+        step = max(1, _BLOCK // self.k)
+        for start in range(0, values.size, step):
+            chunk = values[start:start + step]
+            bits = rng.random((chunk.size, self.k)) < self.q
+            bits[np.arange(chunk.size), chunk] = rng.random(chunk.size) < self.p
+            out[start:start + chunk.size] = bits
+        return out
+
+    def _support(self, reports):
+        reports = np.asarray(reports)
+        if reports.ndim != 2 or reports.shape[0] == 0 or reports.shape[1] != self.k:
+            raise ValidationError(f"reports has shape {reports.shape}; expected (n, {self.k}) with n >= 1, "
+                                  f"one row of k = {self.k} bits per user")
+        if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
+            raise ValidationError(f"reports has dtype {reports.dtype}; OUE reports are bits (uint8 0/1)")
+        if reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
+            row, column = np.argwhere((reports < 0) | (reports > 1))[0]
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every OUE report "
+                                  "entry must be a bit, 0 or 1")
+        return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
+
+    def privacy_table(self):
+        """Exact reduction to 2 rows x 4 outputs: two inputs x != x' differ only in the bits x and x' (the others
+        are independent Bernoulli(q) under both and cancel from every likelihood ratio), so the rows are inputs
+        x, x' and the columns the pairs (bit x, bit x') = 00, 01, 10, 11."""
+        keep = 0.5 * self.exp_epsilon / (self.exp_epsilon + 1.0)  # (1/2) (1 - q)
+        flip = 0.5 / (self.exp_epsilon + 1.0)  # (1/2) q
+        return np.array([[keep, flip, keep, flip], [keep, keep, flip, flip]])
+
+
+class OLH(_PureProtocol):
+    """Optimised local hashing (MATH §8). Each user draws a hash h_{a,b}(x) = ((a x + b) mod P) mod g, P =
+    ``HASH_PRIME`` = 2^31 - 1, with a uniform in [1, P-1] and b uniform in [0, P-1] from her own rng, and
+    reports (a, b, y) with y = GRR over g buckets of h(x) (p' = e^eps/(e^eps + g - 1)).
+
+    ``g`` defaults to round(e^eps) + 1, the variance-minimising integer (MATH §8), capped at P so y fits int32.
+    Requires k < P (distinct values stay distinct mod P). Reports: structured array
+    [("a", "<i8"), ("b", "<i8"), ("y", "<i4")].
+
+    A report supports v when h(v) = y: with probability p = p' if v is the user's value, and otherwise
+    q = coll p' + (1 - coll)(1 - p')/(g - 1), coll = ``hash_collision(g)`` (exact for this family, slightly off
+    1/g; MATH §8's q = 1/g is the idealised value).
+    """
+
+    report_dtype = np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
+
+    def __init__(self, epsilon, k, g=None):
+        super().__init__(epsilon)
+        self.k = integer_parameter(k, "k", low=2, high=HASH_PRIME - 1)
+        if g is None:
+            g = min(round(math.exp(self.epsilon)) + 1, HASH_PRIME)
+        self.g = integer_parameter(g, "g", low=2, high=HASH_PRIME)
+        self.p = self.exp_epsilon / (self.exp_epsilon + self.g - 1)
+        collision = hash_collision(self.g)
+        self.q = collision * self.p + (1.0 - collision) / (self.exp_epsilon + self.g - 1)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k, "g": self.g}
+
+    def _hash(self, a, b, x):
+        return (a * x + b) % HASH_PRIME % self.g
+
+    def perturb(self, values, rng=None):
+        values = category_values(values, self.k)
+        rng = as_generator(rng)
+        out = np.empty(values.size, dtype=self.report_dtype)
+        out["a"] = rng.integers(1, HASH_PRIME, size=values.size)  # 1..P-1 (exclusive upper bound)
+        out["b"] = rng.integers(0, HASH_PRIME, size=values.size)  # 0..P-1
+        hashed = self._hash(out["a"], out["b"], values)
+        out["y"] = _randomized_response(hashed, self.g, self.exp_epsilon, rng)
+        return out
+
+    def _support(self, reports):
+        _structured_reports(reports, ("a", "b", "y"), self.report_dtype)
+        a = index_array(reports["a"], HASH_PRIME, "reports['a']")
+        if (a == 0).any():
+            raise ValidationError(f"reports['a'][{int(np.argmax(a == 0))}] is 0; the hash multiplier a must lie "
+                                  f"in 1..{HASH_PRIME - 1}")
+        b = index_array(reports["b"], HASH_PRIME, "reports['b']")[:, None]
+        y = index_array(reports["y"], self.g, "reports['y']")[:, None]
+        a = a[:, None]
+        support = np.empty(self.k, dtype=np.int64)
+        step = max(1, _BLOCK // a.size)
+        for start in range(0, self.k, step):
+            v = np.arange(start, min(start + step, self.k))
+            support[start:start + v.size] = (self._hash(a, b, v) == y).sum(axis=0)
+        return support, a.size
+
+    def privacy_table(self):
+        """Exact reduction of the output (a, b, y): (a, b) has the same distribution for every input, and given
+        it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table, whose
+        columns all have the same two distinct ratios. Rows: two inputs with h(x) = 0, h(x') = 1 (possible for
+        g >= 2); columns: y = 0, y = 1, and the other g - 2 buckets merged (equal under both inputs)."""
+        keep = self.exp_epsilon / (self.exp_epsilon + self.g - 1)
+        lie = 1.0 / (self.exp_epsilon + self.g - 1)
+        rest = (self.g - 2) * lie
+        return np.array([[keep, lie, rest], [lie, keep, rest]])
+
+
+class HadamardResponse(_PureProtocol):
+    """Hadamard response (MATH §8, seed 002 "HRR"). K = the smallest power of 2 > k; value x uses row x + 1 of
+    the Sylvester Hadamard matrix H[i, j] = (-1)^popcount(i & j) (row 0, all ones, is skipped). The output y in
+    0..K-1 is uniform on C_x = {y: H[x+1, y] = +1} with probability p = e^eps/(e^eps + 1), else uniform on the
+    complement. Rows x+1 != x'+1 are orthogonal, so C_x holds half of C_x' and half of its complement: q = 1/2.
+    Reports: int64 (n,) in 0..K-1.
+    """
+
+    def __init__(self, epsilon, k):
+        super().__init__(epsilon)
+        self.k = integer_parameter(k, "k", low=2)
+        self.K = 1 << self.k.bit_length()
+        self.p = self.exp_epsilon / (self.exp_epsilon + 1.0)
+        self.q = 0.5
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k}
+
+    def perturb(self, values, rng=None):
+        """Draw y uniform on 0..K-1, then flip the lowest set bit of x + 1 when y is on the wrong side: that flip
+        changes the parity of popcount((x+1) & y) and maps C_x one-to-one onto its complement."""
+        row = category_values(values, self.k) + 1
+        rng = as_generator(rng)
+        y = rng.integers(0, self.K, size=row.size)
+        inside = _parity(row & y) == 0
+        keep = rng.random(row.size) < self.p
+        return y ^ np.where(inside != keep, row & -row, 0)
+
+    def _support(self, reports):
+        """C_x = (n + (H h)[x+1]) / 2 with h the output histogram: (H h)[r] counts reports in C minus the rest."""
+        reports = category_values(reports, self.K, "reports")
+        transform = _fwht(np.bincount(reports, minlength=self.K))
+        return (reports.size + transform[1:self.k + 1]) // 2, reports.size
+
+    def privacy_table(self):
+        """The k x K table: 2p/K on C_x, 2(1-p)/K elsewhere."""
+        inside = _parity(np.arange(1, self.k + 1)[:, None] & np.arange(self.K)[None, :]) == 0
+        scale = 2.0 / ((self.exp_epsilon + 1.0) * self.K)
+        return np.where(inside, self.exp_epsilon * scale, scale)
+
+
+def _projection_signs(m, k, seed):
+    """The public m x k signs: bit j (least significant first) of the w-th 64-bit output of the PCG64 bit
+    generator of ``numpy.random.default_rng(seed)`` gives entry 64 w + j in row-major order, 0 -> +1, 1 -> -1.
+    Bit-generator streams (PCG64, SeedSequence) are stable across numpy versions, unlike Generator methods."""
+    words = np.random.default_rng(seed).bit_generator.random_raw(-(-m * k // 64))
+    bits = np.unpackbits(np.asarray(words, dtype="<u8").view(np.uint8), bitorder="little")[:m * k]
+    return (1 - 2 * bits.astype(np.int8)).reshape(m, k)
+
+
+class HarmonyCategorical(HarmonyMechanism):
+    """Harmony Alg. 3, Bassily-Smith random projection (MATH §9). Public Phi = signs / sqrt(m), signs in
+    {-1, +1}^(m x k) from ``seed`` (see ``_projection_signs``). A user with value v picks a row s uniformly and
+    reports sign = one_bit(signs[s, v]) (+signs[s, v] with probability e^eps/(e^eps + 1)); the paper's report
+    alpha = c m Phi[s, v] times the kept/flipped sign is c sqrt(m) sign. Reports: structured array
+    [("row", "<i4"), ("sign", "i1")].
+
+    ``m`` defaults to max(4096, 4k). The per-user variance does not grow with m (every term of the estimate is
+    +-c), only memory and time (m k). The projection estimate has mean G f, G = Phi^T Phi, whose cross-talk
+    sum_{v != l} f_v G[v, l] has standard deviation sqrt(sum_{v != l} f_v^2 / m) <= 1/sqrt(m) = 1/64 over the
+    draw of Phi; ``method="unbiased"`` removes it and needs G well conditioned: at m = 4k its eigenvalues lie
+    near [(1 - 1/2)^2, (1 + 1/2)^2] (Marchenko-Pastur), so inverting G costs a factor about m/(m - k) = 4/3 in
+    variance. m k is capped at ``MAX_SIGNS``.
+    """
+
+    report_dtype = np.dtype([("row", "<i4"), ("sign", "i1")])
+
+    def __init__(self, epsilon, k, m=None, seed=None):
+        super().__init__(epsilon)
+        self.k = integer_parameter(k, "k", low=2)
+        self.m = max(4096, 4 * self.k) if m is None else integer_parameter(m, "m")
+        if self.m * self.k > MAX_SIGNS:
+            raise ValidationError(f"m * k is {self.m} * {self.k} = {self.m * self.k}; the public projection must "
+                                  f"hold at most {MAX_SIGNS} signs (pass a smaller m)")
+        self.seed = public_seed(seed)
+        self.signs = _projection_signs(self.m, self.k, self.seed)
+        self.signs.setflags(write=False)
+        self.scale = one_bit_scale(self.exp_epsilon)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k, "m": self.m, "seed": self.seed}
+
+    @cached_property
+    def gram(self):
+        """G = Phi^T Phi = signs^T signs / m (k x k, unit diagonal); E[projection estimate] = G f (MATH §9)."""
+        gram = np.zeros((self.k, self.k))
+        step = max(1, _BLOCK // self.k)
+        for start in range(0, self.m, step):
+            block = self.signs[start:start + step].astype(float)
+            gram += block.T @ block
+        return gram / self.m
+
+    @cached_property
+    def _gram_inverse(self):
+        if self.m < self.k:
+            raise ValidationError(f"method='unbiased' needs m >= k (m is {self.m}, k is {self.k}): G = Phi^T Phi "
+                                  "has rank at most m")
+        eigenvalues, vectors = np.linalg.eigh(self.gram)
+        if eigenvalues[0] <= self.k * np.finfo(float).eps * eigenvalues[-1]:
+            raise ValidationError(f"method='unbiased' needs G = Phi^T Phi nonsingular, but the projection of seed "
+                                  f"{self.seed} has linearly dependent columns (use another seed or a larger m)")
+        return (vectors / eigenvalues) @ vectors.T
+
+    def perturb(self, values, rng=None):
+        values = category_values(values, self.k)
+        rng = as_generator(rng)
+        out = np.empty(values.size, dtype=self.report_dtype)
+        out["row"] = rng.integers(0, self.m, size=values.size)
+        out["sign"] = one_bit(self.signs[out["row"], values], self.exp_epsilon, rng)
+        return out
+
+    def estimate(self, reports, consistency=None, method="projection"):
+        """``method="projection"`` (the paper's): f(l) = <z_bar, Phi[:, l]> = (1/n) sum_i c sign_i signs[s_i, l],
+        mean G f. ``method="unbiased"``: the solution of G f = projection, mean f for this fixed Phi."""
+        _check_consistency(consistency)
+        self._check_method(method)
+        _structured_reports(reports, ("row", "sign"), self.report_dtype)
+        rows = index_array(reports["row"], self.m, "reports['row']")
+        signs = np.asarray(reports["sign"])
+        if not np.issubdtype(signs.dtype, np.integer):
+            raise ValidationError(f"reports['sign'] has dtype {signs.dtype}; it must hold integers -1 or +1")
+        bad = np.flatnonzero((signs != 1) & (signs != -1))
+        if bad.size:
+            raise ValidationError(f"reports['sign'][{bad[0]}] is {fmt(signs[bad[0]])}; every sign must be -1 or +1")
+        per_row = np.bincount(rows, weights=signs, minlength=self.m)
+        projection = np.empty(self.k)
+        step = max(1, _BLOCK // self.m)
+        for start in range(0, self.k, step):
+            projection[start:start + step] = per_row @ self.signs[:, start:start + step]
+        projection *= self.scale / rows.size
+        if method == "unbiased":
+            projection = self._gram_inverse @ projection
+        return _consistent(projection, consistency)
+
+    def expected_estimate(self, frequencies, method="projection"):
+        """E[estimate]: G f for the projection method, f for the unbiased one."""
+        self._check_method(method)
+        f = probability_vector(frequencies, "frequencies", length=self.k)
+        return self.gram @ f if method == "projection" else f
+
+    def variance(self, frequencies, n, method="projection"):
+        """Per-value variance. Each user's term Z = c sign signs[s, :] has E[Z Z^T] = c^2 G and E[Z] = G[:, v], so
+        Cov(projection) = (c^2 G - G diag(f) G)/n: Var f(l) = (c^2 - sum_v f_v G[v, l]^2)/n; for the unbiased
+        G^-1 projection, Cov = (c^2 G^-1 - diag(f))/n: Var = (c^2 (G^-1)[l, l] - f_l)/n."""
+        self._check_method(method)
+        f = probability_vector(frequencies, "frequencies", length=self.k)
+        n = integer_parameter(n, "n")
+        if method == "projection":
+            return (self.scale**2 - f @ self.gram**2) / n
+        return (self.scale**2 * np.diag(self._gram_inverse) - f) / n
+
+    def privacy_table(self):
+        """Exact reduction to ``one_bit_table``: output (s, b) has probability (1/m) Pr[b | t = signs[s, v]], so
+        every likelihood ratio is 1 or the one-bit ratio e^eps (attained by any v, v' whose columns of signs
+        differ somewhere; only if all k columns coincide is the mechanism more private than the table)."""
+        return one_bit_table(self.exp_epsilon)
+
+    @staticmethod
+    def _check_method(method):
+        if not (isinstance(method, str) and method in ("projection", "unbiased")):
+            raise ValidationError(f"method is {method!r}; it must be 'projection' or 'unbiased'")
