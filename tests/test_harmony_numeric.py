@@ -1,0 +1,523 @@
+"""Tests of lipdesign.harmony.numeric against MATH §9 and independent computations.
+
+Statistical tests are seeded; their tolerances come from the closed-form variances (5 standard deviations).
+Duchi's mechanism is checked exactly by enumerating its output space with rational arithmetic.
+"""
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from lipdesign.errors import ValidationError
+from lipdesign.harmony import Duchi, HarmonyNumeric, Hybrid, Laplace, Piecewise
+from lipdesign.harmony._base import implemented_exp, public_index
+from lipdesign.harmony.numeric import HYBRID_THRESHOLD
+from lipdesign.notions import LDP
+from lipdesign.verification import exp_bounds, verify
+
+Z_LIMIT = 5.0  # standard deviations allowed in every statistical check
+
+
+def population(seed, n, d):
+    """Values in [-1, 1]^d with mass at the extremes, at 0 and a coordinate-dependent mean."""
+    rng = np.random.default_rng(seed)
+    values = np.clip(rng.uniform(-1, 1, (n, d)) + np.linspace(-0.6, 0.6, d), -1, 1)
+    values[: n // 10] = 1.0
+    values[n // 10: n // 5, ::2] = -1.0
+    values[n // 5: n // 4] = 0.0
+    return values
+
+
+def one_bit_c(epsilon):
+    e = implemented_exp(epsilon)
+    return (e + 1) / (e - 1)
+
+
+def assert_unbiased(estimate, truth, variance):
+    """|estimate - truth| <= Z_LIMIT sd per coordinate, sd from a closed-form variance."""
+    assert np.all(np.abs(estimate - truth) <= Z_LIMIT * np.sqrt(variance)), (estimate, truth, variance)
+
+
+def assert_variance(contributions, values, variance, bound):
+    """sum_i (X_ij - t_ij)^2 / n^2 is unbiased for the variance of the mean of the contributions X_ij (E[X_ij] =
+    t_ij, independent users). With |X - t| <= bound, Var((X - t)^2) <= bound^2 E[(X - t)^2], so its standard
+    deviation is at most bound sqrt(variance) / n."""
+    n = values.shape[0]
+    observed = ((contributions - values) ** 2).sum(axis=0) / n**2
+    assert np.all(np.abs(observed - variance) <= Z_LIMIT * bound * np.sqrt(variance) / n), (observed, variance)
+
+
+# ----------------------------------------------------------------------------------------------------- Laplace
+
+@pytest.mark.parametrize("epsilon, d", [(1.0, 1), (0.5, 4), (3.0, 5)])
+def test_laplace_unbiased_with_its_variance(epsilon, d):
+    values = population(1, 200_000, d)
+    mechanism = Laplace(epsilon, d)
+    reports = mechanism.perturb(values, np.random.default_rng(2))
+    n, b = values.shape[0], 2 * d / epsilon
+    expected = np.full(d, 8 * d**2 / epsilon**2 / n)
+    np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-12)
+    assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
+    # (X - t)^2 = L^2 with L ~ Lap(b): E = 2 b^2, Var = 24 b^4 - 4 b^4.
+    observed = ((reports - values) ** 2).sum(axis=0) / n**2
+    assert np.all(np.abs(observed - expected) <= Z_LIMIT * math.sqrt(20 * n) * b**2 / n**2)
+    assert mechanism.privacy_table() is None
+    with pytest.raises(ValidationError, match="continuous output"):
+        mechanism.verify()
+
+
+def test_laplace_accepts_a_vector_when_d_is_1():
+    mechanism = Laplace(1.0)
+    reports = mechanism.perturb([0.5, -0.5, 1.0], rng=3)
+    assert reports.shape == (3, 1)
+    assert mechanism.estimate(reports[:, 0]).shape == (1,)
+
+
+# ------------------------------------------------------------------------------------------ Duchi, exact checks
+
+def duchi_exact(d, E, halve_even=True):
+    """(C, Z, Pr[u = 1], B) of MATH §9 as Fractions for e^eps = E; halve_even=False drops the 1/2 in C (the
+    uncorrected definition)."""
+    C = Fraction(2 ** (d - 1))
+    if d % 2 == 0 and halve_even:
+        C -= Fraction(math.comb(d, d // 2), 2)
+    Z = (E - 1) * C + 2**d
+    return C, Z, E * C / Z, (2**d + C * (E - 1)) / (math.comb(d - 1, (d - 1) // 2) * (E - 1))
+
+
+def sign_vectors(d):
+    return np.array(list(itertools.product((-1, 1), repeat=d)), dtype=np.int64)
+
+
+def duchi_defects(d, E, halve_even=True):
+    """Enumerate Pr[s | v] for every v in {-1, 1}^d: uniform on T+ = {s : s.v > 0} with total Pr[u = 1], uniform
+    on the rest otherwise (T+ counted, not taken from the formula). Returns the defects found among: 'levels'
+    (some probability is not E/Z or 1/Z), 'ratio' (largest/smallest probability != E), 'mass', 'bias'."""
+    _, Z, plus_probability, B = duchi_exact(d, E, halve_even)
+    signs = sign_vectors(d)
+    defects = set()
+    for v in signs:
+        in_plus = signs @ v > 0
+        plus = Fraction(int(in_plus.sum()))
+        high, low = plus_probability / plus, (1 - plus_probability) / (2**d - plus)
+        if (high, low) != (E / Z, 1 / Z):
+            defects.add("levels")
+        if high / low != E:
+            defects.add("ratio")
+        if high * plus + low * (2**d - plus) != 1:
+            defects.add("mass")
+        mean = [B * (high * int(signs[in_plus, j].sum()) + low * int(signs[~in_plus, j].sum())) for j in range(d)]
+        if mean != [Fraction(int(x)) for x in v]:
+            defects.add("bias")
+    return defects
+
+
+@pytest.mark.parametrize("E", [Fraction(3), Fraction(7, 2)])
+@pytest.mark.parametrize("d", range(1, 9))
+def test_duchi_is_exactly_eps_ldp_and_unbiased(d, E):
+    assert duchi_defects(d, E) == set()
+
+
+@pytest.mark.parametrize("d", [2, 4, 6])
+def test_uncorrected_even_d_definition_fails_the_same_check(d):
+    assert {"ratio", "bias"} <= duchi_defects(d, Fraction(3), halve_even=False)
+
+
+@pytest.mark.parametrize("d", range(1, 9))
+@pytest.mark.parametrize("epsilon", [0.3, 2.0, 12.0])
+def test_duchi_float_parameters_match_the_exact_formulas(d, epsilon):
+    mechanism = Duchi(epsilon, d)
+    C, Z, plus_probability, B = duchi_exact(d, Fraction(mechanism.exp_epsilon))
+    assert mechanism.bound == pytest.approx(float(B), rel=1e-12)
+    assert mechanism.plus_probability == pytest.approx(float(plus_probability), rel=1e-12)
+    assert mechanism.plus_count == C
+    signs, table = mechanism.full_table()
+    dots = signs.astype(np.int64) @ signs.T.astype(np.int64)
+    expected = np.where(dots > 0, float(Fraction(mechanism.exp_epsilon) / Z), float(1 / Z))
+    np.testing.assert_allclose(table, expected, rtol=1e-12)
+    np.testing.assert_allclose(table.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(table @ (mechanism.bound * signs), signs, atol=1e-9)
+
+
+@pytest.mark.parametrize("d", range(1, 7))
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_duchi_reduced_table_has_the_full_tables_epsilon(d, epsilon):
+    mechanism = Duchi(epsilon, d)
+    reduced = mechanism.verify()
+    signs, table = mechanism.full_table()
+    full = verify(table, LDP(epsilon), exact=True)
+    assert reduced.passed and full.passed
+    assert reduced.epsilon == pytest.approx(full.epsilon, abs=1e-9)
+    assert reduced.epsilon == pytest.approx(epsilon, abs=1e-9)
+    # The reduced rows are the full rows v0 = (1,...,1) and -v0 summed over the groups s.v0 > 0, < 0, = 0.
+    ones = np.ones(d, dtype=np.int64)
+    dot = signs.astype(np.int64) @ ones
+    rows = [np.flatnonzero((signs == 1).all(axis=1))[0], np.flatnonzero((signs == -1).all(axis=1))[0]]
+    groups = [dot > 0, dot < 0] + ([dot == 0] if d % 2 == 0 else [])
+    grouped = np.array([[table[row, group].sum() for group in groups] for row in rows])
+    np.testing.assert_allclose(mechanism.privacy_table(), grouped, rtol=1e-12)
+
+
+def test_duchi_full_table_is_refused_for_large_d():
+    with pytest.raises(ValidationError, match="d is 13"):
+        Duchi(1.0, 13).full_table()
+
+
+@pytest.mark.parametrize("d, t", [(3, [0.3, -0.8, 1.0]), (4, [0.5, -1.0, 0.0, 0.9])])
+def test_duchi_samples_follow_the_exact_distribution(d, t):
+    """Chi-square of the 2^d output frequencies for one input t against sum_v Pr[v | t] Pr[s | v]."""
+    mechanism = Duchi(1.0, d)
+    n = 100_000
+    reports = mechanism.perturb(np.tile(t, (n, 1)), np.random.default_rng(4))
+    np.testing.assert_allclose(np.abs(reports), mechanism.bound, rtol=1e-15)
+    code = ((reports > 0) * (2 ** np.arange(d - 1, -1, -1))).sum(axis=1)  # index in sign_vectors(d)
+    observed = np.bincount(code, minlength=2**d)
+    E = Fraction(mechanism.exp_epsilon)
+    _, Z, _, _ = duchi_exact(d, E)
+    signs = sign_vectors(d)
+    prob_v = np.prod(np.where(signs == 1, (1 + np.array(t)) / 2, (1 - np.array(t)) / 2), axis=1)
+    given_v = np.where(signs @ signs.T > 0, float(E / Z), float(1 / Z))
+    expected = n * prob_v @ given_v
+    keep = expected > 0
+    assert observed[~keep].sum() == 0
+    statistic = ((observed[keep] - expected[keep]) ** 2 / expected[keep]).sum()
+    assert statistic <= stats.chi2.ppf(1 - 1e-6, keep.sum() - 1)
+
+
+@pytest.mark.parametrize("epsilon, d", [(1.0, 1), (0.7, 2), (2.0, 3), (1.0, 4), (4.0, 7)])
+def test_duchi_unbiased_with_its_variance(epsilon, d):
+    values = population(5, 200_000, d)
+    mechanism = Duchi(epsilon, d)
+    B = float(duchi_exact(d, Fraction(mechanism.exp_epsilon))[3])
+    expected = (B**2 - values**2).sum(axis=0) / values.shape[0] ** 2
+    np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-12)
+    reports = mechanism.perturb(values, np.random.default_rng(6))
+    assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
+    assert_variance(reports, values, expected, B + 1)
+
+
+# ------------------------------------------------------------------------------------------------ HarmonyNumeric
+
+def harmony_contributions(reports, d, scale):
+    """The per-user vector scale * sign in the reported coordinate, 0 elsewhere."""
+    contributions = np.zeros((reports.size, d))
+    contributions[np.arange(reports.size), reports["coordinate"]] = scale * reports["sign"]
+    return contributions
+
+
+@pytest.mark.parametrize("epsilon, d", [(1.0, 1), (0.5, 4), (2.0, 5)])
+def test_harmony_private_unbiased_with_its_variance(epsilon, d):
+    values = population(7, 200_000, d)
+    mechanism = HarmonyNumeric(epsilon, d)
+    c = one_bit_c(epsilon)
+    expected = (d * c**2 - values**2).sum(axis=0) / values.shape[0] ** 2
+    np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-12)
+    reports = mechanism.perturb(values, np.random.default_rng(8))
+    assert reports.dtype == np.dtype([("coordinate", "<i4"), ("sign", "i1")])
+    assert set(np.unique(reports["sign"])) <= {-1, 1}
+    assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
+    assert_variance(harmony_contributions(reports, d, d * c), values, expected, d * c + 1)
+
+
+@pytest.mark.parametrize("d", [1, 3, 6])
+def test_harmony_public_coordinates(d):
+    n, epsilon = 200_000, 1.5
+    values = population(9, n, d)
+    user_ids = np.random.default_rng(10).permutation(10 * n)[:n]
+    mechanism = HarmonyNumeric(epsilon, d, coordinates="public", seed=12345)
+    first = mechanism.perturb(values, np.random.default_rng(11), user_ids=user_ids)
+    second = HarmonyNumeric(**mechanism.parameters()).perturb(values, np.random.default_rng(12), user_ids=user_ids)
+    np.testing.assert_array_equal(first["coordinate"], second["coordinate"])
+    assert not np.array_equal(first["sign"], second["sign"])
+    np.testing.assert_array_equal(first["coordinate"], public_index(12345, user_ids, d))
+    # Buckets are near uniform: multinomial counts within 5 sd.
+    counts = np.bincount(first["coordinate"], minlength=d)
+    assert np.all(np.abs(counts - n / d) <= Z_LIMIT * math.sqrt(n * (1 / d) * (1 - 1 / d)) + 1e-9)
+    # Given the buckets, the estimate is unbiased for each bucket's mean with variance sum (c^2 - t^2) / n_j^2.
+    c = one_bit_c(epsilon)
+    bucket = first["coordinate"]
+    own = values[np.arange(n), bucket]
+    truth = np.bincount(bucket, weights=own, minlength=d) / counts
+    expected = np.bincount(bucket, weights=c**2 - own**2, minlength=d) / counts**2
+    np.testing.assert_allclose(mechanism.variance(values, user_ids=user_ids), expected, rtol=1e-12)
+    for reports in (first, second):
+        assert_unbiased(mechanism.estimate(reports), truth, expected)
+    deviations = (c * first["sign"] - own) ** 2
+    observed = np.bincount(bucket, weights=deviations, minlength=d) / counts**2
+    assert np.all(np.abs(observed - expected) <= Z_LIMIT * (c + 1) * np.sqrt(expected) / counts)
+
+
+def test_harmony_public_estimate_is_nan_for_an_empty_coordinate():
+    mechanism = HarmonyNumeric(1.0, 3, coordinates="public", seed=1)
+    reports = np.array([(0, 1), (0, -1), (2, 1)], dtype=[("coordinate", "<i4"), ("sign", "i1")])
+    estimate = mechanism.estimate(reports)
+    c = one_bit_c(1.0)
+    assert estimate[0] == 0.0 and math.isnan(estimate[1]) and estimate[2] == pytest.approx(c, rel=1e-15)
+
+
+def test_harmony_public_seed_is_drawn_and_exported():
+    first, second = HarmonyNumeric(1.0, 4, "public"), HarmonyNumeric(1.0, 4, "public")
+    assert isinstance(first.seed, int) and 0 <= first.seed < 2**63
+    assert first.seed != second.seed
+    assert first.parameters()["seed"] == first.seed
+    assert HarmonyNumeric(1.0, 4).parameters()["seed"] is None
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0, 30.0])
+def test_harmony_privacy_table_is_exactly_eps_ldp(epsilon):
+    mechanism = HarmonyNumeric(epsilon, 3)
+    certificate = mechanism.verify()
+    assert certificate.passed and certificate.exact
+    assert certificate.epsilon == pytest.approx(epsilon, abs=1e-9)
+    E = Fraction(implemented_exp(epsilon))
+    expected = [[E / (E + 1), 1 / (E + 1)], [1 / (E + 1), E / (E + 1)]]
+    np.testing.assert_allclose(mechanism.privacy_table(), np.array(expected, dtype=float), rtol=1e-15)
+
+
+def test_harmony_sampled_bits_follow_the_table_at_the_extremes():
+    epsilon, n = 1.0, 100_000
+    mechanism = HarmonyNumeric(epsilon, 2)
+    high = implemented_exp(epsilon) / (implemented_exp(epsilon) + 1)
+    for t, p in ((1.0, high), (-1.0, 1 - high)):
+        reports = mechanism.perturb(np.full((n, 2), t), np.random.default_rng(13))
+        share = (reports["sign"] == 1).mean()
+        assert abs(share - p) <= Z_LIMIT * math.sqrt(p * (1 - p) / n)
+
+
+# ------------------------------------------------------------------------------------------- Piecewise, Hybrid
+
+def pm_variance(t, epsilon):
+    """MATH §9 / Wang et al.: t^2 / (s - 1) + (s + 3) / (3 (s - 1)^2), s = e^(eps/2)."""
+    s = math.sqrt(implemented_exp(epsilon))
+    return t**2 / (s - 1) + (s + 3) / (3 * (s - 1) ** 2)
+
+
+def pm_cdf(x, t, s):
+    """Exact CDF of the Piecewise output for input t with s = e^(eps/2), from its two density levels."""
+    C = (s + 1) / (s - 1)
+    low_t, high_t = (C + 1) / 2 * t - (C - 1) / 2, (C + 1) / 2 * t + (C - 1) / 2
+    high = s * (s - 1) / (2 * (s + 1))
+    low = high / s**2
+    x = np.clip(x, -C, C)
+    return (low * (np.minimum(x, low_t) + C) + high * np.clip(x - low_t, 0, high_t - low_t)
+            + low * np.maximum(x - high_t, 0))
+
+
+def hm_alpha(epsilon):
+    return 1 - math.exp(-epsilon / 2) if epsilon > HYBRID_THRESHOLD else 0.0
+
+
+def hm_variance(t, epsilon):
+    alpha = hm_alpha(epsilon)
+    return alpha * pm_variance(t, epsilon) + (1 - alpha) * (one_bit_c(epsilon) ** 2 - t**2)
+
+
+def test_pm_variance_formula_is_the_second_moment_of_its_density():
+    for epsilon in (0.2, 1.0, 5.0):
+        s = math.sqrt(implemented_exp(epsilon))
+        C = (s + 1) / (s - 1)
+        for t in (-1.0, -0.4, 0.0, 0.7, 1.0):
+            grid = np.linspace(-C, C, 400_001)
+            cdf = pm_cdf(grid, t, s)
+            assert cdf[0] == pytest.approx(0, abs=1e-12) and cdf[-1] == pytest.approx(1, abs=1e-12)
+            mids, masses = (grid[1:] + grid[:-1]) / 2, np.diff(cdf)
+            assert mids @ masses == pytest.approx(t, abs=1e-6)
+            assert mids**2 @ masses - t**2 == pytest.approx(pm_variance(t, epsilon), rel=1e-5)
+
+
+@pytest.mark.parametrize("epsilon, d", [(0.1, 1), (1.0, 1), (5.0, 2), (30.0, 5), (30.0, 20)])
+def test_pm_density_ratio_is_exactly_at_most_e_eps(epsilon, d):
+    mechanism = Piecewise(epsilon, d)
+    k = max(1, min(d, math.floor(epsilon / 2.5)))
+    assert mechanism.attributes == k
+    assert mechanism.attribute_epsilon * k == pytest.approx(epsilon, rel=1e-15)
+    S = Fraction(mechanism.half_exp)
+    C = (S + 1) / (S - 1)
+    q = S / (S + 1)
+    high, low = q / (C - 1), (1 - q) / (C + 1)
+    assert high * (C - 1) + low * (C + 1) == 1
+    assert (high / low) ** k <= exp_bounds(epsilon)[0]
+    assert mechanism.bound == pytest.approx(float(C), rel=1e-14)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0, 6.0])
+@pytest.mark.parametrize("t", [-1.0, -0.3, 0.0, 0.8, 1.0])
+def test_pm_output_distribution(epsilon, t):
+    n = 20_000
+    mechanism = Piecewise(epsilon)
+    reports = mechanism.perturb(np.full(n, t), np.random.default_rng(14))[:, 0]
+    s = math.sqrt(implemented_exp(epsilon))
+    assert stats.kstest(reports, lambda x: pm_cdf(x, t, s)).pvalue > 1e-6
+
+
+def test_hybrid_threshold_is_wang_et_al_eps_star():
+    def gap(epsilon):
+        s, c = math.exp(epsilon / 2), (math.exp(epsilon) + 1) / (math.exp(epsilon) - 1)
+        return (s + 3) / (3 * (s - 1) ** 2) - c**2
+    assert optimize.brentq(gap, 0.1, 2.0, xtol=1e-15) == pytest.approx(HYBRID_THRESHOLD, abs=1e-12)
+    assert Hybrid(0.6).piecewise_probability == 0.0
+    assert Hybrid(0.62).piecewise_probability == pytest.approx(1 - math.exp(-0.31), rel=1e-9)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_hybrid_output_distribution(epsilon):
+    n, t = 100_000, 0.4
+    mechanism = Hybrid(epsilon)
+    reports = mechanism.perturb(np.full(n, t), np.random.default_rng(15))[:, 0]
+    c, alpha = one_bit_c(epsilon), hm_alpha(epsilon)
+    bits = np.isclose(np.abs(reports), c, rtol=1e-12, atol=0)
+    assert abs(bits.mean() - (1 - alpha)) <= Z_LIMIT * math.sqrt(alpha * (1 - alpha) / n) + 1e-12
+    p_plus = 0.5 + t / (2 * c)
+    assert abs((reports[bits] > 0).mean() - p_plus) <= Z_LIMIT * math.sqrt(p_plus * (1 - p_plus) / bits.sum())
+    if alpha:
+        s = math.sqrt(implemented_exp(epsilon))
+        assert stats.kstest(reports[~bits], lambda x: pm_cdf(x, t, s)).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("cls, variance_1d", [(Piecewise, pm_variance), (Hybrid, hm_variance)])
+@pytest.mark.parametrize("epsilon, d", [(1.0, 1), (4.0, 1), (0.5, 3), (6.0, 4), (8.0, 3), (12.0, 6)])
+def test_sampled_mechanisms_unbiased_with_their_variance(cls, variance_1d, epsilon, d):
+    values = population(16, 200_000, d)
+    mechanism = cls(epsilon, d)
+    k = max(1, min(d, math.floor(epsilon / 2.5)))
+    per_user = (d / k) * (variance_1d(values, epsilon / k) + values**2) - values**2
+    expected = per_user.sum(axis=0) / values.shape[0] ** 2
+    np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-9)
+    reports = mechanism.perturb(values, np.random.default_rng(17))
+    assert np.all((reports != 0).sum(axis=1) == k)
+    assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
+    s = math.sqrt(implemented_exp(epsilon / k))
+    assert_variance(reports, values, expected, d / k * (s + 1) / (s - 1) + 1)
+    assert mechanism.privacy_table() is None
+
+
+def test_pm_worst_case_variance_is_at_the_extremes():
+    for epsilon in (0.5, 2.0, 8.0):
+        s = math.sqrt(implemented_exp(epsilon))
+        worst = Piecewise(epsilon).variance([1.0])[0]
+        assert worst == pytest.approx(4 * s / (3 * (s - 1) ** 2), rel=1e-12)
+        assert Piecewise(epsilon).variance([0.0])[0] < worst
+
+
+# ---------------------------------------------------------------------------------- parameters, bad input
+
+MECHANISMS = [Laplace(1.0, 3), Duchi(2.0, 4), HarmonyNumeric(1.0, 5), HarmonyNumeric(0.5, 2, "public"),
+              HarmonyNumeric(0.5, 2, "public", seed=7), Piecewise(3.0, 2), Hybrid(0.4, 1)]
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
+def test_parameters_round_trip(mechanism):
+    rebuilt = type(mechanism)(**mechanism.parameters())
+    assert rebuilt == mechanism and hash(rebuilt) == hash(mechanism)
+    assert type(mechanism).from_parameters(mechanism.parameters()) == mechanism
+    assert repr(mechanism).startswith(type(mechanism).__name__ + "(")
+
+
+def good_reports(mechanism):
+    values = np.zeros((4, mechanism.d))
+    if isinstance(mechanism, HarmonyNumeric) and mechanism.coordinates == "public":
+        return mechanism.perturb(values, 1, user_ids=np.arange(4))
+    return mechanism.perturb(values, 1)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
+@pytest.mark.parametrize("values, message", [
+    ([[2.0] * 5] * 2, r"values\[0, 0\] is 2.*\[-1, 1\]"),
+    ([[0.0] * 6] * 2, r"values has shape \(2, 6\)"),
+    ([[float("nan")] * 5] * 2, r"values\[0, 0\] is nan.*finite"),
+    ([], "values"),
+])
+def test_bad_values(mechanism, values, message):
+    values = np.asarray(values)
+    if values.ndim == 2 and values.shape[1] == 5:
+        values = values[:, : mechanism.d]
+    extra = {"user_ids": np.arange(len(values))} if getattr(mechanism, "coordinates", None) == "public" else {}
+    with pytest.raises(ValidationError, match=message):
+        mechanism.perturb(values, 1, **extra)
+
+
+@pytest.mark.parametrize("cls", [Laplace, Duchi, HarmonyNumeric, Piecewise, Hybrid])
+@pytest.mark.parametrize("arguments, message", [
+    ({"epsilon": 0.0}, "epsilon must lie in"),
+    ({"epsilon": 31.0}, "epsilon must lie in"),
+    ({"epsilon": "big"}, "epsilon must be a number"),
+    ({"epsilon": 1.0, "d": 0}, "d is 0"),
+    ({"epsilon": 1.0, "d": 2.5}, "d is 2.5"),
+    ({"epsilon": 1.0, "d": True}, "d is True"),
+])
+def test_bad_constructor_arguments(cls, arguments, message):
+    with pytest.raises(ValidationError, match=message):
+        cls(**arguments)
+
+
+def test_bad_harmony_modes_and_user_ids():
+    with pytest.raises(ValidationError, match="coordinates is 'hashed'"):
+        HarmonyNumeric(1.0, 2, coordinates="hashed")
+    with pytest.raises(ValidationError, match="seed is 3; a seed is only used"):
+        HarmonyNumeric(1.0, 2, seed=3)
+    with pytest.raises(ValidationError, match="seed is -1"):
+        HarmonyNumeric(1.0, 2, "public", seed=-1)
+    public, private = HarmonyNumeric(1.0, 2, "public", seed=1), HarmonyNumeric(1.0, 2)
+    values = np.zeros((3, 2))
+    with pytest.raises(ValidationError, match="user_ids is missing"):
+        public.perturb(values)
+    with pytest.raises(ValidationError, match="user_ids is missing"):
+        public.variance(values)
+    with pytest.raises(ValidationError, match="user_ids were given"):
+        private.perturb(values, user_ids=[1, 2, 3])
+    with pytest.raises(ValidationError, match=r"user_ids has shape \(2,\); expected \(3,\)"):
+        public.perturb(values, user_ids=[1, 2])
+    with pytest.raises(ValidationError, match="user_ids contains -4"):
+        public.perturb(values, user_ids=[1, 2, -4])
+    with pytest.raises(ValidationError, match="user_ids must be a non-empty vector of integers"):
+        public.perturb(values, user_ids=[1.5, 2, 3])
+
+
+@pytest.mark.parametrize("mechanism", [Laplace(1.0, 3), Duchi(2.0, 4), Piecewise(3.0, 2), Hybrid(0.4, 2)],
+                         ids=repr)
+def test_malformed_numeric_reports(mechanism):
+    reports = good_reports(mechanism)
+    with pytest.raises(ValidationError, match=r"reports has shape \(4, \d\); expected \(n, \d\)"):
+        mechanism.estimate(np.hstack([reports, reports]))
+    with pytest.raises(ValidationError, match=r"reports\[1, 0\] is nan; every entry must be finite"):
+        bad = reports.copy()
+        bad[1, 0] = np.nan
+        mechanism.estimate(bad)
+    with pytest.raises(ValidationError, match="reports must be a rectangular array"):
+        mechanism.estimate([[1.0, "x"]])
+    if not isinstance(mechanism, Laplace):
+        bad = reports.copy()
+        bad[2, 1] = 1e6
+        with pytest.raises(ValidationError, match=r"reports\[2, 1\] is 1000000(\.0)?; .* reports"):
+            mechanism.estimate(bad)
+
+
+def test_duchi_reports_must_be_plus_or_minus_b():
+    mechanism = Duchi(1.0, 2)
+    reports = good_reports(mechanism)
+    reports[0, 1] = mechanism.bound / 2
+    with pytest.raises(ValidationError, match=r"reports\[0, 1\] is .*Duchi reports are \+-B"):
+        mechanism.estimate(reports)
+
+
+def test_malformed_harmony_reports():
+    mechanism = HarmonyNumeric(1.0, 3)
+    reports = good_reports(mechanism)
+    with pytest.raises(ValidationError, match="reports has dtype float64; expected a structured array"):
+        mechanism.estimate(np.zeros(4))
+    with pytest.raises(ValidationError, match="reports has dtype list"):
+        mechanism.estimate([(0, 1)])
+    with pytest.raises(ValidationError, match=r"reports has shape \(0,\)"):
+        mechanism.estimate(reports[:0])
+    bad = reports.copy()
+    bad["coordinate"][2] = 3
+    with pytest.raises(ValidationError, match=r"reports\['coordinate'\]\[2\] is 3; coordinates lie in 0..2"):
+        mechanism.estimate(bad)
+    bad = reports.copy()
+    bad["sign"][1] = 0
+    with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 0; a sign is -1 or 1"):
+        mechanism.estimate(bad)
