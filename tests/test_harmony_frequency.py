@@ -1,0 +1,489 @@
+"""Frequency oracles of lipdesign.harmony.frequency: GRR, OUE, OLH, HadamardResponse (MATH §8) and Harmony's
+categorical mechanism (Alg. 3, MATH §9).
+
+Expected values come from the closed forms of MATH §8/§9 or from independent computations in this file (full
+enumeration, scipy's Hadamard matrix, per-user Python loops, brute force over a hash family); statistical
+tests are seeded and their tolerances follow from the closed-form variances.
+"""
+
+import itertools
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy.linalg import hadamard
+from scipy.stats import chi2
+
+from lipdesign.errors import ValidationError
+from lipdesign.harmony import GRR, OLH, OUE, HadamardResponse, HarmonyCategorical, frequency
+from lipdesign.harmony._base import implemented_exp
+from lipdesign.notions import LDP
+from lipdesign.runtime import norm_sub
+from lipdesign.verification import verify
+
+P = 2**31 - 1  # OLH's documented hash prime
+
+
+def make(name, epsilon):
+    return {
+        "GRR": lambda: GRR(epsilon, k=4),
+        "OUE": lambda: OUE(epsilon, k=4),
+        "OLH": lambda: OLH(epsilon, k=4),
+        "HadamardResponse": lambda: HadamardResponse(epsilon, k=5),
+        "HarmonyCategorical": lambda: HarmonyCategorical(epsilon, k=4, m=32, seed=1),
+    }[name]()
+
+
+NAMES = ["GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical"]
+
+
+def exact_epsilon(table, epsilon):
+    """Exact rational tightest LDP epsilon (rounded up) of a table, and whether it meets ``epsilon``."""
+    certificate = verify(np.asarray(table, dtype=float), LDP(epsilon), exact=True)
+    return certificate.epsilon, certificate.passed
+
+
+def population(counts, seed=0):
+    """Users with value v repeated counts[v] times, shuffled, and their exact histogram."""
+    values = np.random.default_rng(seed).permutation(np.repeat(np.arange(len(counts)), counts))
+    return values, np.asarray(counts, dtype=float) / sum(counts)
+
+
+# ---------------------------------------------------------------- exact LDP
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0, 20.0])
+@pytest.mark.parametrize("name", NAMES)
+def test_verify_certifies_the_claimed_epsilon_tightly(name, epsilon):
+    certificate = make(name, epsilon).verify()
+    assert certificate.passed and certificate.exact
+    assert epsilon - 1e-9 <= certificate.epsilon <= epsilon
+
+
+def test_grr_table_is_the_closed_form():
+    e = implemented_exp(1.3)
+    expected = np.full((6, 6), 1 / (e + 5))
+    np.fill_diagonal(expected, e / (e + 5))
+    assert np.allclose(GRR(1.3, k=6).privacy_table(), expected, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("k, epsilon", [(2, 0.7), (3, 2.0), (5, 4.0)])
+def test_oue_reduced_table_matches_the_full_enumeration(k, epsilon):
+    e = implemented_exp(epsilon)
+    full = np.empty((k, 2**k))
+    for x in range(k):
+        for column, bits in enumerate(itertools.product((0, 1), repeat=k)):
+            one = [0.5 if j == x else 1 / (e + 1) for j in range(k)]
+            full[x, column] = math.prod(o if b else 1 - o for o, b in zip(one, bits))
+    reduced, passed = exact_epsilon(OUE(epsilon, k).privacy_table(), epsilon)
+    assert passed
+    assert reduced == pytest.approx(exact_epsilon(full, epsilon)[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("g, epsilon", [(2, 0.3), (3, 1.0), (6, 3.0)])
+def test_olh_reduced_table_matches_the_full_grr_table(g, epsilon):
+    e = implemented_exp(epsilon)
+    full = np.full((g, g), 1 / (e + g - 1))
+    np.fill_diagonal(full, e / (e + g - 1))
+    reduced, passed = exact_epsilon(OLH(epsilon, k=10, g=g).privacy_table(), epsilon)
+    assert passed
+    assert reduced == pytest.approx(exact_epsilon(full, epsilon)[0], abs=1e-9)
+
+
+def test_olh_hash_choice_does_not_change_the_epsilon_on_a_toy_prime():
+    """Full table over outputs (a, b, y) of OLH with a toy prime 7, g = 3, k = 4: its epsilon is the GRR one."""
+    prime, g, k, epsilon = 7, 3, 4, 1.5
+    e = implemented_exp(epsilon)
+    keep, lie = e / (e + g - 1), 1 / (e + g - 1)
+    columns = [(a, b, y) for a in range(1, prime) for b in range(prime) for y in range(g)]
+    full = np.array([[(keep if ((a * x + b) % prime) % g == y else lie) / (prime * (prime - 1))
+                      for a, b, y in columns] for x in range(k)])
+    assert exact_epsilon(full, epsilon)[0] == pytest.approx(
+        exact_epsilon(OLH(epsilon, k=k, g=g).privacy_table(), epsilon)[0], abs=1e-9)
+
+
+def test_hadamard_table_matches_scipy_hadamard():
+    epsilon, k = 1.1, 6
+    mechanism = HadamardResponse(epsilon, k)
+    e, size = implemented_exp(epsilon), 8
+    assert mechanism.K == size
+    h = hadamard(size)[1:k + 1]
+    expected = np.where(h == 1, e, 1.0) * 2 / ((e + 1) * size)
+    assert np.allclose(mechanism.privacy_table(), expected, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("k, m, epsilon", [(2, 4, 0.5), (3, 8, 2.0), (4, 6, 5.0)])
+def test_harmony_categorical_reduced_table_matches_the_full_table(k, m, epsilon):
+    mechanism = HarmonyCategorical(epsilon, k, m=m, seed=11)
+    e = implemented_exp(epsilon)
+    full = np.empty((k, 2 * m))
+    for v in range(k):
+        for s in range(m):
+            for j, b in enumerate((1, -1)):
+                full[v, 2 * s + j] = (e if b == mechanism.signs[s, v] else 1.0) / ((e + 1) * m)
+    reduced, passed = exact_epsilon(mechanism.privacy_table(), epsilon)
+    assert passed
+    assert reduced == pytest.approx(exact_epsilon(full, epsilon)[0], abs=1e-9)
+
+
+# ---------------------------------------------------------------- perturbation
+
+
+class _AlwaysLie(np.random.Generator):
+    """A generator whose uniforms are all 1.0, so every 'keep' coin fails."""
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return np.ones(size)
+
+
+def test_grr_lie_never_equals_the_truth_and_reaches_every_other_value():
+    k = 5
+    values = np.repeat(np.arange(k), 400)
+    reports = GRR(1.0, k).perturb(values, rng=_AlwaysLie(np.random.PCG64(3)))
+    assert not np.any(reports == values)
+    for x in range(k):
+        assert set(reports[values == x]) == set(range(k)) - {x}
+
+
+def assert_rows_match(values, reports, table):
+    """For every input x, the output counts match n_x * table[x] within 5 sigma per cell (binomial)."""
+    for x, row in enumerate(table):
+        n_x = np.count_nonzero(values == x)
+        counts = np.bincount(reports[values == x], minlength=row.size)
+        assert counts.size == row.size
+        sigma = np.sqrt(n_x * row * (1 - row))
+        assert np.all(np.abs(counts - n_x * row) <= 5 * sigma + 1e-9), (x, counts, n_x * row)
+
+
+def test_grr_and_hadamard_outputs_follow_their_tables():
+    rng = np.random.default_rng(5)
+    epsilon, k = 0.8, 4
+    e = implemented_exp(epsilon)
+    values = rng.integers(0, k, 80_000)
+    table = np.full((k, k), 1 / (e + k - 1))
+    np.fill_diagonal(table, e / (e + k - 1))
+    assert_rows_match(values, GRR(epsilon, k).perturb(values, rng=rng), table)
+    k = 5
+    values = rng.integers(0, k, 80_000)
+    table = np.where(hadamard(8)[1:k + 1] == 1, e, 1.0) * 2 / ((e + 1) * 8)
+    assert_rows_match(values, HadamardResponse(epsilon, k).perturb(values, rng=rng), table)
+
+
+def test_oue_bits_have_the_documented_probabilities(monkeypatch):
+    monkeypatch.setattr(frequency, "_BLOCK", 10)  # several chunks of 2 users (k = 5)
+    epsilon, k, n = 1.0, 5, 20_001
+    values = np.full(n, 3)
+    reports = OUE(epsilon, k).perturb(values, rng=9)
+    assert reports.dtype == np.uint8 and reports.shape == (n, k) and set(np.unique(reports)) <= {0, 1}
+    expected = np.full(k, 1 / (implemented_exp(epsilon) + 1))
+    expected[3] = 0.5
+    sigma = np.sqrt(expected * (1 - expected) / n)
+    assert np.all(np.abs(reports.mean(axis=0) - expected) <= 5 * sigma)
+
+
+def test_report_formats():
+    values = np.array([0, 1, 2, 3])
+    assert GRR(1.0, 4).perturb(values, rng=0).dtype == np.int64
+    olh = OLH(1.0, 4).perturb(values, rng=0)
+    assert olh.dtype == np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
+    assert np.all((olh["a"] >= 1) & (olh["a"] < P) & (olh["b"] >= 0) & (olh["b"] < P))
+    assert HadamardResponse(1.0, 4).perturb(values, rng=0).dtype == np.int64
+    harmony = HarmonyCategorical(1.0, 4, m=16, seed=2).perturb(values, rng=0)
+    assert harmony.dtype == np.dtype([("row", "<i4"), ("sign", "i1")])
+    assert set(np.unique(harmony["sign"])) <= {-1, 1}
+
+
+# ---------------------------------------------------------------- estimation: closed forms
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_variances_at_f_zero_match_math_section_8(epsilon):
+    e, k, n = math.exp(epsilon), 7, 1000
+    zero = np.eye(k)[0]  # every value but 0 has f = 0
+    g = round(e) + 1
+    expected = {
+        GRR(epsilon, k): (e + k - 2) / (e - 1) ** 2,
+        OUE(epsilon, k): 4 * e / (e - 1) ** 2,
+        OLH(epsilon, k): (e - 1 + g) ** 2 / ((e - 1) ** 2 * (g - 1)),
+        HadamardResponse(epsilon, k): ((e + 1) / (e - 1)) ** 2,  # q(1-q)/(p-q)^2 with p = e/(e+1), q = 1/2
+    }
+    for mechanism, per_user in expected.items():
+        assert n * mechanism.variance(zero, n)[1:] == pytest.approx(np.full(k - 1, per_user), rel=1e-6)
+
+
+def test_olh_default_g_and_exact_q():
+    for epsilon in (0.1, 1.0, 3.0, 20.0):
+        assert OLH(epsilon, 3).g == round(math.exp(epsilon)) + 1
+    assert OLH(25.0, 3).g == P  # capped so that y fits int32
+    for g in (2, 3, 7, 100, 12345):
+        mechanism = OLH(1.5, 10, g=g)
+        sizes = [len(range(z, P, g)) for z in range(g)]
+        collision = Fraction(sum(s * (s - 1) for s in sizes), P * (P - 1))
+        e = implemented_exp(1.5)
+        keep = e / (e + g - 1)
+        assert mechanism.p == pytest.approx(keep, rel=1e-14)
+        expected = float(collision) * keep + (1 - float(collision)) * (1 - keep) / (g - 1)
+        assert mechanism.q == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("prime", [5, 7, 11, 13])
+def test_hash_collision_matches_brute_force_over_the_family(prime):
+    a, b = np.meshgrid(np.arange(1, prime), np.arange(prime), indexing="ij")
+    for g in range(2, prime + 3):
+        hashes = [((a * x + b) % prime) % g for x in range(min(prime, 5))]
+        for x, y in itertools.combinations(range(len(hashes)), 2):
+            collisions = np.count_nonzero(hashes[x] == hashes[y])
+            # int / int is correctly rounded, so the two floats agree exactly
+            assert frequency.hash_collision(g, prime) == collisions / (prime * (prime - 1))
+
+
+def test_olh_support_matches_a_per_user_python_computation(monkeypatch):
+    epsilon, k, g = 1.0, 9, 4
+    mechanism = OLH(epsilon, k, g=g)
+    values = np.random.default_rng(1).integers(0, k, 60)
+    reports = mechanism.perturb(values, rng=2)
+    support = [sum(((int(r["a"]) * v + int(r["b"])) % P) % g == int(r["y"]) for r in reports) for v in range(k)]
+    expected = (np.array(support) / values.size - mechanism.q) / (mechanism.p - mechanism.q)
+    assert np.allclose(mechanism.estimate(reports), expected, rtol=1e-13, atol=1e-13)
+    monkeypatch.setattr(frequency, "_BLOCK", 100)  # 1 value per chunk
+    assert np.allclose(mechanism.estimate(reports), expected, rtol=1e-13, atol=1e-13)
+
+
+def test_olh_support_probability_for_other_values_is_q():
+    """Users all with value 0: the fraction supporting value 1 estimates q (within 5 sigma)."""
+    mechanism = OLH(0.5, 3, g=2)
+    n = 100_000
+    reports = mechanism.perturb(np.zeros(n, dtype=int), rng=4)
+    supported = np.mean(((reports["a"] * 1 + reports["b"]) % P) % 2 == reports["y"])
+    assert abs(supported - mechanism.q) <= 5 * math.sqrt(mechanism.q * (1 - mechanism.q) / n)
+
+
+def test_hadamard_fwht_support_equals_the_direct_matrix_computation():
+    epsilon, k = 1.0, 11
+    mechanism = HadamardResponse(epsilon, k)
+    assert mechanism.K == 16
+    reports = np.random.default_rng(3).integers(0, 16, 5000)
+    support = (hadamard(16)[1:k + 1] == 1).astype(int) @ np.bincount(reports, minlength=16)
+    p = implemented_exp(epsilon) / (implemented_exp(epsilon) + 1)
+    assert np.allclose(mechanism.estimate(reports), (support / 5000 - 0.5) / (p - 0.5), rtol=1e-13, atol=1e-13)
+
+
+# ---------------------------------------------------------------- estimation: statistics
+
+COUNTS = [12_000, 7_500, 5_000, 3_000, 2_500, 0]  # n = 30,000; one value nobody holds
+
+
+@pytest.mark.parametrize("mechanism", [GRR(1.0, 6), OUE(1.0, 6), OLH(1.0, 6), OLH(2.0, 6, g=3),
+                                       HadamardResponse(1.0, 6)], ids=repr)
+def test_pure_protocols_are_unbiased_within_five_sigma(mechanism):
+    values, f = population(COUNTS)
+    estimate = mechanism.estimate(mechanism.perturb(values, rng=21))
+    sigma = np.sqrt(mechanism.variance(f, values.size))
+    assert np.all(np.abs(estimate - f) <= 5 * sigma), (estimate, f, sigma)
+    assert estimate.sum() == pytest.approx(1.0, abs=10 * sigma.max())
+
+
+def assert_variance_matches(estimates, variance):
+    """Sample variance over R repetitions: (R-1) s^2 / sigma^2 ~ chi-square(R-1); two-sided 1e-4 per value."""
+    repetitions = estimates.shape[0]
+    statistic = (repetitions - 1) * estimates.var(axis=0, ddof=1) / variance
+    alpha = 1e-4 / variance.size
+    low, high = chi2.ppf(alpha / 2, repetitions - 1), chi2.isf(alpha / 2, repetitions - 1)
+    assert np.all((statistic >= low) & (statistic <= high)), (statistic, low, high)
+
+
+def repeated_estimates(mechanism, values, repetitions, seed, **options):
+    reports = mechanism.perturb(np.tile(values, repetitions), rng=seed)
+    n = values.size
+    return np.array([mechanism.estimate(reports[r * n:(r + 1) * n], **options) for r in range(repetitions)])
+
+
+@pytest.mark.parametrize("mechanism", [GRR(1.5, 4), OUE(1.5, 4), OLH(1.5, 4), HadamardResponse(1.5, 4)],
+                         ids=repr)
+def test_empirical_variance_matches_the_closed_form(mechanism):
+    values, f = population([300, 150, 50, 0])
+    estimates = repeated_estimates(mechanism, values, 400, seed=8)
+    assert_variance_matches(estimates, mechanism.variance(f, values.size))
+
+
+def test_norm_sub_consistency():
+    mechanism = GRR(0.5, 6)
+    values, _ = population([200, 100, 0, 0, 0, 0])
+    reports = mechanism.perturb(values, rng=1)
+    raw = mechanism.estimate(reports)
+    assert raw.min() < 0  # otherwise the test shows nothing
+    consistent = mechanism.estimate(reports, consistency="norm-sub")
+    assert consistent.min() >= 0 and consistent.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.array_equal(consistent, norm_sub(raw))
+
+
+# ---------------------------------------------------------------- Harmony categorical
+
+
+def test_projection_signs_follow_the_documented_recipe():
+    m, k, seed = 7, 5, 123
+    mechanism = HarmonyCategorical(1.0, k, m=m, seed=seed)
+    words = np.random.PCG64(np.random.SeedSequence(seed)).random_raw(1)  # m k = 35 bits fit in one word
+    expected = [1 - 2 * ((int(words[0]) >> i) & 1) for i in range(m * k)]
+    assert mechanism.signs.dtype == np.int8 and mechanism.signs.shape == (m, k)
+    assert mechanism.signs.ravel().tolist() == expected
+    again = HarmonyCategorical(3.0, k, m=m, seed=seed)
+    assert np.array_equal(again.signs, mechanism.signs)
+    assert not np.array_equal(HarmonyCategorical(1.0, k, m=m, seed=seed + 1).signs, mechanism.signs)
+    big = HarmonyCategorical(1.0, 40, m=100, seed=5)
+    assert abs(big.signs.mean()) < 5 / math.sqrt(big.signs.size)
+
+
+def test_harmony_categorical_defaults():
+    assert HarmonyCategorical(1.0, 3, seed=0).m == 4096
+    assert HarmonyCategorical(1.0, 1500, seed=0).m == 6000
+    with pytest.raises(ValidationError, match="m \\* k"):
+        HarmonyCategorical(1.0, 5000, m=20_000)
+
+
+def gram(mechanism):
+    signs = mechanism.signs.astype(float)
+    return signs.T @ signs / mechanism.m
+
+
+def test_harmony_categorical_projection_has_mean_g_f_and_unbiased_method_recovers_f():
+    mechanism = HarmonyCategorical(1.0, 4, m=6, seed=4)
+    g = gram(mechanism)
+    assert np.allclose(mechanism.gram, g)
+    values, f = population([40_000, 25_000, 15_000, 0])
+    reports = mechanism.perturb(values, rng=6)
+    n = values.size
+    projection = mechanism.estimate(reports)
+    sigma = np.sqrt(mechanism.variance(f, n))
+    assert np.all(np.abs(projection - g @ f) <= 5 * sigma)
+    assert np.max(np.abs(g @ f - f) / sigma) > 10  # the cross-talk bias is visible at this m
+    assert np.allclose(mechanism.expected_estimate(f), g @ f)
+    unbiased = mechanism.estimate(reports, method="unbiased")
+    sigma = np.sqrt(mechanism.variance(f, n, method="unbiased"))
+    assert np.all(np.abs(unbiased - f) <= 5 * sigma)
+    assert np.allclose(unbiased, np.linalg.solve(g, projection), rtol=1e-10, atol=1e-12)
+    # the paper's report alpha = c m Phi[s, v] (with the kept/flipped sign) gives the same projection
+    c = (implemented_exp(1.0) + 1) / (implemented_exp(1.0) - 1)
+    phi = mechanism.signs / math.sqrt(mechanism.m)
+    z_bar = np.zeros(mechanism.m)
+    np.add.at(z_bar, reports["row"], c * math.sqrt(mechanism.m) * reports["sign"])
+    assert np.allclose(projection, (z_bar / n) @ phi, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["projection", "unbiased"])
+def test_harmony_categorical_empirical_variance_matches_the_closed_form(method):
+    mechanism = HarmonyCategorical(2.0, 3, m=8, seed=4)
+    values, f = population([200, 80, 20])
+    estimates = repeated_estimates(mechanism, values, 400, seed=3, method=method)
+    assert_variance_matches(estimates, mechanism.variance(f, values.size, method=method))
+
+
+def test_chunked_projection_and_gram_agree(monkeypatch):
+    mechanism = HarmonyCategorical(1.0, 5, m=12, seed=8)
+    reports = mechanism.perturb(np.arange(5).repeat(30), rng=1)
+    direct = mechanism.estimate(reports)
+    monkeypatch.setattr(frequency, "_BLOCK", 13)  # one column / one row per chunk
+    chunked = HarmonyCategorical(1.0, 5, m=12, seed=8)
+    assert np.allclose(chunked.estimate(reports), direct, rtol=1e-13, atol=1e-13)
+    assert np.allclose(chunked.gram, gram(mechanism))
+
+
+def test_unbiased_method_needs_an_invertible_gram():
+    reports = HarmonyCategorical(1.0, 5, m=4, seed=1).perturb([0, 1, 2], rng=0)
+    with pytest.raises(ValidationError, match="m >= k"):
+        HarmonyCategorical(1.0, 5, m=4, seed=1).estimate(reports, method="unbiased")
+    seed = next(s for s in range(100) if abs(gram(HarmonyCategorical(1.0, 2, m=2, seed=s))[0, 1]) == 1)
+    mechanism = HarmonyCategorical(1.0, 2, m=2, seed=seed)
+    with pytest.raises(ValidationError, match="nonsingular"):
+        mechanism.estimate(mechanism.perturb([0, 1], rng=0), method="unbiased")
+
+
+# ---------------------------------------------------------------- parameters
+
+
+@pytest.mark.parametrize("mechanism", [GRR(1.0, 3), OUE(2.0, 5), OLH(3.0, 7), OLH(1.0, 7, g=5),
+                                       HadamardResponse(0.5, 9), HarmonyCategorical(1.0, 4, m=16, seed=77),
+                                       HarmonyCategorical(1.0, 4, m=16)], ids=repr)
+def test_parameters_round_trip(mechanism):
+    parameters = json.loads(json.dumps(mechanism.parameters()))
+    again = type(mechanism)(**parameters)
+    assert again == mechanism
+    values = np.arange(3).repeat(4)
+    reports, again_reports = mechanism.perturb(values, rng=5), again.perturb(values, rng=5)
+    assert np.array_equal(reports, again_reports)
+    assert np.array_equal(mechanism.estimate(reports), again.estimate(again_reports))
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("build, field", [
+    (lambda: GRR(1.0, 1), "k"),
+    (lambda: OUE(1.0, 2.5), "k"),
+    (lambda: HadamardResponse(1.0, True), "k"),
+    (lambda: OLH(1.0, P), "k"),
+    (lambda: OLH(1.0, 5, g=1), "g"),
+    (lambda: OLH(1.0, 5, g=P + 1), "g"),
+    (lambda: HarmonyCategorical(1.0, 5, m=0), "m"),
+    (lambda: HarmonyCategorical(1.0, 5, seed=-1), "seed"),
+    (lambda: GRR(0.0, 3), "epsilon"),
+])
+def test_bad_parameters_are_refused(build, field):
+    with pytest.raises(ValidationError, match=field):
+        build()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_values_are_refused(name):
+    mechanism = make(name, 1.0)
+    for values, message in [([0, 1, 9], "values contains 9"), ([[0, 1]], "values has shape"),
+                            ([0.5], "values contains 0.5"), ([], "values must not be empty")]:
+        with pytest.raises(ValidationError, match=message):
+            mechanism.perturb(values, rng=0)
+
+
+def olh_reports(**change):
+    reports = OLH(1.0, 4, g=3).perturb([0, 1, 2], rng=0)
+    for key, value in change.items():
+        reports[key][1] = value
+    return reports
+
+
+@pytest.mark.parametrize("mechanism, reports, message", [
+    (GRR(1.0, 4), [0, 4], "reports contains 4"),
+    (GRR(1.0, 4), [[0, 1]], "reports has shape"),
+    (HadamardResponse(1.0, 4), [8], "reports contains 8"),
+    (OUE(1.0, 3), np.zeros((2, 4), dtype=np.uint8), "reports has shape"),
+    (OUE(1.0, 3), np.array([[0, 2, 0]]), "reports\\[0, 1\\] is 2"),
+    (OUE(1.0, 3), np.zeros((2, 3)), "reports has dtype float64"),
+    (OLH(1.0, 4, g=3), np.array([0, 1]), "structured array"),
+    (OLH(1.0, 4, g=3), olh_reports(a=0), "reports\\['a'\\]\\[1\\] is 0"),
+    (OLH(1.0, 4, g=3), olh_reports(b=P), "reports\\['b'\\]"),
+    (OLH(1.0, 4, g=3), olh_reports(y=3), "reports\\['y'\\]"),
+    (OLH(1.0, 4, g=3), olh_reports()[:0], "non-empty"),
+    (HarmonyCategorical(1.0, 4, m=8, seed=1), np.array([(8, 1)], dtype=[("row", "<i4"), ("sign", "i1")]),
+     "reports\\['row'\\]"),
+    (HarmonyCategorical(1.0, 4, m=8, seed=1), np.array([(2, 0)], dtype=[("row", "<i4"), ("sign", "i1")]),
+     "reports\\['sign'\\]\\[0\\] is 0"),
+    (HarmonyCategorical(1.0, 4, m=8, seed=1), np.array([(2, 0.5)], dtype=[("row", "<i4"), ("sign", "f8")]),
+     "reports\\['sign'\\] has dtype"),
+])
+def test_malformed_reports_are_refused(mechanism, reports, message):
+    with pytest.raises(ValidationError, match=message):
+        mechanism.estimate(reports)
+
+
+def test_bad_estimate_and_variance_arguments_are_refused():
+    grr, harmony = GRR(1.0, 3), HarmonyCategorical(1.0, 3, m=8, seed=1)
+    with pytest.raises(ValidationError, match="consistency"):
+        grr.estimate([0, 1], consistency="clip")
+    with pytest.raises(ValidationError, match="method"):
+        harmony.estimate(harmony.perturb([0], rng=0), method="lasso")
+    with pytest.raises(ValidationError, match="frequencies"):
+        grr.variance([0.5, 0.5], 10)
+    with pytest.raises(ValidationError, match="n is 0"):
+        grr.variance([0.5, 0.25, 0.25], 0)
+    with pytest.raises(ValidationError, match="method"):
+        harmony.variance([0.5, 0.25, 0.25], 10, method="exact")
