@@ -372,10 +372,32 @@ def test_harmony_categorical_projection_has_mean_g_f_and_unbiased_method_recover
     assert np.allclose(projection, (z_bar / n) @ phi, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_harmony_categorical_variance_matches_exact_moments_of_the_reports(epsilon):
+    """Exact per-user moments from the full output distribution (s, b) with probability (1/m) Pr[b | signs[s, v]]
+    and estimate terms c b signs[s, :] (projection) or G^-1 of it (unbiased)."""
+    mechanism = HarmonyCategorical(epsilon, 3, m=5, seed=2)
+    e, m, k, n = implemented_exp(epsilon), 5, 3, 50
+    c = (e + 1) / (e - 1)
+    inverse = np.linalg.inv(gram(mechanism))
+    f = np.array([0.7, 0.2, 0.1])
+    for method, transform in (("projection", np.eye(k)), ("unbiased", inverse)):
+        variance = np.zeros(k)
+        for v in range(k):
+            terms, weights = [], []
+            for s, b in itertools.product(range(m), (1, -1)):
+                terms.append(transform @ (c * b * mechanism.signs[s].astype(float)))
+                weights.append((e if b == mechanism.signs[s, v] else 1.0) / ((e + 1) * m))
+            terms, weights = np.array(terms), np.array(weights)
+            mean = weights @ terms
+            variance += f[v] * (weights @ (terms - mean) ** 2)
+        assert np.allclose(mechanism.variance(f, n, method=method), variance / n, rtol=1e-10)
+
+
 @pytest.mark.parametrize("method", ["projection", "unbiased"])
 def test_harmony_categorical_empirical_variance_matches_the_closed_form(method):
-    mechanism = HarmonyCategorical(2.0, 3, m=8, seed=4)
-    values, f = population([200, 80, 20])
+    mechanism = HarmonyCategorical(4.0, 3, m=8, seed=4)
+    values, f = population([250, 40, 10])
     estimates = repeated_estimates(mechanism, values, 400, seed=3, method=method)
     assert_variance_matches(estimates, mechanism.variance(f, values.size, method=method))
 
