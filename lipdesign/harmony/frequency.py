@@ -355,8 +355,9 @@ class HarmonyCategorical(HarmonyMechanism):
 
     ``m`` defaults to max(4096, 4k). The per-user variance does not grow with m (every term of the estimate is
     +-c), only memory and time (m k). The projection estimate has mean G f, G = Phi^T Phi, whose cross-talk
-    sum_{v != l} f_v G[v, l] has standard deviation sqrt(sum_{v != l} f_v^2 / m) <= 1/sqrt(m) = 1/64 over the
-    draw of Phi; ``method="unbiased"`` removes it and needs G well conditioned: at m = 4k its eigenvalues lie
+    sum_{v != l} f_v G[v, l] has standard deviation sqrt(sum_{v != l} f_v^2 / m) <= 1/sqrt(m) <= 1/64 over the
+    draw of Phi, below the sampling error c/sqrt(n) unless n > c^2 m. ``method="unbiased"`` removes it and needs
+    G well conditioned: at m = 4k its eigenvalues lie
     near [(1 - 1/2)^2, (1 + 1/2)^2] (Marchenko-Pastur), so inverting G costs a factor about m/(m - k) = 4/3 in
     variance. m k is capped at ``MAX_SIGNS``.
     """
