@@ -347,11 +347,12 @@ def test_pm_density_ratio_is_exactly_at_most_e_eps(epsilon, d):
 @pytest.mark.parametrize("epsilon", [0.5, 2.0, 6.0])
 @pytest.mark.parametrize("t", [-1.0, -0.3, 0.0, 0.8, 1.0])
 def test_pm_output_distribution(epsilon, t):
-    n = 20_000
+    n = 200_000
     mechanism = Piecewise(epsilon)
     reports = mechanism.perturb(np.full(n, t), np.random.default_rng(14))[:, 0]
     s = math.sqrt(implemented_exp(epsilon))
     assert stats.kstest(reports, lambda x: pm_cdf(x, t, s)).pvalue > 1e-6
+    assert abs(reports.mean() - t) <= Z_LIMIT * math.sqrt(pm_variance(t, epsilon) / n)
 
 
 def test_hybrid_threshold_is_wang_et_al_eps_star():

@@ -196,7 +196,8 @@ class HarmonyNumeric(HarmonyMechanism):
     ``estimate`` is (1/n) sum of d c sign per coordinate (per-user variance d c^2 - t_j^2).
     ``coordinates="public"``: j = public_index(seed, user_id, d), which the server recomputes from the user id
     (Harmony Sec. 3.2); ``perturb`` then needs ``user_ids`` and ``estimate`` is c (sum of signs) / n_j per
-    coordinate, n_j the number of reports for it; a coordinate nobody reported on is estimated as nan.
+    coordinate, n_j the number of reports for it: given the hashed buckets, unbiased for the mean of t_j over
+    bucket j (a hash-chosen subsample of the users). A coordinate nobody reported on is estimated as nan.
     Reports: structured array of REPORT_DTYPE (fields "coordinate" int32 and "sign" int8 in {-1, 1}).
     """
 
