@@ -124,7 +124,8 @@ def simulate_harmony(mechanism, n, rng=None):
         variance = mechanism.variance(truth, n)
     else:
         names = [f"mean[{j}]" for j in range(mechanism.d)]
-        truth = expected = values.mean(axis=0)
+        truth = values.mean(axis=0)
+        expected = mechanism.expected_estimate(values, **options) if options else truth
         variance = mechanism.variance(values, **options)
     return HarmonySimulation(n, names, np.asarray(truth, dtype=float), np.asarray(expected, dtype=float),
                              np.asarray(estimate, dtype=float), np.sqrt(np.asarray(variance, dtype=float)))

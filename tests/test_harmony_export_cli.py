@@ -110,3 +110,20 @@ def test_cli_bad_harmony_arguments_exit_2_with_one_line(argv, message, tmp_path,
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_public_coordinates_simulation_compares_with_the_bucket_means():
+    from lipdesign.simulation import simulate_harmony
+
+    z = np.concatenate([simulate_harmony(harmony.HarmonyNumeric(1.0, d=40, coordinates="public", seed=seed),
+                                         20_000, rng=seed).z_scores for seed in range(10)])
+    assert abs(z.mean()) < 5 / np.sqrt(z.size)
+    assert abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
+
+
+@pytest.mark.parametrize("name", ["Laplace", "Duchi", "HarmonyNumeric", "Piecewise", "Hybrid", "GRR", "OUE",
+                                  "OLH", "HadamardResponse", "HarmonyCategorical"])
+@pytest.mark.parametrize("epsilon", [1e-7, 0, -1, 31, float("nan")])
+def test_every_mechanism_refuses_an_epsilon_out_of_range(name, epsilon):
+    with pytest.raises(ld.ValidationError, match="epsilon"):
+        getattr(harmony, name)(epsilon, 4)

@@ -29,6 +29,7 @@ __all__ = [
     "category_values",
     "implemented_exp",
     "integer_parameter",
+    "mechanism_epsilon",
     "one_bit",
     "one_bit_scale",
     "one_bit_table",
@@ -44,6 +45,20 @@ EXP_MARGIN = 1e-12
 
 #: Seeds of public randomness are integers in [0, 2**63).
 MAX_SEED = 2**63
+
+
+#: Smallest epsilon of these mechanisms: below it e^eps - 1 is too close to the margin and to rounding for
+#: the scale c = (e^eps + 1)/(e^eps - 1) to be computed accurately.
+MIN_EPSILON = 1e-6
+
+
+def mechanism_epsilon(value, field="epsilon"):
+    """An epsilon in [MIN_EPSILON, MAX_EPSILON] (lipdesign.validation.positive_epsilon, bounded below)."""
+    epsilon = positive_epsilon(value, field)
+    if epsilon < MIN_EPSILON:
+        raise ValidationError(f"{field} is {value!r}; lipdesign.harmony mechanisms need {field} >= {MIN_EPSILON:g} "
+                              "(their probabilities are computed in floating point)")
+    return epsilon
 
 
 def implemented_exp(epsilon):
@@ -195,7 +210,7 @@ class HarmonyMechanism:
             HarmonyMechanism.registry[cls.__name__] = cls
 
     def __init__(self, epsilon):
-        self.epsilon = positive_epsilon(epsilon)
+        self.epsilon = mechanism_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
 
     def parameters(self):

@@ -150,8 +150,8 @@ class HarmonyMixed(HarmonyMechanism):
         """E[estimate] for the population ``values``: the means, and G f for a categorical attribute (G the
         Gram matrix of its projection: the paper's cross-talk, O(1/sqrt m))."""
         columns = self._columns(values)
-        return [self._gram(j) @ self._frequencies(j, column) if j in self.categorical else float(column.mean())
-                for j, column in enumerate(columns)]
+        return [self.categorical[j].gram @ self._frequencies(j, column) if j in self.categorical
+                else float(column.mean()) for j, column in enumerate(columns)]
 
     def variance(self, values):
         """Per attribute, the exact variance of ``estimate(perturb(values))`` for this population: a user's
@@ -163,15 +163,11 @@ class HarmonyMixed(HarmonyMechanism):
         result = []
         for j, column in enumerate(columns):
             if j in self.categorical:
-                squared_means = self._frequencies(j, column) @ self._gram(j) ** 2
+                squared_means = self._frequencies(j, column) @ self.categorical[j].gram ** 2
                 result.append((second_moment - squared_means) / n)
             else:
                 result.append(float((second_moment - np.mean(column**2)) / n))
         return result
-
-    def _gram(self, j):
-        signs = self.categorical[j].signs.astype(float)
-        return signs.T @ signs / self.categorical[j].m
 
     def _frequencies(self, j, column):
         return np.bincount(column, minlength=self.categorical[j].k) / column.size

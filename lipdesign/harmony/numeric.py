@@ -273,6 +273,18 @@ class HarmonyNumeric(HarmonyMechanism):
         with np.errstate(invalid="ignore"):
             return self.scale * sums / counts
 
+    def expected_estimate(self, values, user_ids=None):
+        """E[estimate]: the mean of each coordinate (private), or given the hashed buckets the mean of t_j over
+        the users of bucket j (public; nan for an empty bucket)."""
+        values = unit_values(values, self.d)
+        n = values.shape[0]
+        coordinate = self._public_coordinates(n, user_ids)
+        if coordinate is None:
+            return values.mean(axis=0)
+        own = values[np.arange(n), coordinate]
+        with np.errstate(invalid="ignore"):
+            return np.bincount(coordinate, weights=own, minlength=self.d) / np.bincount(coordinate, minlength=self.d)
+
     def variance(self, values, user_ids=None):
         """Private: sum_i (d c^2 - t_ij^2) / n^2. Public, given the hashed buckets: sum over the users of bucket
         j of (c^2 - t_ij^2) / n_j^2 (nan for an empty bucket)."""
