@@ -111,6 +111,23 @@ def _hinge_derivative(z, y):
     return np.where(y * z < 1.0, -y, 0.0)
 
 
+def _clipped_gradients(derivative, x, y, alpha, penalty):
+    """Each user's gradient (one row per user) of l(z = x . alpha; y) + sum_k penalty_k alpha_k^2 / 2, clipped
+    to [-1, 1] entrywise (Alg. 4 lines 7-9)."""
+    gradient = derivative(x @ alpha, y)[:, None] * x + penalty * alpha
+    return np.clip(gradient, -1.0, 1.0, out=gradient)
+
+
+def _report_mean(gradient, exp_epsilon, rng):
+    """The server's average of the users' Alg. 2 reports on the rows of ``gradient`` (entries in [-1, 1]): each
+    user picks j uniform in 0..m-1 and reports m c one_bit(g_j) in coordinate j. Unbiased for the mean row;
+    coordinate k of one report has variance m c^2 - g_k^2."""
+    users, m = gradient.shape
+    j = rng.integers(0, m, size=users)
+    bits = one_bit(gradient[np.arange(users), j], exp_epsilon, rng)
+    return np.bincount(j, weights=bits, minlength=m) * (m * one_bit_scale(exp_epsilon) / users)
+
+
 class _LDPLinearModel:
     """The shared estimator: parameters, validation, Algorithm 4, prediction. Subclasses set ``_derivative``
     (d loss / d margin z = x . beta + b) and how targets are read and scored."""
@@ -241,22 +258,13 @@ class _LDPLinearModel:
             penalty[r] = 0.0
 
         exp_epsilon = implemented_exp(epsilon)
-        scale = m * one_bit_scale(exp_epsilon) / batch  # each report is m c bit; the server divides by |G|
         derivative = type(self)._derivative
         alpha = np.zeros(m)
-        rows = np.arange(batch)
         for t in range(1, iterations + 1):
             block = slice((t - 1) * batch, t * batch)
-            x, target = features[block], targets[block]
-            # Users: gradient of the regularised loss at alpha, clipped to [-1, 1]^m ...
-            gradient = derivative(x @ alpha, target)[:, None] * x + penalty * alpha
-            np.clip(gradient, -1.0, 1.0, out=gradient)
-            # ... perturbed with Algorithm 2: one uniform coordinate, one bit.
-            j = rng.integers(0, m, size=batch)
-            bits = one_bit(gradient[rows, j], exp_epsilon, rng)
-            # Server: average of the reports, step gamma_t = learning_rate / sqrt(t).
-            mean = np.bincount(j, weights=bits, minlength=m) * scale
-            alpha -= (learning_rate / math.sqrt(t)) * mean
+            gradient = _clipped_gradients(derivative, features[block], targets[block], alpha, penalty)
+            # Server: average of the batch's reports, step gamma_t = learning_rate / sqrt(t).
+            alpha -= (learning_rate / math.sqrt(t)) * _report_mean(gradient, exp_epsilon, rng)
 
         self.projection_ = projection
         self.projection_seed_ = seed
