@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import secrets
+from typing import ClassVar
 
 import numpy as np
 
@@ -202,7 +203,7 @@ class HarmonyMechanism:
     """Base class: epsilon validation, parameters for export, exact verification of ``privacy_table``."""
 
     #: Every concrete mechanism class by name, for ``from_parameters`` / JSON load.
-    registry: dict = {}
+    registry: ClassVar[dict] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -224,7 +225,7 @@ class HarmonyMechanism:
     def privacy_table(self):
         """A finite table (rows: extreme inputs, columns: outputs) whose LDP epsilon is the mechanism's, or
         None when the output space is continuous (the guarantee is then the documented closed form)."""
-        return None
+        return None  # noqa: RET501 (subclasses with a finite output space return their table)
 
     def verify(self):
         """Exact LDP certificate (lipdesign.verification) of ``privacy_table()``; ValidationError when the

@@ -45,12 +45,13 @@ from lipdesign.harmony._base import (
     as_generator,
     implemented_exp,
     integer_parameter,
+    mechanism_epsilon,
     one_bit,
     one_bit_scale,
     public_seed,
     unit_values,
 )
-from lipdesign.validation import positive_epsilon, real_number
+from lipdesign.validation import real_number
 
 __all__ = ["LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "default_batch_size",
            "default_reduced_dim"]
@@ -91,7 +92,7 @@ def default_reduced_dim(d, n, epsilon, fit_intercept=True):
 def default_batch_size(epsilon, m):
     """|G| when ``batch_size=None``: ceil(BATCH_KAPPA * m * max(1, ln m) * c^2) for m reported gradient entries
     (r, plus 1 with an intercept) and c = (e^eps + 1)/(e^eps - 1)."""
-    c = one_bit_scale(implemented_exp(positive_epsilon(epsilon)))
+    c = one_bit_scale(implemented_exp(mechanism_epsilon(epsilon)))
     m = integer_parameter(m, "m")
     return math.ceil(BATCH_KAPPA * m * max(1.0, math.log(m)) * c * c)
 
@@ -175,7 +176,7 @@ class _LDPLinearModel:
 
     # -- validation ----------------------------------------------------------------------------------------
     def _validated_parameters(self, n, d):
-        epsilon = positive_epsilon(self.epsilon)
+        epsilon = mechanism_epsilon(self.epsilon)
         regularization = real_number(self.regularization, "regularization", low=0.0)
         learning_rate = (self._default_learning_rate if self.learning_rate is None
                          else real_number(self.learning_rate, "learning_rate"))
