@@ -355,13 +355,14 @@ def test_harmony_categorical_projection_has_mean_g_f_and_unbiased_method_recover
     values, f = population([40_000, 25_000, 15_000, 0])
     reports = mechanism.perturb(values, rng=6)
     n = values.size
-    projection = mechanism.estimate(reports)
-    sigma = np.sqrt(mechanism.variance(f, n))
+    projection = mechanism.estimate(reports, method="projection")
+    sigma = np.sqrt(mechanism.variance(f, n, method="projection"))
     assert np.all(np.abs(projection - g @ f) <= 5 * sigma)
     assert np.max(np.abs(g @ f - f) / sigma) > 10  # the cross-talk bias is visible at this m
-    assert np.allclose(mechanism.expected_estimate(f), g @ f)
-    unbiased = mechanism.estimate(reports, method="unbiased")
-    sigma = np.sqrt(mechanism.variance(f, n, method="unbiased"))
+    assert np.allclose(mechanism.expected_estimate(f, method="projection"), g @ f)
+    assert np.allclose(mechanism.expected_estimate(f), f)
+    unbiased = mechanism.estimate(reports)  # the default method
+    sigma = np.sqrt(mechanism.variance(f, n))
     assert np.all(np.abs(unbiased - f) <= 5 * sigma)
     assert np.allclose(unbiased, np.linalg.solve(g, projection), rtol=1e-10, atol=1e-12)
     # the paper's report alpha = c m Phi[s, v] (with the kept/flipped sign) gives the same projection

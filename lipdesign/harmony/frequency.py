@@ -337,6 +337,12 @@ class HadamardResponse(_PureProtocol):
         return np.where(inside, self.exp_epsilon * scale, scale)
 
 
+def check_method(method):
+    """The estimation method of the Bassily-Smith projection: "unbiased" or "projection"."""
+    if not (isinstance(method, str) and method in ("projection", "unbiased")):
+        raise ValidationError(f"method is {method!r}; it must be 'unbiased' or 'projection'")
+
+
 def _projection_signs(m, k, seed):
     """The public m x k signs: bit j (least significant first) of the w-th 64-bit output of the PCG64 bit
     generator of ``numpy.random.default_rng(seed)`` gives entry 64 w + j in row-major order, 0 -> +1, 1 -> -1.
@@ -356,10 +362,10 @@ class HarmonyCategorical(HarmonyMechanism):
     ``m`` defaults to max(4096, 4k). The per-user variance does not grow with m (every term of the estimate is
     +-c), only memory and time (m k). The projection estimate has mean G f, G = Phi^T Phi, whose cross-talk
     sum_{v != l} f_v G[v, l] has standard deviation sqrt(sum_{v != l} f_v^2 / m) <= 1/sqrt(m) <= 1/64 over the
-    draw of Phi, below the sampling error c/sqrt(n) unless n > c^2 m. ``method="unbiased"`` removes it and needs
-    G well conditioned: at m = 4k its eigenvalues lie
-    near [(1 - 1/2)^2, (1 + 1/2)^2] (Marchenko-Pastur), so inverting G costs a factor about m/(m - k) = 4/3 in
-    variance. m k is capped at ``MAX_SIGNS``.
+    draw of Phi, below the sampling error c/sqrt(n) only while n < c^2 m: at n = 10^6, eps = 1, k = 64 it is
+    several standard deviations, which is why ``estimate`` defaults to ``method="unbiased"``. That removes it and
+    needs G well conditioned: at m = 4k its eigenvalues lie near [(1 - 1/2)^2, (1 + 1/2)^2] (Marchenko-Pastur),
+    so inverting G costs a factor about m/(m - k) = 4/3 in variance. m k is capped at ``MAX_SIGNS``.
     """
 
     report_dtype = np.dtype([("row", "<i4"), ("sign", "i1")])
@@ -390,7 +396,8 @@ class HarmonyCategorical(HarmonyMechanism):
         return gram / self.m
 
     @cached_property
-    def _gram_inverse(self):
+    def gram_inverse(self):
+        """G^-1, for the unbiased estimate; ValidationError when m < k or G is singular."""
         if self.m < self.k:
             raise ValidationError(f"method='unbiased' needs m >= k (m is {self.m}, k is {self.k}): G = Phi^T Phi "
                                   "has rank at most m")
@@ -408,11 +415,12 @@ class HarmonyCategorical(HarmonyMechanism):
         out["sign"] = one_bit(self.signs[out["row"], values], self.exp_epsilon, rng)
         return out
 
-    def estimate(self, reports, consistency=None, method="projection"):
-        """``method="projection"`` (the paper's): f(l) = <z_bar, Phi[:, l]> = (1/n) sum_i c sign_i signs[s_i, l],
-        mean G f. ``method="unbiased"``: the solution of G f = projection, mean f for this fixed Phi."""
+    def estimate(self, reports, consistency=None, method="unbiased"):
+        """``method="unbiased"`` (default): the solution of G f = projection, mean f for this fixed Phi (needs
+        m >= k, which the default m guarantees). ``method="projection"`` (the paper's): f(l) = <z_bar, Phi[:, l]>
+        = (1/n) sum_i c sign_i signs[s_i, l], mean G f, biased by the cross-talk of this Phi (MATH §9)."""
         _check_consistency(consistency)
-        self._check_method(method)
+        check_method(method)
         _structured_reports(reports, ("row", "sign"), self.report_dtype)
         rows = index_array(reports["row"], self.m, "reports['row']")
         signs = np.asarray(reports["sign"])
@@ -428,33 +436,28 @@ class HarmonyCategorical(HarmonyMechanism):
             projection[start:start + step] = per_row @ self.signs[:, start:start + step]
         projection *= self.scale / rows.size
         if method == "unbiased":
-            projection = self._gram_inverse @ projection
+            projection = self.gram_inverse @ projection
         return _consistent(projection, consistency)
 
-    def expected_estimate(self, frequencies, method="projection"):
+    def expected_estimate(self, frequencies, method="unbiased"):
         """E[estimate]: G f for the projection method, f for the unbiased one."""
-        self._check_method(method)
+        check_method(method)
         f = probability_vector(frequencies, "frequencies", length=self.k)
         return self.gram @ f if method == "projection" else f
 
-    def variance(self, frequencies, n, method="projection"):
+    def variance(self, frequencies, n, method="unbiased"):
         """Per-value variance. Each user's term Z = c sign signs[s, :] has E[Z Z^T] = c^2 G and E[Z] = G[:, v], so
         Cov(projection) = (c^2 G - G diag(f) G)/n: Var f(l) = (c^2 - sum_v f_v G[v, l]^2)/n; for the unbiased
         G^-1 projection, Cov = (c^2 G^-1 - diag(f))/n: Var = (c^2 (G^-1)[l, l] - f_l)/n."""
-        self._check_method(method)
+        check_method(method)
         f = probability_vector(frequencies, "frequencies", length=self.k)
         n = integer_parameter(n, "n")
         if method == "projection":
             return (self.scale**2 - f @ self.gram**2) / n
-        return (self.scale**2 * np.diag(self._gram_inverse) - f) / n
+        return (self.scale**2 * np.diag(self.gram_inverse) - f) / n
 
     def privacy_table(self):
         """Exact reduction to ``one_bit_table``: output (s, b) has probability (1/m) Pr[b | t = signs[s, v]], so
         every likelihood ratio is 1 or the one-bit ratio e^eps (attained by any v, v' whose columns of signs
         differ somewhere; only if all k columns coincide is the mechanism more private than the table)."""
         return one_bit_table(self.exp_epsilon)
-
-    @staticmethod
-    def _check_method(method):
-        if not (isinstance(method, str) and method in ("projection", "unbiased")):
-            raise ValidationError(f"method is {method!r}; it must be 'projection' or 'unbiased'")

@@ -20,7 +20,7 @@ from lipdesign.harmony._base import (
     public_seed,
     unit_values,
 )
-from lipdesign.harmony.frequency import HarmonyCategorical
+from lipdesign.harmony.frequency import HarmonyCategorical, check_method
 from lipdesign.validation import float_array
 
 #: The report of one user: the attribute drawn, the projection row (0 for a numeric attribute) and the bit.
@@ -42,8 +42,10 @@ class HarmonyMixed(HarmonyMechanism):
     HarmonyCategorical's default for its k).
 
     ``perturb(values)``: values of shape (n, d), column j holding attribute j (category indices as numbers);
-    reports are structured (REPORT_DTYPE). ``estimate(reports)``: a list with, per attribute, the estimated
-    mean (float) or the estimated frequencies (array of length k), by the paper's estimators with factor d.
+    reports are structured (REPORT_DTYPE). ``estimate(reports, method="unbiased")``: a list with, per
+    attribute, the estimated mean (float) or the estimated frequencies (array of length k), by the paper's
+    estimators with factor d; ``method`` is HarmonyCategorical's ("unbiased" solves G f = projection,
+    "projection" is the paper's, with mean G f).
     """
 
     def __init__(self, epsilon, attributes, m=None, seed=None):
@@ -129,10 +131,11 @@ class HarmonyMixed(HarmonyMechanism):
                                       f"lie in 0..{size - 1}")
         return reports
 
-    def estimate(self, reports):
-        """Per attribute: the mean (1/n) sum of d c b (numeric) or the frequencies
-        (1/n) sum of d c b signs[s, l] (categorical); unbiased given the projections (MATH §9)."""
+    def estimate(self, reports, method="unbiased"):
+        """Per attribute: the mean (1/n) sum of d c b (numeric) or the frequencies: the projection
+        (1/n) sum of d c b signs[s, l], solved against G for ``method="unbiased"`` (MATH §9)."""
         reports = self._check_reports(reports)
+        check_method(method)
         n = reports.size
         weights = self.d * one_bit_scale(self.exp_epsilon) * reports["sign"]
         estimates = []
@@ -141,32 +144,40 @@ class HarmonyMixed(HarmonyMechanism):
             if j in self.categorical:
                 mechanism = self.categorical[j]
                 per_row = np.bincount(reports["row"][chosen], weights=weights[chosen], minlength=mechanism.m)
-                estimates.append(per_row @ mechanism.signs / n)
+                projection = per_row @ mechanism.signs / n
+                estimates.append(mechanism.gram_inverse @ projection if method == "unbiased" else projection)
             else:
                 estimates.append(float(weights[chosen].sum() / n))
         return estimates
 
-    def expected_estimate(self, values):
-        """E[estimate] for the population ``values``: the means, and G f for a categorical attribute (G the
-        Gram matrix of its projection: the paper's cross-talk, O(1/sqrt m))."""
+    def expected_estimate(self, values, method="unbiased"):
+        """E[estimate] for the population ``values``: the means, and the frequencies f ("unbiased") or G f
+        ("projection": the paper's cross-talk, O(1/sqrt m))."""
         columns = self._columns(values)
-        return [self.categorical[j].gram @ self._frequencies(j, column) if j in self.categorical
-                else float(column.mean()) for j, column in enumerate(columns)]
+        check_method(method)
+        return [self.categorical[j].expected_estimate(self._frequencies(j, column), method)
+                if j in self.categorical else float(column.mean()) for j, column in enumerate(columns)]
 
-    def variance(self, values):
-        """Per attribute, the exact variance of ``estimate(perturb(values))`` for this population: a user's
-        term is d c b (times signs[s, l]), +-d c with probability 1/d, so its variance is d c^2 - mu^2 with
-        mu = t_j or G[v, l]; the estimate averages n independent terms."""
+    def variance(self, values, method="unbiased"):
+        """Per attribute, the exact variance of ``estimate(perturb(values), method)`` for this population. A
+        user's term is d c b (numeric) or d c b signs[s, :] (categorical), nonzero with probability 1/d, so
+        Var = (d c^2 - t_j^2 averaged)/n; for a categorical attribute Cov(projection) = (d c^2 G - G diag(f) G)/n,
+        whose diagonal is (d c^2 - sum_v f_v G[v, l]^2)/n, and the unbiased G^-1 projection has
+        Var = (d c^2 (G^-1)[l, l] - f_l)/n."""
         columns = self._columns(values)
+        check_method(method)
         n = columns[0].size
         second_moment = self.d * one_bit_scale(self.exp_epsilon) ** 2
         result = []
         for j, column in enumerate(columns):
-            if j in self.categorical:
-                squared_means = self._frequencies(j, column) @ self.categorical[j].gram ** 2
-                result.append((second_moment - squared_means) / n)
-            else:
+            if j not in self.categorical:
                 result.append(float((second_moment - np.mean(column**2)) / n))
+                continue
+            f, mechanism = self._frequencies(j, column), self.categorical[j]
+            if method == "unbiased":
+                result.append((second_moment * np.diag(mechanism.gram_inverse) - f) / n)
+            else:
+                result.append((second_moment - f @ mechanism.gram**2) / n)
         return result
 
     def _frequencies(self, j, column):
