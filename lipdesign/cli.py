@@ -58,6 +58,8 @@ def _harmony(args):
         name, separator, text = item.partition("=")
         if not separator or not name:
             raise ValidationError(f"--param is {item!r}; expected NAME=VALUE, e.g. d=4 or attributes='[\"numeric\", 3]'")
+        if name == "epsilon":
+            raise ValidationError(f"--param is {item!r}; epsilon is set by --epsilon only")
         try:
             parameters[name] = json.loads(text)
         except json.JSONDecodeError:
@@ -168,6 +170,9 @@ def main(argv=None):
         return 2
     except (OSError, json.JSONDecodeError) as error:
         print(f"lipdesign: error: {error}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("lipdesign: error: out of memory; use a smaller problem (k, d, m or -n)", file=sys.stderr)
         return 2
 
 

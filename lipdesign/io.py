@@ -83,9 +83,7 @@ def mechanism_to_dict(mechanism):
 
 
 def save(mechanism, path):
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(mechanism_to_dict(mechanism), handle, indent=1, allow_nan=False)
-        handle.write("\n")
+    _write_json(mechanism_to_dict(mechanism), path)
 
 
 def mechanism_from_dict(document, source="document"):
@@ -122,6 +120,18 @@ def mechanism_from_dict(document, source="document"):
     return mechanism
 
 
+#: The ``guarantee`` of an exported harmony mechanism: exact verification of its finite privacy table, or
+#: the closed form of a continuous mechanism (its class's ``guarantee`` says on what terms).
+EXACT_GUARANTEE = "exact verification of the privacy table"
+
+
+def _write_json(document, path):
+    """Serialise first, then write: a document that cannot be serialised leaves no truncated file behind."""
+    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 def harmony_to_dict(mechanism):
     """The export envelope of a lipdesign.harmony mechanism (verified exactly when its output is finite)."""
     finite = mechanism.privacy_table() is not None
@@ -131,15 +141,13 @@ def harmony_to_dict(mechanism):
         "lipdesign_version": lipdesign.__version__,
         "mechanism": type(mechanism).__name__,
         "parameters": mechanism.parameters(),
-        "guarantee": "exact verification of the privacy table" if finite else "closed form (continuous output)",
+        "guarantee": EXACT_GUARANTEE if finite else mechanism.guarantee,
         "verified_epsilon": mechanism.verify().epsilon if finite else None,
     }
 
 
 def save_harmony(mechanism, path):
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(harmony_to_dict(mechanism), handle, indent=1, allow_nan=False)
-        handle.write("\n")
+    _write_json(harmony_to_dict(mechanism), path)
 
 
 def harmony_from_dict(document, source="document"):
@@ -162,7 +170,14 @@ def harmony_from_dict(document, source="document"):
         raise FormatError(f"{source}: parameters: {error}") from None
     except TypeError as error:
         raise FormatError(f"{source}: parameters do not fit {name}: {error}") from None
+    public_seed = mechanism.parameters().get("seed")
+    if public_seed is not None and document["parameters"].get("seed") is None:
+        raise FormatError(f"{source}: parameters.seed is missing; {name} uses public randomness and the server "
+                          "needs the exported seed (a fresh one would silently change the projection or hash)")
     if mechanism.privacy_table() is None:
+        if document["guarantee"] != mechanism.guarantee:
+            raise FormatError(f"{source}: guarantee is {document['guarantee']!r}; {name} has a continuous "
+                              f"output space, its guarantee is {mechanism.guarantee!r}")
         if document["verified_epsilon"] is not None:
             raise FormatError(f"{source}: verified_epsilon must be null for {name} (continuous output space)")
         return mechanism

@@ -17,6 +17,9 @@ from lipdesign.errors import ValidationError
 #: Largest simulated population (the per-user posteriors are held in memory).
 MAX_USERS = 10**8
 
+#: Largest n * k (or n * d) of ``simulate_harmony``: reports such as OUE's n x k bits are held in memory.
+MAX_HARMONY_ENTRIES = 10**9
+
 
 @dataclass(frozen=True)
 class SimulationResult:
@@ -96,15 +99,21 @@ def harmony_population(mechanism, n, generator):
 def simulate_harmony(mechanism, n, rng=None):
     """Run a lipdesign.harmony mechanism on ``n`` users of ``harmony_population`` and compare every estimate
     with its closed-form variance (the CLI's ``simulate`` for these mechanisms)."""
-    from lipdesign.harmony import HarmonyMixed
+    from lipdesign.harmony import HarmonyCategorical, HarmonyMixed
 
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_USERS:
         raise ValidationError(f"n is {n!r}; a simulation needs an integer number of users in 2..{MAX_USERS}")
+    width = mechanism.k if hasattr(mechanism, "k") else mechanism.d
+    if n * width > MAX_HARMONY_ENTRIES:
+        raise ValidationError(f"n is {n}; n times the {'k' if hasattr(mechanism, 'k') else 'd'} of {mechanism!r} "
+                              f"must stay below {MAX_HARMONY_ENTRIES:.0e} (the reports are held in memory)")
     generator = runtime.as_generator(rng)
     values = harmony_population(mechanism, n, generator)
     options = {"user_ids": np.arange(n)} if getattr(mechanism, "coordinates", None) == "public" else {}
     reports = mechanism.perturb(values, rng=generator, **options)
-    estimate = mechanism.estimate(reports)
+    # the Bassily-Smith projection can only be unbiased with m >= k; otherwise simulate the paper's projection
+    method = {"method": "projection"} if isinstance(mechanism, HarmonyCategorical) and mechanism.m < mechanism.k else {}
+    estimate = mechanism.estimate(reports, **method)
     if isinstance(mechanism, HarmonyMixed):
         names, truth = [], []
         for j, kind in enumerate(mechanism.attributes):
@@ -120,8 +129,8 @@ def simulate_harmony(mechanism, n, rng=None):
     elif hasattr(mechanism, "k"):
         names = [f"frequency[{v}]" for v in range(mechanism.k)]
         truth = np.bincount(values, minlength=mechanism.k) / n
-        expected = mechanism.expected_estimate(truth) if hasattr(mechanism, "expected_estimate") else truth
-        variance = mechanism.variance(truth, n)
+        expected = mechanism.expected_estimate(truth, **method) if hasattr(mechanism, "expected_estimate") else truth
+        variance = mechanism.variance(truth, n, **method)
     else:
         names = [f"mean[{j}]" for j in range(mechanism.d)]
         truth = values.mean(axis=0)

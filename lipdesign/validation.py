@@ -25,6 +25,8 @@ def _entry(field, array, flat_index):
 
 def float_array(value, field, ndim):
     """Return ``value`` as a finite float array with ``ndim`` dimensions, or raise ValidationError."""
+    if np.iscomplexobj(value):
+        raise ValidationError(f"{field} has complex entries; every entry must be a real number")
     try:
         array = np.array(value, dtype=float)
     except (TypeError, ValueError):

@@ -127,3 +127,101 @@ def test_public_coordinates_simulation_compares_with_the_bucket_means():
 def test_every_mechanism_refuses_an_epsilon_out_of_range(name, epsilon):
     with pytest.raises(ld.ValidationError, match="epsilon"):
         getattr(harmony, name)(epsilon, 4)
+
+
+class _Uniforms:
+    """A stand-in generator whose random() returns one fixed value (to probe a sampler's threshold)."""
+
+    def __init__(self, u):
+        self.u = u
+
+    def random(self, shape=None):
+        return np.full(shape, self.u)
+
+
+def realised_probability(sampler):
+    """Pr[sampler(U) is True] for U uniform on the grid k / 2^53 that numpy's random() draws from: the sampler is
+    a threshold test U < p, so this is (number of grid points below p) / 2^53, found by bisection."""
+    from fractions import Fraction
+
+    low, high = 0, 2**53  # sampler(low / 2^53) is True unless p <= 0; sampler(1) would be False
+    if not sampler(0.0):
+        return Fraction(0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if sampler(middle / 2**53) else (low, middle)
+    return Fraction(high, 2**53)
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 1.0, 5.0, 10.0])
+def test_the_one_bit_sampler_as_realised_in_floating_point_is_eps_ldp(epsilon):
+    """The probabilities the sampler REALISES (numpy's 2^-53 grid included), read back by probing, satisfy the
+    claim exactly; MATH §9. This would fail without the EXP_MARGIN at large epsilon."""
+    from lipdesign.harmony._base import implemented_exp, one_bit
+    from lipdesign.verification import exp_bounds
+
+    e = implemented_exp(epsilon)
+    plus = {t: realised_probability(lambda u, t=t: one_bit(np.array([t]), e, _Uniforms(u))[0] == 1)
+            for t in (-1.0, 1.0)}
+    bound = exp_bounds(epsilon)[0]
+    assert plus[1.0] / plus[-1.0] <= bound
+    assert (1 - plus[-1.0]) / (1 - plus[1.0]) <= bound
+    assert plus[1.0] / plus[-1.0] >= bound * (1 - 1e-9)  # and the mechanism does spend its epsilon
+
+
+@pytest.mark.parametrize("name", ["HarmonyNumeric", "HarmonyCategorical", "HarmonyMixed"])
+def test_a_missing_seed_of_public_randomness_is_refused_on_load(name, tmp_path):
+    mechanism = {"HarmonyNumeric": harmony.HarmonyNumeric(1.0, d=3, coordinates="public", seed=4),
+                 "HarmonyCategorical": harmony.HarmonyCategorical(1.0, k=3, m=16, seed=4),
+                 "HarmonyMixed": harmony.HarmonyMixed(1.0, ["numeric", 3], m=16, seed=4)}[name]
+    path = tmp_path / "m.json"
+    mechanism.to_json(path)
+    for change in (lambda p: p.pop("seed"), lambda p: p.update(seed=None)):
+        document = json.loads(path.read_text())
+        change(document["parameters"])
+        path.write_text(json.dumps(document))
+        with pytest.raises(ld.FormatError, match="seed"):
+            ld.load(path)
+        mechanism.to_json(path)
+
+
+def test_mixed_attributes_must_be_a_list_and_numpy_integers_export_cleanly(tmp_path):
+    with pytest.raises(ld.ValidationError, match="attributes"):
+        harmony.HarmonyMixed(1.0, {"numeric": 1})
+    with pytest.raises(ld.ValidationError, match="attributes"):
+        harmony.HarmonyMixed(1.0, {"numeric"})
+    mechanism = harmony.HarmonyMixed(1.0, ["numeric", np.int64(3)], m=8, seed=1)
+    assert mechanism.attributes == ("numeric", 3) and type(mechanism.attributes[1]) is int
+    mechanism.to_json(tmp_path / "m.json")
+    assert ld.load(tmp_path / "m.json") == mechanism
+
+
+def test_epsilon_only_through_its_option_and_huge_simulations_refused(tmp_path, capsys):
+    assert main(["harmony", "GRR", "--epsilon", "1", "-p", "epsilon=5", "-p", "k=3",
+                 "-o", str(tmp_path / "g.json")]) == 2
+    assert "--epsilon" in capsys.readouterr().err
+    from lipdesign.simulation import simulate_harmony
+
+    with pytest.raises(ld.ValidationError, match="n times the k"):
+        simulate_harmony(harmony.OUE(1.0, k=200_000), 10**8)
+
+
+def test_simulating_a_projection_with_fewer_rows_than_categories_uses_the_papers_estimate():
+    from lipdesign.simulation import simulate_harmony
+
+    result = simulate_harmony(harmony.HarmonyCategorical(1.0, k=8, m=4, seed=2), 20_000, rng=1)
+    assert np.all(np.isfinite(result.z_scores)) and np.max(np.abs(result.z_scores)) < 5
+
+
+def test_range_maps_raw_values_and_refuses_bad_ones():
+    battery = harmony.Range(0, 100)
+    assert np.allclose(battery.to_unit([0, 50, 100]), [-1, 0, 1])
+    assert np.allclose(battery.from_unit([-1, 0, 1]), [0, 50, 100])
+    assert np.isclose(battery.variance_from_unit(1.0), 2500)
+    assert np.allclose(battery.to_unit([-5, 120], clip=True), [-1, 1])
+    for bad, message in [([120], r"\[0, 100\]"), (["a"], "numbers"), ([None], "finite"), ([1j], "complex")]:
+        with pytest.raises(ld.ValidationError, match=message):
+            battery.to_unit(bad)
+    for low, high in [(1, 1), (-1e308, 1e308), (0, float("nan"))]:
+        with pytest.raises(ld.ValidationError):
+            harmony.Range(low, high)

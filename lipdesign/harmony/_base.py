@@ -24,6 +24,8 @@ from lipdesign.validation import float_array, positive_epsilon, real_number
 
 __all__ = [
     "EXP_MARGIN",
+    "MAX_EPSILON",
+    "MIN_EPSILON",
     "HarmonyMechanism",
     "Range",
     "as_generator",
@@ -39,10 +41,12 @@ __all__ = [
     "unit_values",
 ]
 
-#: Every mechanism runs at e^eps * (1 - EXP_MARGIN) instead of e^eps. Probabilities computed in floating point
-#: have ratios a few ulps (~1e-15) away from the exact ratio; the margin makes the stored/implemented numbers
-#: satisfy the claim in exact rational arithmetic (``verify``), at a cost in variance of about 1e-12 relative.
-EXP_MARGIN = 1e-12
+#: Every mechanism runs at e^eps * (1 - EXP_MARGIN) instead of e^eps. Its probabilities are computed in floating
+#: point and sampled as ``rng.random() < p``, which realises ceil(p 2^53) / 2^53: absolute errors of about 2^-53,
+#: relative errors up to 2^-53 (e^eps + 1) in the smallest probability 1/(e^eps + 1). The margin covers them
+#: with room to spare for every epsilon up to MAX_EPSILON (2^-53 e^10 = 2.4e-12), so the numbers a sampler
+#: really uses satisfy the claim in exact rational arithmetic; the cost in variance is about 1e-10 relative.
+EXP_MARGIN = 1e-10
 
 #: Seeds of public randomness are integers in [0, 2**63).
 MAX_SEED = 2**63
@@ -52,13 +56,21 @@ MAX_SEED = 2**63
 #: the scale c = (e^eps + 1)/(e^eps - 1) to be computed accurately.
 MIN_EPSILON = 1e-6
 
+#: Largest epsilon of these mechanisms (designed tables go to lipdesign.validation.MAX_EPSILON = 30): above it
+#: the 2^-53 resolution of the samplers is no longer small against the probability 1/(e^eps + 1) of a flip, and
+#: e^10 ~ 22000 is no meaningful local privacy anyway.
+MAX_EPSILON = 10.0
+
 
 def mechanism_epsilon(value, field="epsilon"):
-    """An epsilon in [MIN_EPSILON, MAX_EPSILON] (lipdesign.validation.positive_epsilon, bounded below)."""
+    """An epsilon in [MIN_EPSILON, MAX_EPSILON]."""
+    if isinstance(value, str):
+        raise ValidationError(f"{field} is {value!r} (a string); it must be a number")
     epsilon = positive_epsilon(value, field)
-    if epsilon < MIN_EPSILON:
-        raise ValidationError(f"{field} is {value!r}; lipdesign.harmony mechanisms need {field} >= {MIN_EPSILON:g} "
-                              "(their probabilities are computed in floating point)")
+    if not MIN_EPSILON <= epsilon <= MAX_EPSILON:
+        raise ValidationError(f"{field} is {value!r}; lipdesign.harmony mechanisms need {field} in "
+                              f"[{MIN_EPSILON:g}, {MAX_EPSILON:g}] (their probabilities are computed and sampled "
+                              "in floating point)")
     return epsilon
 
 
@@ -174,11 +186,12 @@ class Range:
         if not self.high > self.low:
             raise ValidationError(f"high is {high!r} but low is {low!r}; a range needs high > low")
         self.half_width = (self.high - self.low) / 2.0
+        if not np.isfinite(self.half_width):
+            raise ValidationError(f"high - low is {self.high - self.low!r}; the width of a range must be finite")
 
     def to_unit(self, values, clip=False):
-        array = np.asarray(values, dtype=float)
-        if not np.all(np.isfinite(array)):
-            raise ValidationError("values contain nan or inf; every raw value must be finite")
+        array = float_array(values, "values", np.ndim(values)) if np.ndim(values) else \
+            float_array([values], "values", 1)[0]
         if clip:
             array = np.clip(array, self.low, self.high)
         else:
@@ -201,6 +214,9 @@ class Range:
 
 class HarmonyMechanism:
     """Base class: epsilon validation, parameters for export, exact verification of ``privacy_table``."""
+
+    #: What the privacy claim of a mechanism without a finite privacy table rests on (exported as "guarantee").
+    guarantee: ClassVar[str] = "closed form (continuous output)"
 
     #: Every concrete mechanism class by name, for ``from_parameters`` / JSON load.
     registry: ClassVar[dict] = {}

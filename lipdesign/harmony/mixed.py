@@ -50,24 +50,24 @@ class HarmonyMixed(HarmonyMechanism):
 
     def __init__(self, epsilon, attributes, m=None, seed=None):
         super().__init__(epsilon)
-        if isinstance(attributes, (str, bytes)) or not hasattr(attributes, "__iter__"):
+        if not isinstance(attributes, (list, tuple)):
             raise ValidationError(f"attributes is {attributes!r}; it must be a list of 'numeric' or category "
-                                  "counts k >= 2")
-        self.attributes = tuple(attributes)
-        if not self.attributes:
+                                  "counts k >= 2, in column order")
+        if not attributes:
             raise ValidationError("attributes is empty; a tuple needs at least one attribute")
-        self.d = len(self.attributes)
+        self.d = len(attributes)
         self.m = None if m is None else integer_parameter(m, "m")
         self.seed = public_seed(seed)
         self.categorical = {}
-        for j, attribute in enumerate(self.attributes):
-            if attribute == "numeric":
+        for j, attribute in enumerate(attributes):
+            if isinstance(attribute, str) and attribute == "numeric":
                 continue
             if isinstance(attribute, str):
                 raise ValidationError(f"attributes[{j}] is {attribute!r}; each attribute must be 'numeric' or "
                                       "an int k >= 2 (a categorical attribute with k categories)")
             k = integer_parameter(attribute, f"attributes[{j}]", low=2)
             self.categorical[j] = HarmonyCategorical(self.epsilon, k, m=self.m, seed=attribute_seed(self.seed, j))
+        self.attributes = tuple(self.categorical[j].k if j in self.categorical else "numeric" for j in range(self.d))
 
     def parameters(self):
         return {"epsilon": self.epsilon, "attributes": list(self.attributes), "m": self.m, "seed": self.seed}
@@ -113,9 +113,10 @@ class HarmonyMixed(HarmonyMechanism):
 
     def _check_reports(self, reports):
         reports = np.asarray(reports)
-        if reports.dtype.names is None or not set(REPORT_DTYPE.names) <= set(reports.dtype.names):
+        if reports.dtype.names is None or set(reports.dtype.names) != set(REPORT_DTYPE.names) or not all(
+                np.issubdtype(reports.dtype[name], np.integer) for name in REPORT_DTYPE.names):
             raise ValidationError(f"reports has dtype {reports.dtype}; expected the structured reports of "
-                                  f"HarmonyMixed.perturb (fields {', '.join(REPORT_DTYPE.names)})")
+                                  f"HarmonyMixed.perturb (exactly the integer fields {', '.join(REPORT_DTYPE.names)})")
         if reports.ndim != 1 or reports.size == 0:
             raise ValidationError(f"reports has shape {reports.shape}; expected a non-empty vector")
         attribute = category_values(reports["attribute"], self.d, "reports['attribute']")
