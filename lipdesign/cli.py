@@ -40,7 +40,8 @@ def _verify(args):
         return 1
     if isinstance(mechanism, HarmonyMechanism):
         if mechanism.privacy_table() is None:
-            print(f"{mechanism!r}: continuous output space; the guarantee is the mechanism's closed form")
+            print(f"{mechanism!r}: continuous output space, no finite table to verify; guarantee: "
+                  f"{mechanism.guarantee}")
         else:
             print(f"{mechanism!r}: " + mechanism.verify().summary())
         return 0
@@ -76,7 +77,7 @@ def _harmony(args):
     if mechanism.privacy_table() is not None:
         print(mechanism.verify().summary())
     else:
-        print("continuous output space: the guarantee is the mechanism's closed form")
+        print(f"continuous output space, no finite table to verify; guarantee: {mechanism.guarantee}")
     print(f"wrote {args.output}")
 
 
