@@ -33,12 +33,18 @@ _EXPORTS = {
     "SolverError": "lipdesign.errors",
 }
 
-__all__ = [*_EXPORTS, "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)
+__all__ = [*_EXPORTS, "harmony", "runtime", "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)
+
+
+#: Subpackages reachable as attributes (``ld.harmony.GRR``) without an explicit import.
+_SUBPACKAGES = ("harmony", "runtime")
 
 
 def __getattr__(name):
     if name in _EXPORTS:
         return getattr(import_module(_EXPORTS[name]), name)
+    if name in _SUBPACKAGES:
+        return import_module(f"lipdesign.{name}")
     raise AttributeError(f"module 'lipdesign' has no attribute {name!r}")
 
 

@@ -225,3 +225,27 @@ def test_range_maps_raw_values_and_refuses_bad_ones():
     for low, high in [(1, 1), (-1e308, 1e308), (0, float("nan"))]:
         with pytest.raises(ld.ValidationError):
             harmony.Range(low, high)
+
+
+def test_harmony_runs_with_numpy_only():
+    """Perturbing, estimating and learning import neither scipy, cvxpy, networkx, jsonschema nor matplotlib."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, numpy as np, lipdesign as ld; ld.harmony.load_all(); h = ld.harmony; "
+        "m = h.HarmonyMixed(1.0, ['numeric', 3], m=8, seed=1); "
+        "m.estimate(m.perturb(np.array([[0.5, 2.0]] * 50), rng=1)); "
+        "g = h.OLH(1.0, k=5); g.estimate(g.perturb(np.arange(5), rng=1)); "
+        "X = np.random.default_rng(0).uniform(-1, 1, (2000, 2)); "
+        "h.LDPLinearRegression(epsilon=1.0, batch_size=100, random_state=0).fit(X, X[:, 0] / 2); "
+        "print(sorted(m for m in ('scipy','cvxpy','networkx','jsonschema','matplotlib') if m in sys.modules))"
+    )
+    repository = Path(__file__).resolve().parents[1]
+    environment = {**os.environ, "PYTHONPATH": str(repository) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=repository, env=environment,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
