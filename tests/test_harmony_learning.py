@@ -244,8 +244,11 @@ def test_get_params_set_params_round_trip(cls):
     model = cls(0.7, regularization=0.01, reduced_dim=3, batch_size=40, learning_rate=0.2, fit_intercept=False,
                 random_state=9)
     params = model.get_params(deep=True)
-    assert params == {"epsilon": 0.7, "regularization": 0.01, "reduced_dim": 3, "batch_size": 40,
-                      "learning_rate": 0.2, "fit_intercept": False, "random_state": 9}
+    expected = {"epsilon": 0.7, "regularization": 0.01, "reduced_dim": 3, "batch_size": 40,
+                "learning_rate": 0.2, "fit_intercept": False, "random_state": 9}
+    if cls in CLASSIFIERS:
+        expected["classes"] = None
+    assert params == expected
     copy = cls(**params)  # what sklearn.base.clone does
     assert copy.get_params() == params
     other = cls()
@@ -255,6 +258,46 @@ def test_get_params_set_params_round_trip(cls):
     with pytest.raises(ValidationError, match="'alpha' is not a parameter"):
         other.set_params(alpha=1.0)
     assert repr(copy).startswith(cls.__name__ + "(")
+    if cls in CLASSIFIERS:
+        assert other.set_params(classes=("no", "yes")).get_params()["classes"] == ("no", "yes")
+        assert cls(**other.get_params()).classes == ("no", "yes")
+    else:
+        with pytest.raises(ValidationError, match="'classes' is not a parameter"):
+            other.set_params(classes=(0, 1))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_public_classes_fix_classes_and_reject_other_labels(cls):
+    X, y01 = classification_data(20_000, 62)
+    y = np.array(["no", "yes"], dtype=object)[y01]
+    model = cls(8.0, classes=("yes", "no"), random_state=0).fit(X, y)  # given order: "no" is positive
+    assert model.classes_.tolist() == ["yes", "no"]
+    np.testing.assert_array_equal(model.predict(X) == "no", model.decision_function(X) > 0)
+    assert model.score(X, y) > 0.8
+    # classes_ comes from the parameter, not the data: one label alone (public labels) is fine
+    only = cls(8.0, classes=[-1, 1], random_state=0).fit(X, np.ones(len(X), dtype=int))
+    assert only.classes_.tolist() == [-1, 1]
+    assert only.decision_function(X).mean() > 0  # every user pushed towards +1
+    with pytest.raises(ValidationError, match=r"y\[\d+\] is 'maybe', not one of classes"):
+        cls(8.0, classes=("no", "yes")).fit(X, np.where(np.arange(len(X)) == 7, "maybe", y))
+    with pytest.raises(ValidationError, match=r"y\[\d+\] is 2, not one of classes"):
+        cls(8.0, classes=(0, 1)).fit(X, y01 * 2)
+    for bad, message in [("ab", "classes is 'ab'"), ((0, 1, 2), "classes has 3 entries"), ((1, 1), "repeats 1"),
+                         ((0, None), "None"), ((0.0, np.nan), "nan"), (5, "classes is 5")]:
+        with pytest.raises(ValidationError, match=message):
+            cls(8.0, classes=bad).fit(X, y01)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_a_failed_fit_leaves_no_classes(cls):
+    """classes_ is set only with the model: a fit that fails after reading y must not leave it behind."""
+    X, y = classification_data(2000, 63)
+    model = cls(epsilon=0.05)
+    with pytest.raises(ValidationError, match="users but one mini-batch needs"):
+        model.fit(X, y)
+    assert not hasattr(model, "classes_")
+    with pytest.raises(ValidationError, match="not fitted"):
+        model.predict(X)
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)
@@ -302,6 +345,13 @@ def _bad_cases():
         (LDPLinearRegression(epsilon=0), X, y, "epsilon"),
         (LDPLinearRegression(epsilon=-1.0), X, y, "epsilon"),
         (LDPLinearRegression(epsilon="big"), X, y, "epsilon"),
+        (LDPLinearRegression(epsilon="1"), X, y, "epsilon is '1'; it must be a real number"),
+        (LDPLogisticRegression(epsilon="1"), Xc, yc, "epsilon is '1'"),
+        (LDPLinearSVC(epsilon=np.str_("2.0")), Xc, yc, "epsilon is '2.0'"),
+        (LDPLinearRegression(epsilon=True), X, y, "epsilon is True"),
+        (LDPLinearRegression(epsilon=30.0), X, y, "epsilon"),  # above the harmony cap
+        (LDPLinearRegression(regularization="0.1"), X, y, "regularization is '0.1'"),
+        (LDPLinearRegression(learning_rate="0.5"), X, y, "learning_rate is '0.5'"),
         (LDPLinearRegression(regularization=-0.1), X, y, "regularization"),
         (LDPLinearRegression(learning_rate=0.0), X, y, "learning_rate"),
         (LDPLinearRegression(reduced_dim=6), X, y, "reduced_dim is 6 but X has 5 features"),
@@ -318,6 +368,49 @@ def _bad_cases():
 def test_bad_input_is_a_validation_error_naming_the_field(model, X, y, message):
     with pytest.raises(ValidationError, match=message):
         model.fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["predict", "decision_function", "score"])
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_classifiers_say_not_fitted(cls, method):
+    X, y = classification_data(100, 92)
+    arguments = (X, y) if method == "score" else (X,)
+    with pytest.raises(ValidationError, match=f"this {cls.__name__} is not fitted yet"):
+        getattr(cls(), method)(*arguments)
+
+
+def test_default_batch_size_rejects_text_epsilon():
+    assert learning.default_batch_size(1, 6) == learning.default_batch_size(1.0, 6)
+    with pytest.raises(ValidationError, match="epsilon is '1'"):
+        learning.default_batch_size("1", 6)
+    with pytest.raises(ValidationError, match="epsilon is '1'"):
+        learning.default_reduced_dim(5, 3000, "1")
+
+
+def test_default_reduced_dim_keeps_all_features_while_10_batches_fit():
+    """r = d as soon as n // |G|(r = d) >= 10 (MIN_DEFAULT_ITERATIONS); below, the largest r that still does."""
+    assert learning.MIN_DEFAULT_ITERATIONS == 10
+    batch = learning.default_batch_size(1.0, 6)  # d = 5 plus the intercept
+    assert learning.default_reduced_dim(5, 10 * batch, 1.0) == 5
+    smaller = learning.default_reduced_dim(5, 10 * batch - 1, 1.0)
+    assert smaller < 5
+    assert (10 * batch - 1) // learning.default_batch_size(1.0, smaller + 1) >= 10
+
+
+def test_logistic_small_n_beats_the_majority_class():
+    """The notebook report: d = 5, eps = 1, n = 3000 with the defaults. With a threshold of 30 mini-batches the
+    default projected to r = 4 and scored 0.458 (random_state=1) and 0.52 (random_state=5) on the training data
+    against a majority class of about 0.53; at r = 5 (10-batch threshold) both seeds scored above 0.7
+    (measured)."""
+    rng = np.random.default_rng(30)
+    X = rng.uniform(-1, 1, (3000, 5))
+    z = X @ [0.8, -0.6, 0.4, 0.3, -0.2] + 0.1
+    y = np.where(rng.random(3000) < 1 / (1 + np.exp(-4 * z)), 1, -1)
+    majority = max(np.mean(y == 1), np.mean(y == -1))
+    for seed in (1, 5):
+        model = LDPLogisticRegression(epsilon=1.0, random_state=seed).fit(X, y)
+        assert model.reduced_dim_ == 5
+        assert model.score(X, y) > majority + 0.05
 
 
 def test_predict_checks_fitting_and_shapes():
