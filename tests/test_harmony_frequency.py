@@ -54,7 +54,7 @@ def population(counts, seed=0):
 # ---------------------------------------------------------------- exact LDP
 
 
-@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0, 20.0])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0, 10.0])
 @pytest.mark.parametrize("name", NAMES)
 def test_verify_certifies_the_claimed_epsilon_tightly(name, epsilon):
     certificate = make(name, epsilon).verify()
@@ -62,11 +62,54 @@ def test_verify_certifies_the_claimed_epsilon_tightly(name, epsilon):
     assert epsilon - 1e-9 <= certificate.epsilon <= epsilon
 
 
-def test_grr_table_is_the_closed_form():
+def test_grr_tables_are_the_closed_form():
     e = implemented_exp(1.3)
     expected = np.full((6, 6), 1 / (e + 5))
     np.fill_diagonal(expected, e / (e + 5))
-    assert np.allclose(GRR(1.3, k=6).privacy_table(), expected, rtol=1e-15, atol=0)
+    mechanism = GRR(1.3, k=6)
+    assert np.allclose(mechanism.full_table(), expected, rtol=1e-15, atol=0)
+    keep, lie = e / (e + 5), 1 / (e + 5)
+    assert np.allclose(mechanism.privacy_table(), [[keep, lie, 4 * lie], [lie, keep, 4 * lie]], rtol=1e-15, atol=0)
+    two = GRR(1.3, k=2)  # no merged column
+    assert np.array_equal(two.privacy_table(), two.full_table())
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 4.0, 10.0])
+@pytest.mark.parametrize("k", [2, 3, 5, 17])
+def test_grr_reduced_table_matches_the_full_table(k, epsilon):
+    mechanism = GRR(epsilon, k)
+    full = np.full((k, k), 1 / (implemented_exp(epsilon) + k - 1))
+    np.fill_diagonal(full, implemented_exp(epsilon) / (implemented_exp(epsilon) + k - 1))
+    reduced = mechanism.privacy_table()
+    assert reduced.shape == (2, min(k, 3)) and np.all(reduced > 0)
+    assert np.allclose(reduced.sum(axis=1), 1, rtol=1e-14)
+    eps_reduced, passed = exact_epsilon(reduced, epsilon)
+    assert passed
+    assert eps_reduced == exact_epsilon(full, epsilon)[0]  # the same floats, so the same exact ratios
+
+
+def test_tables_for_huge_k_have_constant_size_and_verify_fast():
+    """GRR's table was k x k (k = 100,000: 80 GB) and HadamardResponse's k x K."""
+    for mechanism in (GRR(1.0, 100_000), GRR(1.0, frequency.MAX_K), OLH(1.0, P - 1),
+                      HadamardResponse(1.0, 10**6), HadamardResponse(1.0, frequency.MAX_K)):
+        assert mechanism.privacy_table().shape[0] == 2 and mechanism.privacy_table().shape[1] <= 4
+        certificate = mechanism.verify()
+        assert certificate.passed and 1.0 - 1e-9 <= certificate.epsilon <= 1.0
+    assert HadamardResponse(1.0, frequency.MAX_K).K == 2**62
+    with pytest.raises(ValidationError, match="full table"):
+        GRR(1.0, 100_000).full_table()
+    with pytest.raises(ValidationError, match="k <= 10"):
+        HadamardResponse(1.0, 11).full_table(max_k=10)
+    assert HadamardResponse(1.0, 10).full_table(max_k=10).shape == (10, 16)
+
+
+@pytest.mark.parametrize("build", [GRR, OUE, HadamardResponse])
+def test_k_is_capped_so_outputs_stay_in_int64(build):
+    with pytest.raises(ValidationError, match="k is"):
+        build(1.0, frequency.MAX_K + 1)
+    if build is not OUE:  # the largest k still perturbs (OUE's n * k bytes bound is tested below)
+        reports = build(1.0, frequency.MAX_K).perturb([0, 1, frequency.MAX_K - 1], rng=0)
+        assert reports.dtype == np.int64 and reports.min() >= 0
 
 
 @pytest.mark.parametrize("k, epsilon", [(2, 0.7), (3, 2.0), (5, 4.0)])
@@ -87,6 +130,7 @@ def test_olh_reduced_table_matches_the_full_grr_table(g, epsilon):
     e = implemented_exp(epsilon)
     full = np.full((g, g), 1 / (e + g - 1))
     np.fill_diagonal(full, e / (e + g - 1))
+    assert OLH(epsilon, k=10, g=g).privacy_table().shape == (2, min(g, 3))  # no empty column for g = 2
     reduced, passed = exact_epsilon(OLH(epsilon, k=10, g=g).privacy_table(), epsilon)
     assert passed
     assert reduced == pytest.approx(exact_epsilon(full, epsilon)[0], abs=1e-9)
@@ -104,14 +148,40 @@ def test_olh_hash_choice_does_not_change_the_epsilon_on_a_toy_prime():
         exact_epsilon(OLH(epsilon, k=k, g=g).privacy_table(), epsilon)[0], abs=1e-9)
 
 
-def test_hadamard_table_matches_scipy_hadamard():
+def test_hadamard_tables_match_scipy_hadamard():
     epsilon, k = 1.1, 6
     mechanism = HadamardResponse(epsilon, k)
     e, size = implemented_exp(epsilon), 8
     assert mechanism.K == size
     h = hadamard(size)[1:k + 1]
-    expected = np.where(h == 1, e, 1.0) * 2 / ((e + 1) * size)
+    full = np.where(h == 1, e, 1.0) * 2 / ((e + 1) * size)
+    assert np.allclose(mechanism.full_table(), full, rtol=1e-15, atol=0)
+    # the reduced table: rows x = 0, 1; columns C_0 & C_1, C_0 - C_1, C_1 - C_0, neither, summed from scipy's H
+    classes = [(h[0] == a) & (h[1] == b) for a, b in ((1, 1), (1, -1), (-1, 1), (-1, -1))]
+    assert [c.sum() for c in classes] == [size // 4] * 4
+    expected = np.array([[full[x, c].sum() for c in classes] for x in (0, 1)])
     assert np.allclose(mechanism.privacy_table(), expected, rtol=1e-15, atol=0)
+    for x in (0, 1):  # every output of a class has the same probability under each row
+        assert all(np.ptp(full[x, c]) == 0 for c in classes)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 4.0, 10.0])
+@pytest.mark.parametrize("k", [2, 3, 4, 7, 8, 20])
+def test_hadamard_reduced_table_matches_the_full_table(k, epsilon):
+    mechanism = HadamardResponse(epsilon, k)
+    size = mechanism.K
+    full = np.where(hadamard(size)[1:k + 1] == 1, implemented_exp(epsilon), 1.0) * 2 / (
+        (implemented_exp(epsilon) + 1) * size)
+    reduced = mechanism.privacy_table()
+    assert reduced.shape == (2, 4)
+    assert np.allclose(reduced.sum(axis=1), 1, rtol=1e-14)
+    eps_reduced, passed = exact_epsilon(reduced, epsilon)
+    assert passed
+    assert eps_reduced == pytest.approx(exact_epsilon(full, epsilon)[0], abs=1e-12)
+    # every likelihood ratio of the full table, between any two inputs, is one of the reduced table's
+    ratios = {r for column in reduced.T for r in (column[0] / column[1], column[1] / column[0])}
+    full_ratios = {full[a, y] / full[b, y] for a in range(k) for b in range(k) for y in range(size)}
+    assert full_ratios <= ratios
 
 
 @pytest.mark.parametrize("k, m, epsilon", [(2, 4, 0.5), (3, 8, 2.0), (4, 6, 5.0)])
@@ -183,6 +253,26 @@ def test_oue_bits_have_the_documented_probabilities(monkeypatch):
     assert np.all(np.abs(reports.mean(axis=0) - expected) <= 5 * sigma)
 
 
+def test_oue_column_blocks_draw_the_same_stream_as_whole_rows(monkeypatch):
+    """For k > _BLOCK each user's row is drawn in column blocks (no k-sized float temporary)."""
+    values = [0, 7, 3, 7]
+    monkeypatch.setattr(frequency, "_BLOCK", 8)  # one user per chunk, whole rows
+    whole = OUE(1.0, 8).perturb(values, rng=4)
+    monkeypatch.setattr(frequency, "_BLOCK", 3)  # one user per chunk, blocks of 3 + 3 + 2 columns
+    blocks = OUE(1.0, 8).perturb(values, rng=4)
+    assert np.array_equal(whole, blocks)
+
+
+def test_oue_perturb_refuses_reports_above_the_byte_bound(monkeypatch):
+    assert frequency.MAX_OUE_BYTES == 2**31
+    with pytest.raises(ValidationError, match="n \\* k = 1 \\* 1099511627776"):
+        OUE(1.0, 2**40).perturb([0], rng=0)  # 1 TiB of bits: refused before allocating
+    monkeypatch.setattr(frequency, "MAX_OUE_BYTES", 100)
+    assert OUE(1.0, 10).perturb(np.arange(10), rng=0).shape == (10, 10)
+    with pytest.raises(ValidationError, match="MAX_OUE_BYTES = 100"):
+        OUE(1.0, 10).perturb(np.arange(11) % 10, rng=0)
+
+
 def test_report_formats():
     values = np.array([0, 1, 2, 3])
     assert GRR(1.0, 4).perturb(values, rng=0).dtype == np.int64
@@ -214,9 +304,8 @@ def test_variances_at_f_zero_match_math_section_8(epsilon):
 
 
 def test_olh_default_g_and_exact_q():
-    for epsilon in (0.1, 1.0, 3.0, 20.0):
+    for epsilon in (0.1, 1.0, 3.0, 10.0):
         assert OLH(epsilon, 3).g == round(math.exp(epsilon)) + 1
-    assert OLH(25.0, 3).g == P  # capped so that y fits int32
     for g in (2, 3, 7, 100, 12345):
         mechanism = OLH(1.5, 10, g=g)
         sizes = [len(range(z, P, g)) for z in range(g)]
@@ -496,6 +585,55 @@ def olh_reports(**change):
 def test_malformed_reports_are_refused(mechanism, reports, message):
     with pytest.raises(ValidationError, match=message):
         mechanism.estimate(reports)
+
+
+def retyped(reports, **types):
+    """``reports`` with some fields cast to other dtypes (values kept)."""
+    dtype = np.dtype([(name, types.get(name, reports.dtype[name])) for name in reports.dtype.names])
+    out = np.empty(reports.size, dtype=dtype)
+    for name in reports.dtype.names:
+        out[name] = reports[name]
+    return out
+
+
+def test_structured_reports_need_exactly_the_mechanisms_fields():
+    from lipdesign.harmony import HarmonyMixed
+
+    categorical = HarmonyCategorical(1.0, 3, m=8, seed=1)
+    mixed = HarmonyMixed(1.0, [3, 3], m=8, seed=1).perturb([[0, 1], [2, 0], [1, 1]], rng=0)
+    assert set(mixed.dtype.names) > {"row", "sign"}  # another mechanism's reports, with an extra field
+    with pytest.raises(ValidationError, match="exactly the fields row, sign"):
+        categorical.estimate(mixed)
+    olh = OLH(1.0, 4, g=3)
+    reports = olh.perturb([0, 1, 2], rng=0)
+    extra = np.empty(3, dtype=[*olh.report_dtype.descr, ("c", "<i8")])
+    for name in ("a", "b", "y"):
+        extra[name] = reports[name]
+    extra["c"] = 0
+    with pytest.raises(ValidationError, match="exactly the fields a, b, y"):
+        olh.estimate(extra)
+    reordered = np.empty(3, dtype=[("y", "<i8"), ("b", "<u8"), ("a", "<i4")])  # order and widths are free
+    for name in ("a", "b", "y"):
+        reordered[name] = reports[name]
+    assert np.array_equal(olh.estimate(reordered), olh.estimate(reports))
+
+
+@pytest.mark.parametrize("dtype", ["<f8", "?", ("<i8", (2,))], ids=["float", "bool", "subarray"])
+@pytest.mark.parametrize("field", ["a", "b", "y"])
+def test_olh_report_fields_must_be_integers(field, dtype):
+    olh = OLH(1.0, 4, g=3)
+    bad = np.ones(3, dtype=[(name, dtype if name == field else olh.report_dtype[name]) for name in "aby"])
+    with pytest.raises(ValidationError, match=f"reports\\['{field}'\\] has dtype .*scalar integer"):
+        olh.estimate(bad)
+
+
+def test_harmony_categorical_row_must_be_an_integer():
+    mechanism = HarmonyCategorical(1.0, 4, m=8, seed=1)
+    reports = mechanism.perturb([0, 1, 2], rng=0)
+    with pytest.raises(ValidationError, match="reports\\['row'\\] has dtype float64; .*scalar integer"):
+        mechanism.estimate(retyped(reports, row="<f8"))
+    with pytest.raises(ValidationError, match="reports\\['sign'\\] has dtype float32"):
+        mechanism.estimate(retyped(reports, sign="<f4"))
 
 
 def test_bad_estimate_and_variance_arguments_are_refused():

@@ -4,7 +4,11 @@ Alg. 3 (Bassily-Smith random projection, MATH §9, seed 000).
 Inputs are category indices 0..k-1, one per user. ``perturb(values, rng=None)`` returns one report per user,
 ``estimate(reports, consistency=None)`` the frequency of every category (``consistency="norm-sub"`` applies
 ``lipdesign.runtime.norm_sub``), ``variance(frequencies, n)`` the closed-form variance of each estimate and
-``privacy_table()`` a finite table whose exact LDP epsilon is the mechanism's (``verify()``).
+``privacy_table()`` a finite table whose exact LDP epsilon is the mechanism's (``verify()``). Every
+``privacy_table()`` is an exact reduction of constant size (2 rows, at most 4 columns), whatever k: two
+inputs, and outputs grouped into classes on which both rows are constant, chosen so that every likelihood
+ratio of the mechanism between any two inputs appears in the table. ``GRR`` and ``HadamardResponse`` also
+have ``full_table()``, the whole k x k / k x K table, for audits at small k.
 
 ``GRR``, ``OUE``, ``OLH`` and ``HadamardResponse`` are pure protocols (MATH §8): a report "supports" value v
 with probability p when v is the user's value and q otherwise, independently across users. With C_v the
@@ -55,6 +59,17 @@ _BLOCK = 2**22
 #: HarmonyCategorical keeps its public projection in memory: at most this many signs (m * k), 64 MiB.
 MAX_SIGNS = 2**26
 
+#: Largest k of GRR, OUE and HadamardResponse: outputs and their arithmetic stay in int64 (HadamardResponse's
+#: K = the smallest power of 2 > k is then at most 2**62; numpy draws integers below 2**63 only).
+MAX_K = 2**62 - 1
+
+#: OUE.perturb returns n * k bytes (one uint8 bit per user and value); it refuses to build more than this
+#: (2 GiB) in one call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
+MAX_OUE_BYTES = 2**31
+
+#: ``full_table()`` is built for k <= this by default (a k x k or k x 2k float table, at most 64 MiB).
+MAX_FULL_K = 2048
+
 
 def pure_estimate(support, n, p, q):
     """f_v = (C_v/n - q)/(p - q) (MATH §8), unbiased for a pure protocol with support probabilities p, q."""
@@ -98,6 +113,28 @@ def _grr_table(exp_epsilon, size):
     return table
 
 
+def _grr_reduced_table(exp_epsilon, size):
+    """Exact reduction of ``_grr_table`` to 2 rows x 3 columns (2 x 2 when size = 2), O(1) whatever the size.
+
+    Every column y of the full table is ``keep`` in row y and ``lie`` in every other row, so the ratio of any
+    output between two inputs is keep/lie, lie/keep or 1. Rows: inputs x = 0, x' = 1; columns: y = x (ratio
+    keep/lie), y = x' (lie/keep) and the other size - 2 outputs merged, (size - 2) lie in both rows (ratio 1;
+    absent when size = 2). The entries are the same floats as the full table's, so even the exact rational
+    ratios coincide."""
+    keep = exp_epsilon / (exp_epsilon + size - 1)
+    lie = 1.0 / (exp_epsilon + size - 1)
+    if size == 2:
+        return np.array([[keep, lie], [lie, keep]])
+    rest = (size - 2) * lie
+    return np.array([[keep, lie, rest], [lie, keep, rest]])
+
+
+def _full_table_size(k, max_k):
+    if k > max_k:
+        raise ValidationError(f"k is {k}; the full table has O(k^2) entries, so it is built for k <= {max_k} "
+                              "(pass a larger max_k; privacy_table() is the exact O(1) reduction)")
+
+
 def _parity(z):
     """popcount(z) mod 2 for non-negative int64 z (xor folding)."""
     z = z.copy()
@@ -127,13 +164,20 @@ def _consistent(estimate, consistency):
     return norm_sub(estimate) if consistency == "norm-sub" else estimate
 
 
-def _structured_reports(reports, names, dtype):
-    """Check that ``reports`` is a non-empty vector of records with fields ``names`` (as ``perturb`` returns)."""
+def _structured_reports(reports, dtype):
+    """Check that ``reports`` is a non-empty vector of records with exactly the fields of ``dtype`` (in any
+    order; another mechanism's reports with extra fields are refused), each a scalar integer (as ``perturb``
+    returns)."""
     fields = getattr(getattr(reports, "dtype", None), "names", None)
-    if not isinstance(reports, np.ndarray) or fields is None or not set(names) <= set(fields):
+    if not isinstance(reports, np.ndarray) or fields is None or set(fields) != set(dtype.names):
         got = f"dtype {reports.dtype}" if isinstance(reports, np.ndarray) else f"type {type(reports).__name__}"
-        raise ValidationError(f"reports has {got}; it must be a numpy structured array with dtype {dtype}, "
-                              "as perturb returns")
+        raise ValidationError(f"reports has {got}; it must be a numpy structured array with exactly the fields "
+                              f"{', '.join(dtype.names)} (dtype {dtype}), as perturb returns")
+    for name in dtype.names:
+        field = reports.dtype.fields[name][0]
+        if field.shape != () or field.kind not in "iu":
+            raise ValidationError(f"reports['{name}'] has dtype {field}; every field of the reports must be a "
+                                  f"scalar integer (perturb returns {dtype[name]})")
     if reports.ndim != 1 or reports.size == 0:
         raise ValidationError(f"reports has shape {reports.shape}; it must be a non-empty vector of reports")
 
@@ -156,11 +200,12 @@ class _PureProtocol(HarmonyMechanism):
 
 class GRR(_PureProtocol):
     """Generalised randomised response (MATH §8): the true value with probability p = e^eps/(e^eps + k - 1),
-    else a lie uniform on the OTHER k - 1 values (q = 1/(e^eps + k - 1)). Reports: int64 (n,) in 0..k-1."""
+    else a lie uniform on the OTHER k - 1 values (q = 1/(e^eps + k - 1)). Reports: int64 (n,) in 0..k-1;
+    k <= ``MAX_K``."""
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon)
-        self.k = integer_parameter(k, "k", low=2)
+        self.k = integer_parameter(k, "k", low=2, high=MAX_K)
         self.p = self.exp_epsilon / (self.exp_epsilon + self.k - 1)
         self.q = 1.0 / (self.exp_epsilon + self.k - 1)
 
@@ -176,17 +221,23 @@ class GRR(_PureProtocol):
         return np.bincount(reports, minlength=self.k), reports.size
 
     def privacy_table(self):
-        """The k x k GRR table."""
+        """Exact 2 x 3 reduction of the k x k GRR table (2 x 2 for k = 2); see ``_grr_reduced_table``."""
+        return _grr_reduced_table(self.exp_epsilon, self.k)
+
+    def full_table(self, max_k=MAX_FULL_K):
+        """The whole k x k table Pr[y | x] (rows x, columns y), for audits at small k (k <= ``max_k``)."""
+        _full_table_size(self.k, max_k)
         return _grr_table(self.exp_epsilon, self.k)
 
 
 class OUE(_PureProtocol):
     """Optimised unary encoding (MATH §8): one bit per value; the bit of the true value is 1 with probability
-    p = 1/2, every other bit with probability q = 1/(e^eps + 1). Reports: uint8 (n, k) of 0/1."""
+    p = 1/2, every other bit with probability q = 1/(e^eps + 1). Reports: uint8 (n, k) of 0/1, n * k bytes, so
+    ``perturb`` refuses n * k > ``MAX_OUE_BYTES`` (for large k prefer OLH or HadamardResponse); k <= ``MAX_K``."""
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon)
-        self.k = integer_parameter(k, "k", low=2)
+        self.k = integer_parameter(k, "k", low=2, high=MAX_K)
         self.p = 0.5
         self.q = 1.0 / (self.exp_epsilon + 1.0)
 
@@ -194,15 +245,23 @@ class OUE(_PureProtocol):
         return {"epsilon": self.epsilon, "k": self.k}
 
     def perturb(self, values, rng=None):
+        """Chunks of about ``_BLOCK`` uniforms: several users per chunk, or (k > _BLOCK) one user's row in
+        column blocks, which draws the same stream as the whole row at once."""
         values = category_values(values, self.k)
+        if values.size * self.k > MAX_OUE_BYTES:
+            raise ValidationError(f"OUE reports take n * k = {values.size} * {self.k} = {values.size * self.k} "
+                                  f"bytes; perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call (perturb "
+                                  "fewer users per call, or use OLH / HadamardResponse for large k)")
         rng = as_generator(rng)
         out = np.empty((values.size, self.k), dtype=np.uint8)
         step = max(1, _BLOCK // self.k)
         for start in range(0, values.size, step):
             chunk = values[start:start + step]
-            bits = rng.random((chunk.size, self.k)) < self.q
-            bits[np.arange(chunk.size), chunk] = rng.random(chunk.size) < self.p
-            out[start:start + chunk.size] = bits
+            rows = out[start:start + chunk.size]
+            for column in range(0, self.k, _BLOCK):  # a single block unless k > _BLOCK (then chunk.size == 1)
+                width = min(_BLOCK, self.k - column)
+                rows[:, column:column + width] = rng.random((chunk.size, width)) < self.q
+            rows[np.arange(chunk.size), chunk] = rng.random(chunk.size) < self.p
         return out
 
     def _support(self, reports):
@@ -270,7 +329,7 @@ class OLH(_PureProtocol):
         return out
 
     def _support(self, reports):
-        _structured_reports(reports, ("a", "b", "y"), self.report_dtype)
+        _structured_reports(reports, self.report_dtype)
         a = index_array(reports["a"], HASH_PRIME, "reports['a']")
         if (a == 0).any():
             raise ValidationError(f"reports['a'][{int(np.argmax(a == 0))}] is 0; the hash multiplier a must lie "
@@ -287,13 +346,10 @@ class OLH(_PureProtocol):
 
     def privacy_table(self):
         """Exact reduction of the output (a, b, y): (a, b) has the same distribution for every input, and given
-        it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table, whose
-        columns all have the same two distinct ratios. Rows: two inputs with h(x) = 0, h(x') = 1 (possible for
-        g >= 2); columns: y = 0, y = 1, and the other g - 2 buckets merged (equal under both inputs)."""
-        keep = self.exp_epsilon / (self.exp_epsilon + self.g - 1)
-        lie = 1.0 / (self.exp_epsilon + self.g - 1)
-        rest = (self.g - 2) * lie
-        return np.array([[keep, lie, rest], [lie, keep, rest]])
+        it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table (two inputs
+        with h(x) = h(x') only give ratio 1). Rows: two inputs with h(x) = 0, h(x') = 1 (possible for g >= 2);
+        columns: y = 0, y = 1, and the other g - 2 buckets merged (``_grr_reduced_table``; none when g = 2)."""
+        return _grr_reduced_table(self.exp_epsilon, self.g)
 
 
 class HadamardResponse(_PureProtocol):
@@ -301,12 +357,12 @@ class HadamardResponse(_PureProtocol):
     the Sylvester Hadamard matrix H[i, j] = (-1)^popcount(i & j) (row 0, all ones, is skipped). The output y in
     0..K-1 is uniform on C_x = {y: H[x+1, y] = +1} with probability p = e^eps/(e^eps + 1), else uniform on the
     complement. Rows x+1 != x'+1 are orthogonal, so C_x holds half of C_x' and half of its complement: q = 1/2.
-    Reports: int64 (n,) in 0..K-1.
+    Reports: int64 (n,) in 0..K-1; k <= ``MAX_K`` (so K <= 2**62).
     """
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon)
-        self.k = integer_parameter(k, "k", low=2)
+        self.k = integer_parameter(k, "k", low=2, high=MAX_K)
         self.K = 1 << self.k.bit_length()
         self.p = self.exp_epsilon / (self.exp_epsilon + 1.0)
         self.q = 0.5
@@ -331,10 +387,33 @@ class HadamardResponse(_PureProtocol):
         return (reports.size + transform[1:self.k + 1]) // 2, reports.size
 
     def privacy_table(self):
-        """The k x K table: 2p/K on C_x, 2(1-p)/K elsewhere."""
-        inside = _parity(np.arange(1, self.k + 1)[:, None] & np.arange(self.K)[None, :]) == 0
+        """Exact reduction of the k x K table (``full_table``) to 2 rows x 4 columns, O(1) whatever k.
+
+        Every output y has probability 2p/K under x if y is in C_x and 2(1-p)/K otherwise, so the ratio of any
+        output between any two inputs is e^eps, e^-eps or 1, and every output of a class below has the same
+        probability under each of the two rows. Rows: x = 0, x' = 1 (rows 1 and 2 of H); columns: the classes
+        C_x & C_x', C_x - C_x', C_x' - C_x and neither, each of K/4 outputs (distinct non-zero rows of the
+        Sylvester matrix are orthogonal and balanced: H[1] and H[2] agree on half of the K outputs, and each is
+        +1 on half of those), with the probabilities summed over the class. The ratios e^eps, e^-eps and 1 all
+        occur. The sums are the full table's entries times K/4, a power of 2, so exact: the table's ratios are
+        bit for bit those of the full table."""
+        inside, outside = self._entries()
+        quarter = self.K // 4
+        inside, outside = quarter * inside, quarter * outside
+        return np.array([[inside, inside, outside, outside], [inside, outside, inside, outside]])
+
+    def _entries(self):
+        """Pr[y | x] for y in C_x and for y outside it: 2p/K and 2(1-p)/K."""
         scale = 2.0 / ((self.exp_epsilon + 1.0) * self.K)
-        return np.where(inside, self.exp_epsilon * scale, scale)
+        return self.exp_epsilon * scale, scale
+
+    def full_table(self, max_k=MAX_FULL_K):
+        """The whole k x K table Pr[y | x] (2p/K on C_x, 2(1-p)/K elsewhere), for audits at small k
+        (k <= ``max_k``)."""
+        _full_table_size(self.k, max_k)
+        inside = _parity(np.arange(1, self.k + 1)[:, None] & np.arange(self.K)[None, :]) == 0
+        high, low = self._entries()
+        return np.where(inside, high, low)
 
 
 def check_method(method):
@@ -421,11 +500,9 @@ class HarmonyCategorical(HarmonyMechanism):
         = (1/n) sum_i c sign_i signs[s_i, l], mean G f, biased by the cross-talk of this Phi (MATH §9)."""
         _check_consistency(consistency)
         check_method(method)
-        _structured_reports(reports, ("row", "sign"), self.report_dtype)
+        _structured_reports(reports, self.report_dtype)
         rows = index_array(reports["row"], self.m, "reports['row']")
         signs = np.asarray(reports["sign"])
-        if not np.issubdtype(signs.dtype, np.integer):
-            raise ValidationError(f"reports['sign'] has dtype {signs.dtype}; it must hold integers -1 or +1")
         bad = np.flatnonzero((signs != 1) & (signs != -1))
         if bad.size:
             raise ValidationError(f"reports['sign'][{bad[0]}] is {fmt(signs[bad[0]])}; every sign must be -1 or +1")
