@@ -6,6 +6,7 @@ Duchi's mechanism is checked exactly by enumerating its output space with ration
 
 import itertools
 import math
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -15,7 +16,7 @@ from scipy import optimize, stats
 from lipdesign.errors import ValidationError
 from lipdesign.harmony import Duchi, HarmonyNumeric, Hybrid, Laplace, Piecewise
 from lipdesign.harmony._base import implemented_exp, public_index
-from lipdesign.harmony.numeric import HYBRID_THRESHOLD
+from lipdesign.harmony.numeric import DUCHI_MAX_D, FLOAT_GUARANTEE, HYBRID_THRESHOLD
 from lipdesign.notions import LDP
 from lipdesign.verification import exp_bounds, verify
 
@@ -128,7 +129,7 @@ def test_uncorrected_even_d_definition_fails_the_same_check(d):
 
 
 @pytest.mark.parametrize("d", range(1, 9))
-@pytest.mark.parametrize("epsilon", [0.3, 2.0, 12.0])
+@pytest.mark.parametrize("epsilon", [0.3, 2.0, 10.0])
 def test_duchi_float_parameters_match_the_exact_formulas(d, epsilon):
     mechanism = Duchi(epsilon, d)
     C, Z, plus_probability, B = duchi_exact(d, Fraction(mechanism.exp_epsilon))
@@ -167,10 +168,14 @@ def test_duchi_full_table_is_refused_for_large_d():
         Duchi(1.0, 13).full_table()
 
 
-@pytest.mark.parametrize("d, t", [(3, [0.3, -0.8, 1.0]), (4, [0.5, -1.0, 0.0, 0.9])])
-def test_duchi_samples_follow_the_exact_distribution(d, t):
+@pytest.mark.parametrize("epsilon, d, t", [
+    (1.0, 1, [0.2]), (1.0, 2, [1.0, -0.5]), (1.0, 3, [0.3, -0.8, 1.0]), (1.0, 4, [0.5, -1.0, 0.0, 0.9]),
+    (1.0, 5, [1.0] * 5), (1.0, 6, [0.1, -0.2, 0.9, -1.0, 0.5, 0.0]), (5.0, 6, [1.0, 1.0, -1.0, 0.0, 0.3, 0.0]),
+    (10.0, 3, [-1.0, -1.0, -1.0]),
+])
+def test_duchi_samples_follow_the_exact_distribution(epsilon, d, t):
     """Chi-square of the 2^d output frequencies for one input t against sum_v Pr[v | t] Pr[s | v]."""
-    mechanism = Duchi(1.0, d)
+    mechanism = Duchi(epsilon, d)
     n = 100_000
     reports = mechanism.perturb(np.tile(t, (n, 1)), np.random.default_rng(4))
     np.testing.assert_allclose(np.abs(reports), mechanism.bound, rtol=1e-15)
@@ -186,6 +191,100 @@ def test_duchi_samples_follow_the_exact_distribution(d, t):
     assert observed[~keep].sum() == 0
     statistic = ((observed[keep] - expected[keep]) ** 2 / expected[keep]).sum()
     assert statistic <= stats.chi2.ppf(1 - 1e-6, keep.sum() - 1)
+
+
+class ScriptedGenerator(np.random.Generator):
+    """A Generator whose ``random`` returns scripted constants (one per call, broadcast to the size) and whose
+    ``integers`` returns scripted fair-bit matrices (one per call), to pin down Duchi's map from draws to
+    outputs."""
+
+    def __init__(self, uniforms, bits):
+        super().__init__(np.random.PCG64(0))
+        self.uniforms, self.bits = list(uniforms), list(bits)
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return np.full(size, self.uniforms.pop(0), dtype=float)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        assert (low, high, endpoint) == (0, 2, False)  # fair bits only
+        bits = np.asarray(self.bits.pop(0), dtype=dtype)
+        assert bits.shape == size
+        return bits
+
+
+def test_duchi_draws_the_agreeing_set_from_fair_bits_by_rejection():
+    """Why the sampler is exact at every d: the subset of coordinates agreeing with v is a uniform vector w of
+    fair bits, redrawn (for the rejected users only) until (sum(w) > 0) == u with u ~ Bernoulli(plus_probability);
+    given u, the accepted w is exactly uniform on T+ or on its complement, and s = B w v.
+
+    The earlier sampler drew the agreement count kappa from a float CDF, which at d = 60 gave Pr[kappa = d] = 0
+    exactly (the all-agreeing output B v was impossible, e.g. B 1 for t = +1 but not for t = -1: eps = infinity)
+    and Pr[kappa = 0] = 2^-53 instead of ~2^-60. Such tail probabilities cannot be checked by sampling, so this
+    test scripts the draws: every fair-bit pattern maps to its output, including the all-agree one at d = 60."""
+    d = 60
+    mechanism = Duchi(1.0, d)
+    assert 0.0 < mechanism.plus_probability < 0.99
+    ones, zeros = np.ones(d, dtype=np.int8), np.zeros(d, dtype=np.int8)
+    half = np.repeat(np.int8([1, 0]), d // 2)  # sum(w) = 0: not in T+
+    above = half.copy()
+    above[d // 2] = 1  # sum(w) = 2 > 0: in T+
+    values = np.array([[1.0] * d, [1.0] * d, [-1.0] * d])
+    rng = ScriptedGenerator(
+        uniforms=[0.0,  # v: 0 < (1 + t)/2, so v = +1 for t = +1 and v = -1 for t = -1
+                  0.99],  # u: 0.99 >= plus_probability, so u = 0 (outside T+) for every user
+        bits=[np.array([ones, zeros, ones]),  # round 1: user 0 rejected (all agree is in T+), 1 accepted, 2 rejected
+              np.array([above, half]),  # round 2: user 0 rejected, user 2 accepted
+              np.array([zeros])])  # round 3: user 0 accepted
+    reports = mechanism.perturb(values, rng)
+    assert rng.uniforms == [] and rng.bits == []
+    B = mechanism.bound
+    np.testing.assert_array_equal(reports, np.array([-B * np.ones(d), -B * np.ones(d), -B * (2.0 * half - 1)]))
+    # u = 1: the all-agreeing pattern is accepted at once and gives B v = B 1 for t = +1, -B 1 for t = -1.
+    rng = ScriptedGenerator(uniforms=[0.0, 0.0], bits=[np.array([ones, zeros, ones]), np.array([above])])
+    reports = mechanism.perturb(values, rng)
+    np.testing.assert_array_equal(reports, np.array([B * np.ones(d), B * (2.0 * above - 1), -B * np.ones(d)]))
+
+
+def test_duchi_agreement_count_at_d_60():
+    """At t = +1 (v = 1) the count kappa of positive outputs is Binomial(60, 1/2) conditioned on kappa > 30 with
+    probability plus_probability, else conditioned on kappa <= 30: the T+ share within 5 sd and a chi-square of
+    kappa (tails pooled to expected counts >= 5) within each half."""
+    d, n = 60, 200_000
+    mechanism = Duchi(2.0, d)
+    reports = mechanism.perturb(np.ones((n, d)), np.random.default_rng(31))
+    np.testing.assert_array_equal(np.abs(reports), mechanism.bound)
+    kappa = (reports > 0).sum(axis=1)
+    p = mechanism.plus_probability
+    plus = kappa > d / 2
+    assert abs(plus.mean() - p) <= Z_LIMIT * math.sqrt(p * (1 - p) / n)
+    weights = np.array([math.comb(d, k) for k in range(d + 1)], dtype=float)
+    for half, support in ((plus, np.arange(d // 2 + 1, d + 1)), (~plus, np.arange(0, d // 2 + 1))):
+        expected = half.sum() * weights[support] / weights[support].sum()
+        observed = np.bincount(kappa[half], minlength=d + 1)[support]
+        assert np.bincount(kappa[half], minlength=d + 1).sum() == observed.sum()  # no kappa outside the half
+        keep = expected >= 5  # the bins of expected count below 5 (both tails) are pooled into one
+        observed = np.append(observed[keep], observed[~keep].sum())
+        expected = np.append(expected[keep], expected[~keep].sum())
+        statistic = ((observed - expected) ** 2 / expected).sum()
+        assert statistic <= stats.chi2.ppf(1 - 1e-6, observed.size - 1)
+
+
+def test_duchi_d_is_capped_and_fast_at_the_cap():
+    assert DUCHI_MAX_D == 4096
+    for d in (DUCHI_MAX_D + 1, 20_000, 10**9):
+        start = time.perf_counter()
+        with pytest.raises(ValidationError, match=f"d is {d}; Duchi needs d <= 4096"):
+            Duchi(1.0, d)
+        assert time.perf_counter() - start < 0.5
+    start = time.perf_counter()
+    mechanism = Duchi(1.0, DUCHI_MAX_D)
+    assert time.perf_counter() - start < 0.5
+    C, _, plus_probability, B = duchi_exact(DUCHI_MAX_D, Fraction(mechanism.exp_epsilon))
+    assert mechanism.plus_count == C
+    assert mechanism.plus_probability == pytest.approx(float(plus_probability), rel=1e-12)
+    assert mechanism.bound == pytest.approx(float(B), rel=1e-12)
+    reports = mechanism.perturb(np.zeros((3, DUCHI_MAX_D)), 32)
+    np.testing.assert_array_equal(np.abs(reports), mechanism.bound)
 
 
 @pytest.mark.parametrize("epsilon, d", [(1.0, 1), (0.7, 2), (2.0, 3), (1.0, 4), (4.0, 7)])
@@ -267,7 +366,7 @@ def test_harmony_public_seed_is_drawn_and_exported():
     assert HarmonyNumeric(1.0, 4).parameters()["seed"] is None
 
 
-@pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0, 30.0])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0, 10.0])
 def test_harmony_privacy_table_is_exactly_eps_ldp(epsilon):
     mechanism = HarmonyNumeric(epsilon, 3)
     certificate = mechanism.verify()
@@ -329,7 +428,7 @@ def test_pm_variance_formula_is_the_second_moment_of_its_density():
             assert mids**2 @ masses - t**2 == pytest.approx(pm_variance(t, epsilon), rel=1e-5)
 
 
-@pytest.mark.parametrize("epsilon, d", [(0.1, 1), (1.0, 1), (5.0, 2), (30.0, 5), (30.0, 20)])
+@pytest.mark.parametrize("epsilon, d", [(0.1, 1), (1.0, 1), (5.0, 2), (10.0, 5), (10.0, 20)])
 def test_pm_density_ratio_is_exactly_at_most_e_eps(epsilon, d):
     mechanism = Piecewise(epsilon, d)
     k = max(1, min(d, math.floor(epsilon / 2.5)))
@@ -380,7 +479,7 @@ def test_hybrid_output_distribution(epsilon):
 
 
 @pytest.mark.parametrize("cls, variance_1d", [(Piecewise, pm_variance), (Hybrid, hm_variance)])
-@pytest.mark.parametrize("epsilon, d", [(1.0, 1), (4.0, 1), (0.5, 3), (6.0, 4), (8.0, 3), (12.0, 6)])
+@pytest.mark.parametrize("epsilon, d", [(1.0, 1), (4.0, 1), (0.5, 3), (6.0, 4), (8.0, 3), (10.0, 6)])
 def test_sampled_mechanisms_unbiased_with_their_variance(cls, variance_1d, epsilon, d):
     values = population(16, 200_000, d)
     mechanism = cls(epsilon, d)
@@ -445,7 +544,8 @@ def test_bad_values(mechanism, values, message):
 @pytest.mark.parametrize("arguments, message", [
     ({"epsilon": 0.0}, "epsilon must lie in"),
     ({"epsilon": 31.0}, "epsilon must lie in"),
-    ({"epsilon": "big"}, "epsilon must be a number"),
+    ({"epsilon": 10.5}, "epsilon is 10.5"),
+    ({"epsilon": "big"}, "epsilon.*must be a number"),
     ({"epsilon": 1.0, "d": 0}, "d is 0"),
     ({"epsilon": 1.0, "d": 2.5}, "d is 2.5"),
     ({"epsilon": 1.0, "d": True}, "d is True"),
@@ -522,3 +622,57 @@ def test_malformed_harmony_reports():
     bad["sign"][1] = 0
     with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 0; a sign is -1 or 1"):
         mechanism.estimate(bad)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("coordinate", 0.9, r"reports\['coordinate'\] has dtype float64; it must be a scalar integer field"),
+    ("coordinate", np.nan, r"reports\['coordinate'\] has dtype float64"),
+    ("sign", 1.5, r"reports\['sign'\] has dtype float64; it must be a scalar integer field"),
+    ("sign", True, r"reports\['sign'\] has dtype bool; it must be a scalar integer field"),
+])
+def test_harmony_report_fields_must_be_integers(field, value, message):
+    mechanism = HarmonyNumeric(1.0, 3)
+    reports = good_reports(mechanism)
+    types = {"coordinate": "<i4", "sign": "i1"}
+    types[field] = type(value).__name__ if isinstance(value, bool) else "<f8"
+    bad = np.zeros(reports.size, dtype=list(types.items()))
+    bad["coordinate"], bad["sign"] = reports["coordinate"], reports["sign"]
+    bad[field][0] = value
+    with pytest.raises(ValidationError, match=message):
+        mechanism.estimate(bad)
+
+
+def test_harmony_reports_need_exactly_its_fields():
+    mechanism = HarmonyNumeric(1.0, 3)
+    reports = good_reports(mechanism)
+    extra = np.zeros(reports.size, dtype=[("coordinate", "<i4"), ("sign", "i1"), ("weight", "<f8")])
+    extra["coordinate"], extra["sign"] = reports["coordinate"], reports["sign"]
+    mixed = np.zeros(reports.size, dtype=[("attribute", "<i4"), ("row", "<i4"), ("sign", "i1")])
+    for bad in (extra, mixed):
+        with pytest.raises(ValidationError, match="expected a structured array with exactly the fields"):
+            mechanism.estimate(bad)
+    nested = np.zeros(reports.size, dtype=[("coordinate", "<i4", (2,)), ("sign", "i1")])
+    with pytest.raises(ValidationError, match=r"reports\['coordinate'\] has dtype \('<i4', \(2,\)\)"):
+        mechanism.estimate(nested)
+    # Other integer dtypes and field orders are fine; a huge unsigned sign is not taken for -1.
+    other = np.zeros(reports.size, dtype=[("sign", "<i8"), ("coordinate", "<u2")])
+    other["coordinate"], other["sign"] = reports["coordinate"], reports["sign"]
+    np.testing.assert_array_equal(mechanism.estimate(other), mechanism.estimate(reports))
+    unsigned = np.zeros(reports.size, dtype=[("coordinate", "<u8"), ("sign", "<u8")])
+    unsigned["coordinate"], unsigned["sign"] = reports["coordinate"], 1
+    unsigned["sign"][1] = np.iinfo(np.uint64).max
+    with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 18446744073709551615; a sign is -1 or 1"):
+        mechanism.estimate(unsigned)
+
+
+@pytest.mark.parametrize("cls", [Laplace, Piecewise, Hybrid])
+def test_float_output_mechanisms_state_their_guarantee(cls):
+    assert FLOAT_GUARANTEE == "closed form, ideal real arithmetic (floating-point sampler not hardened)"
+    assert cls.guarantee == FLOAT_GUARANTEE and cls(1.0, 2).guarantee == FLOAT_GUARANTEE
+    doc = " ".join(cls.__doc__.split())
+    assert "ideal real arithmetic" in doc and "Mironov" in doc and "HarmonyNumeric or Duchi" in doc
+    from lipdesign.harmony import numeric
+
+    assert "Mironov" in numeric.__doc__ and "ideal real arithmetic" in numeric.__doc__
+    for finite in (Duchi, HarmonyNumeric):
+        assert getattr(finite, "guarantee", None) != FLOAT_GUARANTEE

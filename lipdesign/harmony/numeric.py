@@ -7,6 +7,12 @@
 
 Every ``estimate`` is unbiased and every ``variance(values)`` is the exact variance of ``estimate(perturb(values))``
 for that population. Numpy only.
+
+Floating-point outputs: ``Laplace``, ``Piecewise`` and ``Hybrid`` report floating-point numbers. Their eps-LDP
+guarantee holds in ideal real arithmetic only; the floating-point samplers (numpy doubles) are not hardened against
+Mironov's attack (CCS 2012: the set of doubles a sampler can reach depends on the input, so one output can rule
+inputs out). For deployment prefer the finite-output ``HarmonyNumeric`` or ``Duchi``, whose privacy tables are
+verified exactly. These three classes carry ``guarantee = FLOAT_GUARANTEE``.
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ from lipdesign.harmony._base import (
 from lipdesign.runtime.perturb import fmt
 from lipdesign.validation import float_array
 
-__all__ = ["HYBRID_THRESHOLD", "REPORT_DTYPE", "Duchi", "HarmonyNumeric", "Hybrid", "Laplace", "Piecewise"]
+__all__ = ["DUCHI_MAX_D", "FLOAT_GUARANTEE", "HYBRID_THRESHOLD", "REPORT_DTYPE", "Duchi", "HarmonyNumeric", "Hybrid",
+           "Laplace", "Piecewise"]
 
 #: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
 REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
@@ -39,6 +46,13 @@ REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
 #: eps* of Wang et al. (ICDE 2019, "~0.61"): the root of (s + 3) / (3 (s - 1)^2) = c^2 with s = e^(eps/2),
 #: c = (e^eps + 1) / (e^eps - 1). Above it the PM/Duchi mix of ``Hybrid`` beats Duchi's worst case.
 HYBRID_THRESHOLD = 0.6093524930273998
+
+#: The ``guarantee`` of the mechanisms with floating-point output (Laplace, Piecewise, Hybrid); see the module docstring.
+FLOAT_GUARANTEE = "closed form, ideal real arithmetic (floating-point sampler not hardened)"
+
+#: Largest d of ``Duchi``: its exact parameters use binomial coefficients and 2^d as Python integers, so a huge d
+#: (e.g. from a JSON file) would take long to construct; reports of d floats per user are impractical anyway.
+DUCHI_MAX_D = 4096
 
 #: Users per chunk are chosen so that an (users x d) float temporary has about this many entries.
 CHUNK_ENTRIES = 2**20
@@ -80,7 +94,12 @@ class Laplace(HarmonyMechanism):
     """t + Lap(2d/eps) per coordinate: the L1 sensitivity of t on [-1, 1]^d is 2d (MATH §9, Harmony Sec. 3.1).
 
     Reports: float (n, d). Continuous output, so the true eps sets the scale and there is no privacy table.
+
+    The guarantee holds in ideal real arithmetic; the floating-point sampler is not hardened against Mironov's
+    attack. For deployment prefer the finite-output HarmonyNumeric or Duchi.
     """
+
+    guarantee = FLOAT_GUARANTEE
 
     def __init__(self, epsilon, d=1):
         super().__init__(epsilon)
@@ -108,27 +127,43 @@ class Duchi(HarmonyMechanism):
 
     v_j = +-1 with Pr[v_j = 1] = (1 + t_j) / 2; with probability ``plus_probability`` the output is uniform on
     T+ = {s in {-B, B}^d : s.v > 0}, else uniform on the rest. Every output has probability e^eps / Z or 1 / Z
-    given v, and E[s | v] = v. Reports: float (n, d) with entries +-B (``bound``).
+    given v, and E[s | v] = v. Reports: float (n, d) with entries +-B (``bound``). d <= DUCHI_MAX_D (4096).
+
+    Sampling is exact apart from the Bernoulli draws of v and u (``rng.random() < p``, as in every mechanism
+    here): u ~ Bernoulli(plus_probability), then w uniform on {-1, 1}^d from fair bits, redrawn until
+    (sum(w) > 0) == u, and s = B w v. Given u, the accepted w is exactly uniform on its half (rejection sampling;
+    each round accepts with probability >= 1/4). No floating-point distribution of the agreement count is used,
+    so even the rarest outputs (all coordinates agreeing with v, probability ~2^-d) keep their exact probability.
     """
 
     def __init__(self, epsilon, d=1):
         super().__init__(epsilon)
         self.d = _dimension(d)
+        if self.d > DUCHI_MAX_D:
+            raise ValidationError(f"d is {self.d}; Duchi needs d <= {DUCHI_MAX_D} (its exact parameters use "
+                                  "binomial coefficients of d; use HarmonyNumeric for more coordinates)")
         d, e = self.d, self.exp_epsilon
         # C = |T+|; M = binom(d-1, floor((d-1)/2)); the integer ratios keep every float finite for any d.
         self.plus_count = 2 ** (d - 1) - (math.comb(d, d // 2) // 2 if d % 2 == 0 else 0)
         middle = math.comb(d - 1, (d - 1) // 2)
         self.plus_probability = e / ((e - 1.0) + 2**d / self.plus_count)
         self.bound = (2**d / middle + (self.plus_count / middle) * (e - 1.0)) / (e - 1.0)
-        # Distribution of kappa = #{j : sign(s_j) = v_j}: s is in T+ iff kappa > d/2, and the kappa-sets are
-        # binom(d, kappa) outputs of equal probability.
-        plus = np.arange(d + 1) > d / 2
-        weights = np.array([math.comb(d, kappa) / self.plus_count if kappa > d / 2
-                            else math.comb(d, kappa) / (2**d - self.plus_count) for kappa in range(d + 1)])
-        self._kappa_cdf = np.cumsum(np.where(plus, self.plus_probability, 1.0 - self.plus_probability) * weights)
 
     def parameters(self):
         return {"epsilon": self.epsilon, "d": self.d}
+
+    def _agreements(self, plus, rng):
+        """Uniform w in {-1, 1}^d (int8) per user, with sum(w) > 0 exactly where ``plus``: fair bits, redrawn for
+        the rejected users only (rounds over users, not a loop over users)."""
+        d = self.d
+        agree = np.empty((plus.size, d), dtype=np.int8)
+        pending = np.arange(plus.size)
+        while pending.size:
+            bits = rng.integers(0, 2, size=(pending.size, d), dtype=np.int8)
+            accepted = (2 * bits.sum(axis=1, dtype=np.int64) > d) == plus[pending]
+            agree[pending[accepted]] = 2 * bits[accepted] - 1
+            pending = pending[~accepted]
+        return agree
 
     def perturb(self, values, rng=None):
         values = unit_values(values, self.d)
@@ -138,13 +173,8 @@ class Duchi(HarmonyMechanism):
         for rows in _chunks(n, d):
             t = values[rows]
             v = np.where(rng.random(t.shape) < (1.0 + t) / 2.0, 1.0, -1.0)
-            kappa = np.minimum(np.searchsorted(self._kappa_cdf, rng.random(t.shape[0]) * self._kappa_cdf[-1],
-                                               side="right"), d)
-            # Agree with v on a uniformly random kappa-subset: the kappa smallest of d uniforms.
-            uniforms = rng.random(t.shape)
-            thresholds = np.concatenate([np.full((t.shape[0], 1), -1.0), np.sort(uniforms, axis=1)], axis=1)
-            agree = uniforms <= thresholds[np.arange(t.shape[0]), kappa][:, None]
-            reports[rows] = np.where(agree, self.bound, -self.bound) * v
+            plus = rng.random(t.shape[0]) < self.plus_probability
+            reports[rows] = self.bound * self._agreements(plus, rng) * v
         return reports
 
     def estimate(self, reports):
@@ -246,23 +276,30 @@ class HarmonyNumeric(HarmonyMechanism):
         return reports
 
     def _reports(self, reports):
-        if not isinstance(reports, np.ndarray) or reports.dtype.names is None or \
-                not {"coordinate", "sign"} <= set(reports.dtype.names):
+        """(coordinate, sign) as int64 vectors from a structured array with exactly the fields of REPORT_DTYPE,
+        both of integer dtype."""
+        names = getattr(getattr(reports, "dtype", None), "names", None)
+        if not isinstance(reports, np.ndarray) or names is None or set(names) != {"coordinate", "sign"}:
             kind = getattr(reports, "dtype", type(reports).__name__)
-            raise ValidationError(f"reports has dtype {kind}; expected a structured array with fields "
+            raise ValidationError(f"reports has dtype {kind}; expected a structured array with exactly the fields "
                                   "'coordinate' and 'sign' (as returned by HarmonyNumeric.perturb)")
+        for name in names:
+            field = reports.dtype.fields[name][0]
+            if field.shape != () or not np.issubdtype(field, np.integer):
+                raise ValidationError(f"reports['{name}'] has dtype {field}; it must be a scalar integer field "
+                                      f"(REPORT_DTYPE: {REPORT_DTYPE.fields[name][0]})")
         if reports.ndim != 1 or reports.size == 0:
             raise ValidationError(f"reports has shape {reports.shape}; expected a non-empty vector of reports")
-        coordinate = reports["coordinate"].astype(np.int64)
-        sign = reports["sign"].astype(np.int64)
+        coordinate, sign = reports["coordinate"], reports["sign"]
         bad = np.flatnonzero((coordinate < 0) | (coordinate >= self.d))
         if bad.size:
             raise ValidationError(f"reports['coordinate'][{bad[0]}] is {coordinate[bad[0]]}; coordinates lie in "
                                   f"0..{self.d - 1}")
-        bad = np.flatnonzero(np.abs(sign) != 1)
+        # Compare in the field's own dtype: a cast to int64 first would wrap huge unsigned values onto -1.
+        bad = np.flatnonzero(sign != 1 if np.issubdtype(sign.dtype, np.unsignedinteger) else (sign != 1) & (sign != -1))
         if bad.size:
             raise ValidationError(f"reports['sign'][{bad[0]}] is {sign[bad[0]]}; a sign is -1 or 1")
-        return coordinate, sign
+        return coordinate.astype(np.int64), sign.astype(np.int64)
 
     def estimate(self, reports):
         coordinate, sign = self._reports(reports)
@@ -331,6 +368,8 @@ class _AttributeSampling(HarmonyMechanism):
     attributes drawn uniformly without replacement, each with eps / k, scaled by d / k; the others report 0.
     Sequential composition gives eps-LDP. Reports: float (n, d)."""
 
+    guarantee = FLOAT_GUARANTEE
+
     def __init__(self, epsilon, d=1):
         super().__init__(epsilon)
         self.d = _dimension(d)
@@ -372,7 +411,13 @@ class _AttributeSampling(HarmonyMechanism):
 class Piecewise(_AttributeSampling):
     """Wang et al.'s Piecewise mechanism (ICDE 2019, MATH §9); worst-case variance 4 e^(eps/2) / (3 (e^(eps/2) -
     1)^2) at d = 1. Output density e^(eps/2)(e^(eps/2) - 1) / (2 (e^(eps/2) + 1)) on [l(t), r(t)] and e^-eps times
-    that elsewhere on [-C, C]. No privacy table (continuous output)."""
+    that elsewhere on [-C, C]. No privacy table (continuous output).
+
+    The guarantee holds in ideal real arithmetic; the floating-point sampler is not hardened against Mironov's
+    attack. For deployment prefer the finite-output HarmonyNumeric or Duchi.
+    """
+
+    guarantee = FLOAT_GUARANTEE
 
     def _perturb_one(self, values, rng):
         return _piecewise(values, self.attribute_exp, rng)
@@ -384,7 +429,13 @@ class Piecewise(_AttributeSampling):
 class Hybrid(_AttributeSampling):
     """Wang et al.'s Hybrid mechanism (ICDE 2019, MATH §9): above eps* (HYBRID_THRESHOLD, per attribute) the
     Piecewise mechanism with probability alpha = 1 - e^(-eps/2), else the one-bit Duchi mechanism (+-c); at or
-    below eps* always the one-bit mechanism. No privacy table (continuous output)."""
+    below eps* always the one-bit mechanism. No privacy table (continuous output).
+
+    The guarantee holds in ideal real arithmetic; the floating-point sampler is not hardened against Mironov's
+    attack (its Piecewise part outputs floats). For deployment prefer the finite-output HarmonyNumeric or Duchi.
+    """
+
+    guarantee = FLOAT_GUARANTEE
 
     def __init__(self, epsilon, d=1):
         super().__init__(epsilon, d)
