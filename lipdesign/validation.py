@@ -25,7 +25,11 @@ def _entry(field, array, flat_index):
 
 def float_array(value, field, ndim):
     """Return ``value`` as a finite float array with ``ndim`` dimensions, or raise ValidationError."""
-    if np.iscomplexobj(value):
+    try:
+        complex_entries = np.iscomplexobj(value)
+    except ValueError:  # ragged nested lists: reported below
+        complex_entries = False
+    if complex_entries:
         raise ValidationError(f"{field} has complex entries; every entry must be a real number")
     try:
         array = np.array(value, dtype=float)
