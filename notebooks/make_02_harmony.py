@@ -27,7 +27,7 @@ rather than taken from the library.
 
 Every random draw has a fixed seed. The last cell checks the key facts and fails if any stops holding; its
 tolerances are multiples of the standard errors printed along the way, with the multiple $z$ chosen so that
-each group of checks has a false-alarm probability of at most $10^{-3}$ (two-sided normal quantile,
+each group of checks has a false-alarm probability of at most $10^{-5}$ (two-sided normal quantile,
 Bonferroni over the group)."""),
     ("code", r"""%matplotlib inline
 import math
