@@ -97,23 +97,45 @@ def hash_collision(g, prime=HASH_PRIME):
     return pairs / (prime * (prime - 1))
 
 
-def _randomized_response(truth, size, exp_epsilon, rng):
-    """GRR on 0..size-1 (MATH §8): the truth with probability e^eps/(e^eps + size - 1), else a lie uniform on
-    the OTHER size - 1 values (a draw r in 0..size-2, shifted up by one when r >= truth)."""
-    keep = rng.random(truth.shape) < exp_epsilon / (exp_epsilon + size - 1)
-    lie = rng.integers(0, size - 1, size=truth.shape)  # numpy's upper bound is exclusive: 0..size-2
-    lie += lie >= truth
-    return np.where(keep, truth, lie)
+def grr_mixing_probability(exp_epsilon, size, field="k"):
+    """alpha of GRR on 0..size-1 written as a mixture (MATH §8): the true value with probability alpha, else a
+    value uniform on ALL size values, which is GRR with keep probability alpha + (1 - alpha)/size =
+    e^eps/(e^eps + size - 1) for alpha = (e^eps - 1)/(e^eps - 1 + size).
+
+    alpha is rounded DOWN to numpy's 2^-53 grid, so ``rng.random() < alpha`` realises exactly this alpha, and
+    the ratio of the realised table, 1 + size alpha/(1 - alpha), stays below e^eps whatever the size (a keep
+    probability rounded to the grid would not: for size = 2^40 it overshoots eps by 4e-5). ValidationError when
+    alpha rounds to 0 (the size is too large for this epsilon: the reports would carry no information)."""
+    alpha = math.floor((exp_epsilon - 1.0) / (exp_epsilon - 1.0 + size) * 2**53) / 2**53
+    if alpha <= 0:
+        raise ValidationError(f"{field} is {size}; at this epsilon randomized response over {size} values keeps the "
+                              "true value with probability below 2^-53 (no information): use a smaller domain or "
+                              "a larger epsilon")
+    return alpha
 
 
-def _grr_table(exp_epsilon, size):
-    """The size x size GRR table: e^eps/(e^eps + size - 1) on the diagonal, 1/(e^eps + size - 1) elsewhere."""
-    table = np.full((size, size), 1.0 / (exp_epsilon + size - 1))
-    np.fill_diagonal(table, exp_epsilon / (exp_epsilon + size - 1))
+def _grr_probabilities(alpha, size):
+    """(keep, lie): the realised Pr[y = x] and Pr[y = y'] for y' != x of the mixture with ``alpha``."""
+    lie = (1.0 - alpha) / size
+    return alpha + lie, lie
+
+
+def _randomized_response(truth, size, alpha, rng):
+    """GRR on 0..size-1 (MATH §8) as the mixture of ``grr_mixing_probability``: the truth with probability
+    alpha, else a value uniform on all size values (``integers`` is exactly uniform)."""
+    keep = rng.random(truth.shape) < alpha
+    return np.where(keep, truth, rng.integers(0, size, size=truth.shape))
+
+
+def _grr_table(alpha, size):
+    """The size x size GRR table of the mixture: keep on the diagonal, lie elsewhere."""
+    keep, lie = _grr_probabilities(alpha, size)
+    table = np.full((size, size), lie)
+    np.fill_diagonal(table, keep)
     return table
 
 
-def _grr_reduced_table(exp_epsilon, size):
+def _grr_reduced_table(alpha, size):
     """Exact reduction of ``_grr_table`` to 2 rows x 3 columns (2 x 2 when size = 2), O(1) whatever the size.
 
     Every column y of the full table is ``keep`` in row y and ``lie`` in every other row, so the ratio of any
@@ -121,8 +143,7 @@ def _grr_reduced_table(exp_epsilon, size):
     keep/lie), y = x' (lie/keep) and the other size - 2 outputs merged, (size - 2) lie in both rows (ratio 1;
     absent when size = 2). The entries are the same floats as the full table's, so even the exact rational
     ratios coincide."""
-    keep = exp_epsilon / (exp_epsilon + size - 1)
-    lie = 1.0 / (exp_epsilon + size - 1)
+    keep, lie = _grr_probabilities(alpha, size)
     if size == 2:
         return np.array([[keep, lie], [lie, keep]])
     rest = (size - 2) * lie
@@ -200,21 +221,22 @@ class _PureProtocol(HarmonyMechanism):
 
 class GRR(_PureProtocol):
     """Generalised randomised response (MATH §8): the true value with probability p = e^eps/(e^eps + k - 1),
-    else a lie uniform on the OTHER k - 1 values (q = 1/(e^eps + k - 1)). Reports: int64 (n,) in 0..k-1;
-    k <= ``MAX_K``."""
+    every other value with probability q = 1/(e^eps + k - 1). Sampled as a mixture (``grr_mixing_probability``:
+    the truth with probability alpha, else uniform on all k values), whose realised p and q are the ones used
+    here, for estimation and in the privacy table. Reports: int64 (n,) in 0..k-1; k <= ``MAX_K``."""
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon)
         self.k = integer_parameter(k, "k", low=2, high=MAX_K)
-        self.p = self.exp_epsilon / (self.exp_epsilon + self.k - 1)
-        self.q = 1.0 / (self.exp_epsilon + self.k - 1)
+        self.alpha = grr_mixing_probability(self.exp_epsilon, self.k)
+        self.p, self.q = _grr_probabilities(self.alpha, self.k)
 
     def parameters(self):
         return {"epsilon": self.epsilon, "k": self.k}
 
     def perturb(self, values, rng=None):
         values = category_values(values, self.k)
-        return _randomized_response(values, self.k, self.exp_epsilon, as_generator(rng))
+        return _randomized_response(values, self.k, self.alpha, as_generator(rng))
 
     def _support(self, reports):
         reports = category_values(reports, self.k, "reports")
@@ -222,12 +244,12 @@ class GRR(_PureProtocol):
 
     def privacy_table(self):
         """Exact 2 x 3 reduction of the k x k GRR table (2 x 2 for k = 2); see ``_grr_reduced_table``."""
-        return _grr_reduced_table(self.exp_epsilon, self.k)
+        return _grr_reduced_table(self.alpha, self.k)
 
     def full_table(self, max_k=MAX_FULL_K):
         """The whole k x k table Pr[y | x] (rows x, columns y), for audits at small k (k <= ``max_k``)."""
         _full_table_size(self.k, max_k)
-        return _grr_table(self.exp_epsilon, self.k)
+        return _grr_table(self.alpha, self.k)
 
 
 class OUE(_PureProtocol):
@@ -289,7 +311,8 @@ class OUE(_PureProtocol):
 class OLH(_PureProtocol):
     """Optimised local hashing (MATH §8). Each user draws a hash h_{a,b}(x) = ((a x + b) mod P) mod g, P =
     ``HASH_PRIME`` = 2^31 - 1, with a uniform in [1, P-1] and b uniform in [0, P-1] from her own rng, and
-    reports (a, b, y) with y = GRR over g buckets of h(x) (p' = e^eps/(e^eps + g - 1)).
+    reports (a, b, y) with y = GRR over g buckets of h(x) (p' = e^eps/(e^eps + g - 1), sampled and realised as
+    GRR's mixture, ``grr_mixing_probability``).
 
     ``g`` defaults to round(e^eps) + 1, the variance-minimising integer (MATH §8), capped at P so y fits int32.
     Requires k < P (distinct values stay distinct mod P). Reports: structured array
@@ -308,9 +331,10 @@ class OLH(_PureProtocol):
         if g is None:
             g = min(round(math.exp(self.epsilon)) + 1, HASH_PRIME)
         self.g = integer_parameter(g, "g", low=2, high=HASH_PRIME)
-        self.p = self.exp_epsilon / (self.exp_epsilon + self.g - 1)
+        self.alpha = grr_mixing_probability(self.exp_epsilon, self.g, "g")
+        self.p, lie = _grr_probabilities(self.alpha, self.g)
         collision = hash_collision(self.g)
-        self.q = collision * self.p + (1.0 - collision) / (self.exp_epsilon + self.g - 1)
+        self.q = collision * self.p + (1.0 - collision) * lie
 
     def parameters(self):
         return {"epsilon": self.epsilon, "k": self.k, "g": self.g}
@@ -325,7 +349,7 @@ class OLH(_PureProtocol):
         out["a"] = rng.integers(1, HASH_PRIME, size=values.size)  # 1..P-1 (exclusive upper bound)
         out["b"] = rng.integers(0, HASH_PRIME, size=values.size)  # 0..P-1
         hashed = self._hash(out["a"], out["b"], values)
-        out["y"] = _randomized_response(hashed, self.g, self.exp_epsilon, rng)
+        out["y"] = _randomized_response(hashed, self.g, self.alpha, rng)
         return out
 
     def _support(self, reports):
@@ -349,7 +373,7 @@ class OLH(_PureProtocol):
         it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table (two inputs
         with h(x) = h(x') only give ratio 1). Rows: two inputs with h(x) = 0, h(x') = 1 (possible for g >= 2);
         columns: y = 0, y = 1, and the other g - 2 buckets merged (``_grr_reduced_table``; none when g = 2)."""
-        return _grr_reduced_table(self.exp_epsilon, self.g)
+        return _grr_reduced_table(self.alpha, self.g)
 
 
 class HadamardResponse(_PureProtocol):
