@@ -82,6 +82,8 @@ def _harmony(args):
 
 
 def _simulate_harmony(mechanism, args):
+    import numpy as np
+
     from lipdesign.simulation import simulate_harmony
 
     result = simulate_harmony(mechanism, args.n, rng=args.seed)
@@ -90,9 +92,11 @@ def _simulate_harmony(mechanism, args):
     print(f"{'estimate of':>{width}}  {'true':>9}  {'expected':>9}  {'estimate':>9}  {'theory sd':>9}  {'z':>6}")
     for row in zip(result.names, result.truth, result.expected, result.estimate, result.std, result.z_scores):
         print(f"{row[0]:>{width}}  " + "  ".join(f"{value:9.5f}" for value in row[1:5]) + f"  {row[5]:6.2f}")
-    print(f"sum of z^2 = {float((result.z_scores ** 2).sum()):.2f} over {result.z_scores.size} estimates "
-          f"(chi-square p-value {result.chi_square_p_value:.3g}; expected = E[estimate], theory sd from the "
-          "closed-form variance)")
+    finite = np.isfinite(result.z_scores)
+    skipped = f"; {np.count_nonzero(~finite)} without reports skipped" if not finite.all() else ""
+    print(f"sum of z^2 = {float((result.z_scores[finite] ** 2).sum()):.2f} over {np.count_nonzero(finite)} "
+          f"estimates{skipped} (chi-square p-value {result.chi_square_p_value:.3g}; expected = E[estimate], "
+          "theory sd from the closed-form variance)")
 
 
 def _simulate(args):

@@ -181,6 +181,9 @@ def harmony_from_dict(document, source="document"):
         if document["verified_epsilon"] is not None:
             raise FormatError(f"{source}: verified_epsilon must be null for {name} (continuous output space)")
         return mechanism
+    if document["guarantee"] != EXACT_GUARANTEE:
+        raise FormatError(f"{source}: guarantee is {document['guarantee']!r}; {name} has a finite output space, "
+                          f"its guarantee is {EXACT_GUARANTEE!r}")
     certificate = mechanism.verify()
     if not certificate.passed:
         raise VerificationError(f"{source}: {name} is not LDP with eps={mechanism.epsilon:g}: its tightest "

@@ -20,6 +20,9 @@ MAX_USERS = 10**8
 #: Largest n * k (or n * d) of ``simulate_harmony``: reports such as OUE's n x k bits are held in memory.
 MAX_HARMONY_ENTRIES = 10**9
 
+#: Largest k (or d) of ``simulate_harmony``: every category costs about 130 bytes of estimates and variances.
+MAX_HARMONY_WIDTH = 10**7
+
 
 @dataclass(frozen=True)
 class SimulationResult:
@@ -67,12 +70,14 @@ class HarmonySimulation:
 
     @property
     def z_scores(self):
+        """(estimate - expected) / std; nan where there is nothing to estimate (e.g. an empty public bucket)."""
         return (self.estimate - self.expected) / self.std
 
     @property
     def chi_square_p_value(self):
-        """P-value of sum(z^2) under chi-square(#quantities); z is close to normal for large n."""
-        return float(stats.chi2.sf(np.sum(self.z_scores**2), self.z_scores.size))
+        """P-value of sum(z^2) over the finite z under chi-square(their number); z is close to normal for large n."""
+        z = self.z_scores[np.isfinite(self.z_scores)]
+        return float(stats.chi2.sf(np.sum(z**2), z.size)) if z.size else float("nan")
 
 
 def harmony_population(mechanism, n, generator):
@@ -103,16 +108,22 @@ def simulate_harmony(mechanism, n, rng=None):
 
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_USERS:
         raise ValidationError(f"n is {n!r}; a simulation needs an integer number of users in 2..{MAX_USERS}")
-    width = mechanism.k if hasattr(mechanism, "k") else mechanism.d
+    size = "k" if hasattr(mechanism, "k") else "d"
+    width = getattr(mechanism, size)
+    if width > MAX_HARMONY_WIDTH:
+        raise ValidationError(f"{size} is {width}; simulate handles {size} <= {MAX_HARMONY_WIDTH:.0e} (the "
+                              "population, the estimates and their variances are held in memory)")
     if n * width > MAX_HARMONY_ENTRIES:
-        raise ValidationError(f"n is {n}; n times the {'k' if hasattr(mechanism, 'k') else 'd'} of {mechanism!r} "
-                              f"must stay below {MAX_HARMONY_ENTRIES:.0e} (the reports are held in memory)")
+        raise ValidationError(f"n is {n}; n times the {size} of {mechanism!r} must stay below "
+                              f"{MAX_HARMONY_ENTRIES:.0e} (the reports are held in memory)")
     generator = runtime.as_generator(rng)
     values = harmony_population(mechanism, n, generator)
     options = {"user_ids": np.arange(n)} if getattr(mechanism, "coordinates", None) == "public" else {}
     reports = mechanism.perturb(values, rng=generator, **options)
     # the Bassily-Smith projection can only be unbiased with m >= k; otherwise simulate the paper's projection
-    method = {"method": "projection"} if isinstance(mechanism, HarmonyCategorical) and mechanism.m < mechanism.k else {}
+    projections = ([mechanism] if isinstance(mechanism, HarmonyCategorical) else
+                   list(mechanism.categorical.values()) if isinstance(mechanism, HarmonyMixed) else [])
+    method = {"method": "projection"} if any(p.m < p.k for p in projections) else {}
     estimate = mechanism.estimate(reports, **method)
     if isinstance(mechanism, HarmonyMixed):
         names, truth = [], []
@@ -123,8 +134,8 @@ def simulate_harmony(mechanism, n, rng=None):
             else:
                 names += [f"frequency[{j}][{v}]" for v in range(kind)]
                 truth.extend(np.bincount(values[:, j].astype(int), minlength=kind) / n)
-        expected = np.hstack(mechanism.expected_estimate(values))
-        variance = np.hstack(mechanism.variance(values))
+        expected = np.hstack(mechanism.expected_estimate(values, **method))
+        variance = np.hstack(mechanism.variance(values, **method))
         estimate = np.hstack(estimate)
     elif hasattr(mechanism, "k"):
         names = [f"frequency[{v}]" for v in range(mechanism.k)]

@@ -104,7 +104,8 @@ def real_number(value, field, low=-np.inf, high=np.inf):
     except (TypeError, ValueError):
         raise ValidationError(f"{field} must be a number (got {value!r})") from None
     if not (np.isfinite(number) and low <= number <= high):
-        raise ValidationError(f"{field} must be a finite number in [{low:g}, {high:g}] (got {value!r})")
+        rule = "a finite number" + (f" in [{low:g}, {high:g}]" if np.isfinite(low) or np.isfinite(high) else "")
+        raise ValidationError(f"{field} must be {rule} (got {value!r})")
     return number
 
 

@@ -249,3 +249,41 @@ def test_harmony_runs_with_numpy_only():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_mixed_projections_share_one_memory_cap():
+    from lipdesign.harmony.frequency import MAX_SIGNS
+
+    with pytest.raises(ld.ValidationError, match="projection signs"):
+        harmony.HarmonyMixed(1.0, [4096] * 3, m=MAX_SIGNS // 4096 // 2, seed=1)
+
+
+def test_simulate_handles_few_rows_empty_buckets_and_huge_domains(tmp_path, capsys):
+    from lipdesign.simulation import simulate_harmony
+
+    mixed = simulate_harmony(harmony.HarmonyMixed(1.0, ["numeric", 3], m=1, seed=1), 20_000, rng=1)
+    assert np.all(np.isfinite(mixed.z_scores))  # m < k: the paper's projection is simulated
+    empty = simulate_harmony(harmony.HarmonyNumeric(1.0, d=8, coordinates="public", seed=1), 2, rng=1)
+    assert np.isnan(empty.z_scores).any() and np.isfinite(empty.chi_square_p_value)
+    with pytest.raises(ld.ValidationError, match="k is"):
+        simulate_harmony(harmony.GRR(10.0, k=5 * 10**8), 2)
+    path = tmp_path / "public.json"
+    harmony.HarmonyNumeric(1.0, d=8, coordinates="public", seed=1).to_json(path)
+    assert main(["simulate", str(path), "-n", "2", "--seed", "1"]) == 0
+    assert "without reports skipped" in capsys.readouterr().out
+
+
+def test_a_finite_mechanism_must_claim_exact_verification(tmp_path):
+    path = tmp_path / "grr.json"
+    harmony.GRR(1.0, k=4).to_json(path)
+    document = json.loads(path.read_text())
+    document["guarantee"] = "trust me"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ld.FormatError, match="guarantee"):
+        ld.load(path)
+
+
+def test_cli_nan_epsilon_is_one_clear_line(tmp_path, capsys):
+    assert main(["harmony", "GRR", "--epsilon", "nan", "-p", "k=3", "-o", str(tmp_path / "g.json")]) == 2
+    err = capsys.readouterr().err
+    assert "epsilon must be a finite number (got nan)" in err and "inf" not in err

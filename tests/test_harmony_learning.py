@@ -425,3 +425,13 @@ def test_predict_checks_fitting_and_shapes():
         model.predict(X * 3)
     with pytest.raises(ValidationError, match="y has 5 entries"):
         model.score(X, y[:5])
+
+
+@pytest.mark.parametrize("fit, message", [
+    (lambda: LDPLinearRegression().fit([[0.1, 0.2], [0.3]], [0.1, 0.2]), "ragged"),
+    (lambda: LDPLinearSVC(classes={"no", "yes"}).fit(np.zeros((5, 2)), ["no"] * 5), "classes"),
+    (lambda: LDPLinearSVC(classes=[0, [1]]).fit(np.zeros((5, 2)), [0] * 5), "classes"),
+])
+def test_ragged_features_and_unordered_or_nested_classes_are_refused(fit, message):
+    with pytest.raises(ValidationError, match=message):
+        fit()

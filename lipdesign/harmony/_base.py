@@ -43,9 +43,11 @@ __all__ = [
 
 #: Every mechanism runs at e^eps * (1 - EXP_MARGIN) instead of e^eps. Its probabilities are computed in floating
 #: point and sampled as ``rng.random() < p``, which realises ceil(p 2^53) / 2^53: absolute errors of about 2^-53,
-#: relative errors up to 2^-53 (e^eps + 1) in the smallest probability 1/(e^eps + 1). The margin covers them
-#: with room to spare for every epsilon up to MAX_EPSILON (2^-53 e^10 = 2.4e-12), so the numbers a sampler
-#: really uses satisfy the claim in exact rational arithmetic; the cost in variance is about 1e-10 relative.
+#: relative errors up to 2^-53 (e^eps + 1) in a flip probability 1/(e^eps + 1) (one-bit, OUE, Hadamard, Duchi).
+#: The margin covers them with room to spare for every epsilon up to MAX_EPSILON (2^-53 e^10 = 2.4e-12), so the
+#: numbers a sampler really uses satisfy the claim in exact rational arithmetic; the cost in variance is about
+#: 1e-10 relative. Randomized response over k values (GRR, OLH), whose smallest probability shrinks with k, puts
+#: its keep probability on the 2^-53 grid instead (frequency.grr_mixing_probability).
 EXP_MARGIN = 1e-10
 
 #: Seeds of public randomness are integers in [0, 2**63).

@@ -224,9 +224,14 @@ class _LDPLinearModel:
 
     def _features(self, X, d=None):
         if d is None:
-            d = np.shape(X)[1] if np.ndim(X) == 2 else -1
+            try:
+                shape = np.shape(X)
+            except ValueError:  # a ragged nested list
+                raise ValidationError("X is ragged (rows of different lengths); expected (n, d): one row of d "
+                                      "features in [-1, 1] per user") from None
+            d = shape[1] if len(shape) == 2 else -1
             if d < 1:
-                raise ValidationError(f"X has shape {np.shape(X)}; expected (n, d): one row of d features in "
+                raise ValidationError(f"X has shape {shape}; expected (n, d): one row of d features in "
                                       "[-1, 1] per user")
         return unit_values(X, d, "X")
 
@@ -396,7 +401,8 @@ class _LDPClassifier(_LDPLinearModel):
         classes = self.classes
         if classes is None:
             return None
-        if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__") or np.ndim(classes) > 1:
+        if not isinstance(classes, (list, tuple, np.ndarray)) or any(
+                isinstance(label, (list, tuple, dict, set, np.ndarray)) for label in classes):
             raise ValidationError(f"classes is {classes!r}; it must be None or a sequence of the 2 public class "
                                   "labels, e.g. (-1, 1)")
         labels = list(classes)

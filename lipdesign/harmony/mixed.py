@@ -20,7 +20,7 @@ from lipdesign.harmony._base import (
     public_seed,
     unit_values,
 )
-from lipdesign.harmony.frequency import HarmonyCategorical, check_method
+from lipdesign.harmony.frequency import MAX_SIGNS, HarmonyCategorical, check_method
 from lipdesign.validation import float_array
 
 #: The report of one user: the attribute drawn, the projection row (0 for a numeric attribute) and the bit.
@@ -39,7 +39,7 @@ class HarmonyMixed(HarmonyMechanism):
     ``attributes``: one entry per attribute, "numeric" (values in [-1, 1]; see ``Range``) or an int k >= 2
     (a categorical attribute with categories 0..k-1). ``m`` and ``seed``: the projection size and public seed
     of the categorical attributes (attribute j uses ``attribute_seed(seed, j)``; ``m=None`` takes
-    HarmonyCategorical's default for its k).
+    HarmonyCategorical's default for its k); all projections together hold at most MAX_SIGNS signs.
 
     ``perturb(values)``: values of shape (n, d), column j holding attribute j (category indices as numbers);
     reports are structured (REPORT_DTYPE). ``estimate(reports, method="unbiased")``: a list with, per
@@ -67,6 +67,11 @@ class HarmonyMixed(HarmonyMechanism):
                                       "an int k >= 2 (a categorical attribute with k categories)")
             k = integer_parameter(attribute, f"attributes[{j}]", low=2)
             self.categorical[j] = HarmonyCategorical(self.epsilon, k, m=self.m, seed=attribute_seed(self.seed, j))
+            signs = sum(mechanism.m * mechanism.k for mechanism in self.categorical.values())
+            if signs > MAX_SIGNS:
+                raise ValidationError(f"attributes has categorical attributes needing {signs} projection signs by "
+                                      f"attribute {j}; all of them together may hold at most {MAX_SIGNS} (pass a "
+                                      "smaller m)")
         self.attributes = tuple(self.categorical[j].k if j in self.categorical else "numeric" for j in range(self.d))
 
     def parameters(self):
