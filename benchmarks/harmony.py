@@ -45,6 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import lipdesign
+from lipdesign.harmony._base import EXP_MARGIN
 
 PURE_LDP_INSTALL = ('pip install "pure-ldp==1.2.0" statsmodels "xxhash<4" scikit-learn  '
                     "(in a separate venv beside lipdesign; see this file's docstring)")
@@ -373,7 +374,7 @@ def compare_with_pure_ldp(args, categories, lipdesign_results):
           "server.aggregate_all(reports)\n   + server.estimate_all(range(k)) (no normalisation), counts / n.")
     print("   Both use the unbiased estimator (C_v/n - q)/(p - q). pure-ldp's OLH takes q = 1/g (xxhash "
           "as an ideal hash); lipdesign's\n   OLH the exact collision probability of its ((a x + b) mod P) "
-          "mod g family; lipdesign runs at e^eps (1 - 1e-12).")
+          f"mod g family; lipdesign runs at e^eps (1 - {EXP_MARGIN:g}).")
     print("   FastLH (pure-ldp's heuristic OLH, no lipdesign counterpart): each user picks one of a fixed "
           "set of public hash\n   functions, so aggregation is O(1) per report, but the estimate keeps an "
           "error from that finite family\n   which does not shrink with n (not in sd).")
