@@ -6,8 +6,7 @@ the notebook gives a byte-identical file when the cells do not change.
 
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _notebook import write
 
 TARGET = Path(__file__).with_name("02-harmony.ipynb")
 
@@ -629,20 +628,5 @@ print(f"largest |empirical/closed - 1| in section 1: "
 ]
 
 
-def build():
-    notebook = new_notebook()
-    notebook.metadata = {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "language_info": {"name": "python"},
-    }
-    for number, (kind, source) in enumerate(CELLS):
-        cell = new_markdown_cell(source) if kind == "md" else new_code_cell(source)
-        cell.id = f"cell-{number:02d}"
-        notebook.cells.append(cell)
-    nbformat.validate(notebook)
-    return notebook
-
-
 if __name__ == "__main__":
-    nbformat.write(build(), TARGET)
-    print(f"wrote {TARGET}")
+    write(CELLS, TARGET)
