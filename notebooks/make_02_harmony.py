@@ -86,6 +86,13 @@ def pm_variance(t, eps):
     return t**2 / (s - 1) + (s + 3) / (3 * (s - 1) ** 2)
 
 
+def rounding_variance(t, grid=256):
+    # Var of the randomized rounding of t to -1 + 2i/grid (Piecewise and Hybrid): (g_high - t)(t - g_low).
+    position = (t + 1) * grid / 2
+    fraction = position - np.minimum(np.floor(position), grid - 1)
+    return fraction * (1 - fraction) * (2 / grid) ** 2
+
+
 def duchi_bound(eps, d):
     # B of Duchi et al. with the even-d fix (MATH §9); Python integers keep 2^d and the binomials exact.
     e = math.exp(eps)
@@ -104,11 +111,15 @@ def closed_form(name, t, eps, d):
         return d * c_of(eps) ** 2 - t**2
     k = max(1, min(d, math.floor(eps / 2.5)))  # attributes perturbed per user (Wang et al.)
     eps_k = eps / k
+    # Piecewise part on the grid -1 + 2i/M (M = 256): t is rounded at random to a neighbour g (E[g] = t), which
+    # adds Var(g) = (g_high - t)(t - g_low) to E[Var_PM(g)] = Var_PM(t) + Var(g) / (s - 1).
+    s = math.exp(eps_k / 2)
+    grid_pm = pm_variance(t, eps_k) + rounding_variance(t) * s / (s - 1)
     if name == "Piecewise":
-        one = pm_variance(t, eps_k)
+        one = grid_pm
     else:  # Hybrid
         alpha = 1 - math.exp(-eps_k / 2) if eps_k > EPS_STAR else 0.0
-        one = alpha * pm_variance(t, eps_k) + (1 - alpha) * (c_of(eps_k) ** 2 - t**2)
+        one = alpha * grid_pm + (1 - alpha) * (c_of(eps_k) ** 2 - t**2)
     return (d / k) * (one + t**2) - t**2
 
 

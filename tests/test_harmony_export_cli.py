@@ -23,7 +23,7 @@ MECHANISMS = [
     harmony.HarmonyCategorical(1.0, k=5, m=64, seed=3),
     harmony.HarmonyMixed(1.0, ["numeric", 4], m=32, seed=5),
 ]
-FINITE = {"Duchi", "HarmonyNumeric", "GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed"}
+FINITE = {"Duchi", "HarmonyNumeric", "Piecewise", "Hybrid", "GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed"}
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)

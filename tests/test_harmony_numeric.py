@@ -14,10 +14,10 @@ from scipy import optimize, stats
 
 from lipdesign.errors import ValidationError
 from lipdesign.harmony import Duchi, HarmonyNumeric, Hybrid, Laplace, Piecewise
-from lipdesign.harmony._base import implemented_exp, public_index
-from lipdesign.harmony.numeric import DUCHI_MAX_D, FLOAT_GUARANTEE, HYBRID_THRESHOLD
+from lipdesign.harmony._base import HarmonyMechanism, implemented_exp, one_bit_table, public_index
+from lipdesign.harmony.numeric import DEFAULT_GRID, DUCHI_MAX_D, FLOAT_GUARANTEE, HYBRID_THRESHOLD, MAX_GRID
 from lipdesign.notions import LDP
-from lipdesign.verification import exp_bounds, verify
+from lipdesign.verification import verify
 
 Z_LIMIT = 5.0  # standard deviations allowed in every statistical check
 
@@ -386,13 +386,13 @@ def test_harmony_sampled_bits_follow_the_table_at_the_extremes():
 # ------------------------------------------------------------------------------------------- Piecewise, Hybrid
 
 def pm_variance(t, epsilon):
-    """MATH §9 / Wang et al.: t^2 / (s - 1) + (s + 3) / (3 (s - 1)^2), s = e^(eps/2)."""
+    """MATH §9 / Wang et al.: t^2 / (s - 1) + (s + 3) / (3 (s - 1)^2), s = e^(eps/2) (continuous PM)."""
     s = math.sqrt(implemented_exp(epsilon))
     return t**2 / (s - 1) + (s + 3) / (3 * (s - 1) ** 2)
 
 
 def pm_cdf(x, t, s):
-    """Exact CDF of the Piecewise output for input t with s = e^(eps/2), from its two density levels."""
+    """Exact CDF of the continuous Piecewise output for input t with s = e^(eps/2), from its two density levels."""
     C = (s + 1) / (s - 1)
     low_t, high_t = (C + 1) / 2 * t - (C - 1) / 2, (C + 1) / 2 * t + (C - 1) / 2
     high = s * (s - 1) / (2 * (s + 1))
@@ -402,13 +402,49 @@ def pm_cdf(x, t, s):
             + low * np.maximum(x - high_t, 0))
 
 
+def rounding(t, grid):
+    """(g_low, g_high, weight of g_high) of the randomized rounding of t to -1 + 2i/grid, from E[g] = t."""
+    t = np.asarray(t, dtype=float)
+    low = np.minimum(np.floor((t + 1) * grid / 2), grid - 1)
+    g_low, g_high = -1 + 2 * low / grid, -1 + 2 * (low + 1) / grid
+    return g_low, g_high, (t - g_low) / (g_high - g_low)
+
+
+def grid_pm_cdf(x, t, s, grid):
+    """CDF of the grid Piecewise output: the rounding's mixture of the PM CDFs at the two neighbours of t."""
+    g_low, g_high, weight = rounding(t, grid)
+    return (1 - weight) * pm_cdf(x, g_low, s) + weight * pm_cdf(x, g_high, s)
+
+
+def grid_pm_variance(t, epsilon, grid):
+    """Var over rounding and PM: E[Var_PM(g)] + Var(g), Var(g) = (g_high - t)(t - g_low), Var_PM quadratic."""
+    g_low, g_high, weight = rounding(t, grid)
+    return (1 - weight) * pm_variance(g_low, epsilon) + weight * pm_variance(g_high, epsilon) + \
+        (g_high - t) * (t - g_low)
+
+
 def hm_alpha(epsilon):
     return 1 - math.exp(-epsilon / 2) if epsilon > HYBRID_THRESHOLD else 0.0
 
 
-def hm_variance(t, epsilon):
+def hm_variance(t, epsilon, grid):
     alpha = hm_alpha(epsilon)
-    return alpha * pm_variance(t, epsilon) + (1 - alpha) * (one_bit_c(epsilon) ** 2 - t**2)
+    return alpha * grid_pm_variance(t, epsilon, grid) + (1 - alpha) * (one_bit_c(epsilon) ** 2 - t**2)
+
+
+def exact_pm_bins(half_exp, grid):
+    """(edges, rows): the bin edges and Pr[bin | g_i] of the grid Piecewise mechanism, in rational arithmetic from
+    the PM definition with s = half_exp (as a Fraction)."""
+    S = Fraction(half_exp)
+    C = (S + 1) / (S - 1)
+    high = S * (S - 1) / (2 * (S + 1))
+    low = high / S**2
+    points = [-1 + Fraction(2 * i, grid) for i in range(grid + 1)]
+    lefts = [(C + 1) / 2 * g - (C - 1) / 2 for g in points]
+    edges = sorted({-C, C, *lefts, *(left + C - 1 for left in lefts)})
+    rows = [[(high if left <= a and b <= left + C - 1 else low) * (b - a) for a, b in itertools.pairwise(edges)]
+            for left in lefts]
+    return edges, rows
 
 
 def test_pm_variance_formula_is_the_second_moment_of_its_density():
@@ -424,30 +460,134 @@ def test_pm_variance_formula_is_the_second_moment_of_its_density():
             assert mids**2 @ masses - t**2 == pytest.approx(pm_variance(t, epsilon), rel=1e-5)
 
 
-@pytest.mark.parametrize("epsilon, d", [(0.1, 1), (1.0, 1), (5.0, 2), (10.0, 5), (10.0, 20)])
-def test_pm_density_ratio_is_exactly_at_most_e_eps(epsilon, d):
-    mechanism = Piecewise(epsilon, d)
-    k = max(1, min(d, math.floor(epsilon / 2.5)))
-    assert mechanism.attributes == k
-    assert mechanism.attribute_epsilon * k == pytest.approx(epsilon, rel=1e-15)
+@pytest.mark.parametrize("grid", [2, 4, 5])
+@pytest.mark.parametrize("epsilon", [0.7, 1.0, 4.0, 9.0])
+def test_pm_bin_table_is_the_pm_distribution_exactly(epsilon, grid):
+    """The bins have constant density under every grid input, so in rational arithmetic the rows are
+    distributions whose mean is the grid input and whose variance is the continuous PM's."""
+    mechanism = Piecewise(epsilon, grid=grid)
+    edges, rows = exact_pm_bins(mechanism.half_exp, grid)
     S = Fraction(mechanism.half_exp)
-    C = (S + 1) / (S - 1)
-    q = S / (S + 1)
-    high, low = q / (C - 1), (1 - q) / (C + 1)
-    assert high * (C - 1) + low * (C + 1) == 1
-    assert (high / low) ** k <= exp_bounds(epsilon)[0]
-    assert mechanism.bound == pytest.approx(float(C), rel=1e-14)
+    table = mechanism.privacy_table()
+    assert table.shape == (grid + 1, len(edges) - 1)
+    np.testing.assert_allclose(mechanism.piecewise.edges, [float(e) for e in edges], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(table, [[float(p) for p in row] for row in rows], rtol=1e-12, atol=1e-15)
+    mids = [(a + b) / 2 for a, b in itertools.pairwise(edges)]
+    seconds = [(a * a + a * b + b * b) / 3 for a, b in itertools.pairwise(edges)]  # E[X^2], X uniform on [a, b]
+    for i, row in enumerate(rows):
+        g = -1 + Fraction(2 * i, grid)
+        assert sum(row) == 1
+        assert sum(p * m for p, m in zip(row, mids)) == g
+        assert sum(p * q for p, q in zip(row, seconds)) - g**2 == g**2 / (S - 1) + (S + 3) / (3 * (S - 1) ** 2)
+        # and the float table of the mechanism has the same mean up to rounding
+        assert float(np.dot(table[i], [float(m) for m in mids])) == pytest.approx(float(g), abs=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_hybrid_table_is_the_mixture_of_its_branches(epsilon):
+    grid = 4
+    mechanism = Hybrid(epsilon, grid=grid)
+    _, rows = exact_pm_bins(mechanism.half_exp, grid)
+    alpha, c = hm_alpha(epsilon), one_bit_c(epsilon)
+    expected = [[alpha * float(p) for p in row] + [(1 - alpha) * (0.5 + g / (2 * c)), (1 - alpha) * (0.5 - g / (2 * c))]
+                for row, g in zip(rows, np.linspace(-1, 1, grid + 1))]
+    np.testing.assert_allclose(mechanism.privacy_table(), expected, rtol=1e-9, atol=1e-15)
+    assert Hybrid(0.5).privacy_table().shape == (2, 2)
+    np.testing.assert_array_equal(Hybrid(0.5).privacy_table(), one_bit_table(implemented_exp(0.5)))
+
+
+@pytest.mark.parametrize("cls", [Piecewise, Hybrid])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0, 10.0])
+@pytest.mark.parametrize("d", [1, 3])
+def test_exact_verification_passes(cls, epsilon, d):
+    mechanism = cls(epsilon, d)
+    k = max(1, min(d, math.floor(epsilon / 2.5)))  # eps = 10, d = 3: k = 3 attributes at 10/3 each
+    assert mechanism.attributes == k
+    certificate = mechanism.verify()
+    assert certificate.passed and certificate.exact and certificate.notion == "LDP"
+    assert certificate.claimed_epsilon == epsilon
+    assert epsilon - 1e-6 <= certificate.epsilon <= epsilon
+    if k > 1:
+        np.testing.assert_array_equal(mechanism.privacy_table(), cls(mechanism.attribute_epsilon).privacy_table())
+        assert certificate.worst["attributes"] == k
+
+
+@pytest.mark.parametrize("cls", [Piecewise, Hybrid])
+def test_per_attribute_table_is_tight(cls):
+    """The table of an attribute is exactly eps / k-LDP and no better (a smaller claim fails); verify()
+    multiplies its certified epsilon by k."""
+    mechanism = cls(10.0, 3, grid=32)
+    single = verify(mechanism.privacy_table(), LDP(mechanism.attribute_epsilon), exact=True)
+    assert single.passed and mechanism.verify().epsilon == math.nextafter(3 * single.epsilon, math.inf)
+    assert not verify(mechanism.privacy_table(), LDP(mechanism.attribute_epsilon * (1 - 1e-6)), exact=True).passed
+
+
+def test_verification_fails_for_a_too_steep_table():
+    """The override composes what the table gives: a per-attribute table at a larger epsilon fails the claim."""
+    mechanism = Piecewise(10.0, 3, grid=8)
+    steep = Piecewise(4.0, grid=8)
+    mechanism._piecewise_grid = steep.piecewise
+    certificate = mechanism.verify()
+    assert not certificate.passed and certificate.epsilon > 10.0
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 2.0, 6.0])
 @pytest.mark.parametrize("t", [-1.0, -0.3, 0.0, 0.8, 1.0])
-def test_pm_output_distribution(epsilon, t):
+@pytest.mark.parametrize("grid", [4, 256])
+def test_pm_output_distribution(epsilon, t, grid):
     n = 200_000
-    mechanism = Piecewise(epsilon)
+    mechanism = Piecewise(epsilon, grid=grid)
     reports = mechanism.perturb(np.full(n, t), np.random.default_rng(14))[:, 0]
     s = math.sqrt(implemented_exp(epsilon))
-    assert stats.kstest(reports, lambda x: pm_cdf(x, t, s)).pvalue > 1e-6
-    assert abs(reports.mean() - t) <= Z_LIMIT * math.sqrt(pm_variance(t, epsilon) / n)
+    assert stats.kstest(reports, lambda x: grid_pm_cdf(x, t, s, grid)).pvalue > 1e-6
+    assert abs(reports.mean() - t) <= Z_LIMIT * math.sqrt(grid_pm_variance(t, epsilon, grid) / n)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 6.0])
+def test_pm_sampled_bins_follow_the_table(epsilon):
+    n, grid = 200_000, 4
+    mechanism = Piecewise(epsilon, grid=grid)
+    table = mechanism.privacy_table()
+    rng = np.random.default_rng(18)
+    for i in range(grid + 1):
+        counts = np.bincount(mechanism.piecewise.sample_bins(np.full(n, i), rng), minlength=table.shape[1])
+        sd = np.sqrt(n * table[i] * (1 - table[i]))
+        assert np.all(np.abs(counts - n * table[i]) <= Z_LIMIT * sd + 1e-9)
+
+
+def test_pm_output_given_the_bin_does_not_depend_on_the_input():
+    """Same rng stream, two different grid inputs: wherever the same bin is drawn, the same float is reported,
+    and it lies in that bin."""
+    mechanism = Piecewise(1.0, grid=16)
+    pm = mechanism.piecewise
+    n = 20_000
+    outputs = []
+    for i in (0, 9, 16):
+        rng = np.random.default_rng(19)
+        bins = pm.sample_bins(np.full(n, i), rng)
+        outputs.append((bins, pm.outputs(bins, rng)))
+    for (bins_a, out_a), (bins_b, out_b) in itertools.combinations(outputs, 2):
+        same = bins_a == bins_b
+        assert same.sum() > 100
+        np.testing.assert_array_equal(out_a[same], out_b[same])
+    bins, out = outputs[0]
+    assert np.all((pm.edges[bins] <= out) & (out <= pm.edges[bins + 1]))
+
+
+def test_rounding_is_unbiased_and_reaches_the_neighbours_only():
+    mechanism = Piecewise(1.0, grid=8)
+    pm = mechanism.piecewise
+    rng = np.random.default_rng(20)
+    n = 200_000
+    for t in (-1.0, -0.9, -0.3, 0.0, 0.55, 0.999, 1.0):
+        indices = pm.round(np.full(n, t), rng)
+        g = pm.points[indices]
+        g_low, g_high, _weight = rounding(t, 8)
+        assert set(np.unique(g)) <= {float(g_low), float(g_high)}
+        rv = (g_high - t) * (t - g_low)
+        assert pm.rounding_variance(np.array([t]))[0] == pytest.approx(rv, abs=1e-15)
+        assert abs(g.mean() - t) <= Z_LIMIT * math.sqrt(rv / n) + 1e-15
+    np.testing.assert_array_equal(pm.round(np.array([-1.0, 1.0]), rng), [0, 8])
 
 
 def test_hybrid_threshold_is_wang_et_al_eps_star():
@@ -460,9 +600,10 @@ def test_hybrid_threshold_is_wang_et_al_eps_star():
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 2.0])
-def test_hybrid_output_distribution(epsilon):
+@pytest.mark.parametrize("grid", [4, 256])
+def test_hybrid_output_distribution(epsilon, grid):
     n, t = 100_000, 0.4
-    mechanism = Hybrid(epsilon)
+    mechanism = Hybrid(epsilon, grid=grid)
     reports = mechanism.perturb(np.full(n, t), np.random.default_rng(15))[:, 0]
     c, alpha = one_bit_c(epsilon), hm_alpha(epsilon)
     bits = np.isclose(np.abs(reports), c, rtol=1e-12, atol=0)
@@ -471,16 +612,17 @@ def test_hybrid_output_distribution(epsilon):
     assert abs((reports[bits] > 0).mean() - p_plus) <= Z_LIMIT * math.sqrt(p_plus * (1 - p_plus) / bits.sum())
     if alpha:
         s = math.sqrt(implemented_exp(epsilon))
-        assert stats.kstest(reports[~bits], lambda x: pm_cdf(x, t, s)).pvalue > 1e-6
+        assert stats.kstest(reports[~bits], lambda x: grid_pm_cdf(x, t, s, grid)).pvalue > 1e-6
 
 
-@pytest.mark.parametrize("cls, variance_1d", [(Piecewise, pm_variance), (Hybrid, hm_variance)])
-@pytest.mark.parametrize("epsilon, d", [(1.0, 1), (4.0, 1), (0.5, 3), (6.0, 4), (8.0, 3), (10.0, 6)])
-def test_sampled_mechanisms_unbiased_with_their_variance(cls, variance_1d, epsilon, d):
+@pytest.mark.parametrize("cls, variance_1d", [(Piecewise, grid_pm_variance), (Hybrid, hm_variance)])
+@pytest.mark.parametrize("epsilon, d, grid", [(1.0, 1, 256), (4.0, 1, 256), (4.0, 1, 3), (0.5, 3, 256),
+                                              (6.0, 4, 256), (8.0, 3, 2), (10.0, 6, 256)])
+def test_sampled_mechanisms_unbiased_with_their_variance(cls, variance_1d, epsilon, d, grid):
     values = population(16, 200_000, d)
-    mechanism = cls(epsilon, d)
+    mechanism = cls(epsilon, d, grid=grid)
     k = max(1, min(d, math.floor(epsilon / 2.5)))
-    per_user = (d / k) * (variance_1d(values, epsilon / k) + values**2) - values**2
+    per_user = (d / k) * (variance_1d(values, epsilon / k, grid) + values**2) - values**2
     expected = per_user.sum(axis=0) / values.shape[0] ** 2
     np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-9)
     reports = mechanism.perturb(values, np.random.default_rng(17))
@@ -488,21 +630,37 @@ def test_sampled_mechanisms_unbiased_with_their_variance(cls, variance_1d, epsil
     assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
     s = math.sqrt(implemented_exp(epsilon / k))
     assert_variance(reports, values, expected, d / k * (s + 1) / (s - 1) + 1)
-    assert mechanism.privacy_table() is None
+    assert mechanism.privacy_table() is not None
+
+
+def test_grid_variance_inflation_is_the_rounding_term():
+    """On the grid the variance is the continuous PM's; between grid points it exceeds it by rv s / (s - 1)."""
+    for epsilon in (1.0, 4.0):
+        mechanism = Piecewise(epsilon)
+        s = mechanism.half_exp
+        for t in (-1.0, 0.0, 0.5, 1.0):
+            assert mechanism.variance([t])[0] == pytest.approx(pm_variance(t, epsilon), rel=1e-12)
+        t = 1.0 / 256  # midway between grid points 0 and 2/256
+        excess = Piecewise(epsilon).variance([t])[0] - pm_variance(t, epsilon)
+        assert excess == pytest.approx(256.0**-2 * s / (s - 1), rel=1e-6)
 
 
 def test_pm_worst_case_variance_is_at_the_extremes():
     for epsilon in (0.5, 2.0, 8.0):
         s = math.sqrt(implemented_exp(epsilon))
-        worst = Piecewise(epsilon).variance([1.0])[0]
+        mechanism = Piecewise(epsilon)
+        worst = mechanism.variance([1.0])[0]
         assert worst == pytest.approx(4 * s / (3 * (s - 1) ** 2), rel=1e-12)
-        assert Piecewise(epsilon).variance([0.0])[0] < worst
+        assert mechanism.variance([0.0])[0] < worst
+        for t in np.linspace(-1, 1, 2001):
+            assert mechanism.variance([t])[0] <= worst
 
 
 # ---------------------------------------------------------------------------------- parameters, bad input
 
 MECHANISMS = [Laplace(1.0, 3), Duchi(2.0, 4), HarmonyNumeric(1.0, 5), HarmonyNumeric(0.5, 2, "public"),
-              HarmonyNumeric(0.5, 2, "public", seed=7), Piecewise(3.0, 2), Hybrid(0.4, 1)]
+              HarmonyNumeric(0.5, 2, "public", seed=7), Piecewise(3.0, 2), Hybrid(0.4, 1), Piecewise(3.0, 2, grid=16),
+              Hybrid(2.0, 3, grid=4096)]
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
@@ -661,14 +819,26 @@ def test_harmony_reports_need_exactly_its_fields():
         mechanism.estimate(unsigned)
 
 
-@pytest.mark.parametrize("cls", [Laplace, Piecewise, Hybrid])
-def test_float_output_mechanisms_state_their_guarantee(cls):
+def test_only_laplace_states_the_float_guarantee():
     assert FLOAT_GUARANTEE == "closed form, ideal real arithmetic (floating-point sampler not hardened)"
-    assert cls.guarantee == FLOAT_GUARANTEE and cls(1.0, 2).guarantee == FLOAT_GUARANTEE
-    doc = " ".join(cls.__doc__.split())
+    assert Laplace.guarantee == FLOAT_GUARANTEE and Laplace(1.0, 2).guarantee == FLOAT_GUARANTEE
+    doc = " ".join(Laplace.__doc__.split())
     assert "ideal real arithmetic" in doc and "Mironov" in doc and "HarmonyNumeric or Duchi" in doc
     from lipdesign.harmony import numeric
 
     assert "Mironov" in numeric.__doc__ and "ideal real arithmetic" in numeric.__doc__
-    for finite in (Duchi, HarmonyNumeric):
-        assert getattr(finite, "guarantee", None) != FLOAT_GUARANTEE
+    for finite in (Duchi, HarmonyNumeric, Piecewise, Hybrid):
+        assert finite.guarantee == HarmonyMechanism.guarantee != FLOAT_GUARANTEE
+    for finite in (Piecewise(1.0, 2), Hybrid(1.0, 2), Hybrid(0.3)):
+        assert finite.privacy_table() is not None
+        assert "ideal real arithmetic" not in " ".join(type(finite).__doc__.split())
+
+
+def test_piecewise_and_hybrid_grid_parameter():
+    assert Piecewise(1.0).grid == DEFAULT_GRID == 256 and Hybrid(1.0, 2).parameters()["grid"] == DEFAULT_GRID
+    assert Piecewise(1.0, grid=MAX_GRID).grid == 4096
+    for bad, message in [(1, "grid is 1"), (MAX_GRID + 1, "grid is 4097"), (2.5, "grid is 2.5"),
+                         (True, "grid is True"), ("8", "grid is '8'")]:
+        for cls in (Piecewise, Hybrid):
+            with pytest.raises(ValidationError, match=message):
+                cls(1.0, grid=bad)

@@ -6,8 +6,8 @@ They have the runtime shape of designed tables: batched ``perturb(values, rng=No
 export with ``to_json`` (read back by ``lipdesign.load``, re-verified exactly where the output space is finite).
 
 - numeric means, t in [-1, 1]^d: ``Laplace``, ``Duchi``, ``HarmonyNumeric``, ``Piecewise``, ``Hybrid``
-  (Laplace, Piecewise and Hybrid output floats: eps-LDP in ideal real arithmetic only, not hardened against
-  floating-point attacks; HarmonyNumeric and Duchi have finite outputs, verified exactly)
+  (Laplace outputs floats: eps-LDP in ideal real arithmetic only, not hardened against floating-point attacks;
+  the others are verified exactly, Piecewise and Hybrid through a public input grid and output bins)
 - categorical frequencies: ``HarmonyCategorical``, ``GRR``, ``OUE``, ``OLH``, ``HadamardResponse``
 - mixed numeric + categorical tuples: ``HarmonyMixed``
 - LDP learning (Harmony Alg. 4): ``LDPLinearRegression``, ``LDPLogisticRegression``, ``LDPLinearSVC``

@@ -3,16 +3,19 @@
 - ``Laplace``: t + Lap(2d/eps) per coordinate (the baseline of Harmony Sec. 3.1).
 - ``Duchi``: Duchi et al.'s multidimensional mechanism with Harmony's even-d fix (Alg. 1).
 - ``HarmonyNumeric``: Harmony Alg. 2, one randomized bit for one coordinate per user.
-- ``Piecewise`` and ``Hybrid``: Wang et al., ICDE 2019, with their attribute sampling for d > 1.
+- ``Piecewise`` and ``Hybrid``: Wang et al., ICDE 2019, with their attribute sampling for d > 1, made
+  finite-output: t is rounded at random to a grid of M + 1 points (``grid``, unbiased), and the Piecewise output
+  for a grid point is sampled as one of finitely many bins of constant density plus a point uniform in the bin,
+  which reproduces the Piecewise distribution for grid inputs exactly. The float reported given the bin does not
+  depend on the input, so the privacy claim is the bin table (``privacy_table``), verified exactly.
 
 Every ``estimate`` is unbiased and every ``variance(values)`` is the exact variance of ``estimate(perturb(values))``
 for that population. Numpy only.
 
-Floating-point outputs: ``Laplace``, ``Piecewise`` and ``Hybrid`` report floating-point numbers. Their eps-LDP
-guarantee holds in ideal real arithmetic only; the floating-point samplers (numpy doubles) are not hardened against
-Mironov's attack (CCS 2012: the set of doubles a sampler can reach depends on the input, so one output can rule
-inputs out). For deployment prefer the finite-output ``HarmonyNumeric`` or ``Duchi``, whose privacy tables are
-verified exactly. These three classes carry ``guarantee = FLOAT_GUARANTEE``.
+Floating-point output: ``Laplace`` reports continuous floating-point numbers. Its eps-LDP guarantee holds in
+ideal real arithmetic only; the numpy sampler is not hardened against Mironov's attack (CCS 2012: the set of
+doubles a sampler can reach depends on the input, so one output can rule inputs out). It carries
+``guarantee = FLOAT_GUARANTEE``; every other mechanism here has a finite privacy table verified exactly.
 """
 
 from __future__ import annotations
@@ -37,8 +40,19 @@ from lipdesign.harmony._base import (
 from lipdesign.runtime.perturb import fmt
 from lipdesign.validation import float_array
 
-__all__ = ["DUCHI_MAX_D", "FLOAT_GUARANTEE", "HYBRID_THRESHOLD", "REPORT_DTYPE", "Duchi", "HarmonyNumeric", "Hybrid",
-           "Laplace", "Piecewise"]
+__all__ = [
+    "DEFAULT_GRID",
+    "DUCHI_MAX_D",
+    "FLOAT_GUARANTEE",
+    "HYBRID_THRESHOLD",
+    "MAX_GRID",
+    "REPORT_DTYPE",
+    "Duchi",
+    "HarmonyNumeric",
+    "Hybrid",
+    "Laplace",
+    "Piecewise",
+]
 
 #: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
 REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
@@ -47,12 +61,21 @@ REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
 #: c = (e^eps + 1) / (e^eps - 1). Above it the PM/Duchi mix of ``Hybrid`` beats Duchi's worst case.
 HYBRID_THRESHOLD = 0.6093524930273998
 
-#: The ``guarantee`` of the mechanisms with floating-point output (Laplace, Piecewise, Hybrid); see the module docstring.
+#: The ``guarantee`` of the mechanism with continuous floating-point output (Laplace); see the module docstring.
 FLOAT_GUARANTEE = "closed form, ideal real arithmetic (floating-point sampler not hardened)"
 
 #: Largest d of ``Duchi``: its exact parameters use binomial coefficients and 2^d as Python integers, so a huge d
 #: (e.g. from a JSON file) would take long to construct; reports of d floats per user are impractical anyway.
 DUCHI_MAX_D = 4096
+
+#: Default input grid M of ``Piecewise`` and ``Hybrid`` (M + 1 grid points, at most 2M + 1 output bins): the
+#: rounding adds at most (1/M)^2 e^(eps/2) / (e^(eps/2) - 1) to the per-attribute variance.
+DEFAULT_GRID = 256
+
+#: Largest input grid M of ``Piecewise`` and ``Hybrid``. The privacy table is (M + 1) x (at most 2M + 1) bins (+2
+#: for Hybrid), built on first use; its cost grows as M^2: at M = 256 building the sampler takes ~0.1 s and exact
+#: verification ~0.8 s, at M = 1024 ~1.4 s and ~15 s, at M = 4096 minutes and ~0.5 GB.
+MAX_GRID = 4096
 
 #: Users per chunk are chosen so that an (users x d) float temporary has about this many entries.
 CHUNK_ENTRIES = 2**20
@@ -344,43 +367,113 @@ def _piecewise_bound(half_exp):
     return (half_exp + 1.0) / (half_exp - 1.0)
 
 
-def _piecewise(values, exp_epsilon, rng):
-    """Wang et al.'s Piecewise mechanism on a vector of t in [-1, 1]: with probability e^(eps/2)/(e^(eps/2)+1)
-    uniform on [l(t), r(t)] = [(C+1)/2 t - (C-1)/2, (C+1)/2 t + (C-1)/2], else uniform on [-C, l) u (r, C]."""
-    half_exp = math.sqrt(exp_epsilon)
-    bound = _piecewise_bound(half_exp)
-    left = (bound + 1.0) / 2.0 * values - (bound - 1.0) / 2.0
-    inside = rng.random(values.shape) < half_exp / (half_exp + 1.0)
-    position = rng.random(values.shape)
-    outer = -bound + position * (bound + 1.0)
-    outer = np.where(outer >= left, outer + (bound - 1.0), outer)
-    return np.where(inside, left + position * (bound - 1.0), outer)
-
-
 def _piecewise_variance(values, exp_epsilon):
-    """t^2 / (e^(eps/2) - 1) + (e^(eps/2) + 3) / (3 (e^(eps/2) - 1)^2) (MATH §9)."""
+    """t^2 / (e^(eps/2) - 1) + (e^(eps/2) + 3) / (3 (e^(eps/2) - 1)^2): the continuous PM (MATH §9)."""
     half_exp = math.sqrt(exp_epsilon)
     return values**2 / (half_exp - 1.0) + (half_exp + 3.0) / (3.0 * (half_exp - 1.0) ** 2)
+
+
+class _PiecewiseGrid:
+    """The finite-output Piecewise mechanism of one attribute: randomized rounding of t to the grid
+    g_i = -1 + 2i/M (i = 0..M), then Wang et al.'s PM at g_i sampled as (bin, uniform point in the bin).
+
+    Bin edges: the sorted union of -C, C and every l_i, r_i (as computed floats, exact duplicates removed), so
+    each bin lies inside or outside [l_i, r_i] for every i: the PM density is constant on it under every grid
+    input, Pr[bin | g_i] = density x width, and edge + U width given the bin reproduces the PM exactly
+    (E[output | g_i] = g_i). The float output given the bin does not depend on the input, so the privacy of
+    the sampler is that of the (M + 1) x bins table ``table`` (rows: grid inputs, rows normalised). The rounding
+    is pre-processing: any input's output distribution is a mixture of the rows. "Exactly" is in the arithmetic
+    of the table: the bins are drawn by alias tables (lipdesign.runtime.TablePerturber) and every probability
+    here is a float, whose rounding errors EXP_MARGIN covers as for the other mechanisms; the point in the bin,
+    edge + U width, is rounded to a double, but that rounding is the same for every input.
+    """
+
+    def __init__(self, exp_epsilon, grid):
+        self.grid = grid
+        self.exp_epsilon = exp_epsilon
+        self.half_exp = math.sqrt(exp_epsilon)
+        bound = _piecewise_bound(self.half_exp)
+        self.bound = bound
+        self.points = -1.0 + 2.0 * np.arange(grid + 1) / grid
+        left = (bound + 1.0) / 2.0 * self.points - (bound - 1.0) / 2.0
+        right = left + (bound - 1.0)
+        left[0], right[-1] = -bound, bound  # ideal values: l_0 = -C, r_M = C
+        left = np.clip(left, -bound, bound)
+        right = np.clip(right, -bound, bound)
+        self.edges = np.unique(np.concatenate([[-bound, bound], left, right]))
+        self.widths = np.diff(self.edges)
+        inside = (left[:, None] <= self.edges[None, :-1]) & (self.edges[None, 1:] <= right[:, None])
+        # Density e^eps' on [l_i, r_i] and 1 elsewhere, up to the common factor; rows normalised.
+        weights = np.where(inside, exp_epsilon, 1.0) * self.widths
+        self.table = weights / weights.sum(axis=1, keepdims=True)
+        self._sampler = None
+
+    @property
+    def sampler(self):
+        if self._sampler is None:
+            from lipdesign.runtime import TablePerturber
+
+            self._sampler = TablePerturber(self.table)
+        return self._sampler
+
+    def round(self, values, rng):
+        """Grid indices i with E[g_i] = t: i = floor((t + 1) M / 2) (at most M - 1), plus 1 with probability
+        equal to the fractional part."""
+        position = (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
+        low = np.minimum(np.floor(position), self.grid - 1)
+        return low.astype(np.int64) + (rng.random(position.shape) < position - low)
+
+    def rounding_variance(self, values):
+        """Var of g under the randomized rounding: (g_{i+1} - t)(t - g_i), computed as the sampler rounds."""
+        position = (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
+        fraction = position - np.minimum(np.floor(position), self.grid - 1)
+        return fraction * (1.0 - fraction) * (2.0 / self.grid) ** 2
+
+    def sample_bins(self, indices, rng):
+        return self.sampler.perturb(indices, rng)
+
+    def outputs(self, bins, rng):
+        """A point uniform in each bin: edge + U width (the same float for the same bin and U, whatever the
+        input)."""
+        return self.edges[bins] + rng.random(np.shape(bins)) * self.widths[bins]
+
+    def perturb(self, values, rng):
+        return self.outputs(self.sample_bins(self.round(values, rng), rng), rng)
+
+    def variance(self, values):
+        """Var_PM(t) + rv(t) s / (s - 1): E over rounding of Var_PM(g) is Var_PM(t) + rv / (s - 1) (Var_PM is
+        t^2 / (s - 1) + const), plus the variance rv of g itself."""
+        return _piecewise_variance(values, self.exp_epsilon) + \
+            self.rounding_variance(values) * (self.half_exp / (self.half_exp - 1.0))
 
 
 class _AttributeSampling(HarmonyMechanism):
     """Wang et al.'s extension to d attributes: each user perturbs k = max(1, min(d, floor(eps / 2.5)))
     attributes drawn uniformly without replacement, each with eps / k, scaled by d / k; the others report 0.
-    Sequential composition gives eps-LDP. Reports: float (n, d)."""
+    The attribute subset is drawn independently of the data, so sequential composition gives eps-LDP from the
+    per-attribute table (``privacy_table``, verified at eps / k; ``verify`` reports k times its epsilon).
+    Reports: float (n, d). ``grid`` (M, 2..MAX_GRID): the input grid of the finite-output Piecewise part."""
 
-    guarantee = FLOAT_GUARANTEE
-
-    def __init__(self, epsilon, d=1):
+    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
         super().__init__(epsilon)
         self.d = _dimension(d)
+        self.grid = integer_parameter(grid, "grid", low=2, high=MAX_GRID)
         self.attributes = max(1, min(self.d, math.floor(self.epsilon / 2.5)))
         self.attribute_epsilon = self.epsilon / self.attributes
         self.attribute_exp = implemented_exp(self.attribute_epsilon)
         self.half_exp = math.sqrt(self.attribute_exp)
         self.bound = _piecewise_bound(self.half_exp)
+        self._piecewise_grid = None
+
+    @property
+    def piecewise(self):
+        """The finite-output Piecewise mechanism of one attribute at eps / k (built on first use)."""
+        if self._piecewise_grid is None:
+            self._piecewise_grid = _PiecewiseGrid(self.attribute_exp, self.grid)
+        return self._piecewise_grid
 
     def parameters(self):
-        return {"epsilon": self.epsilon, "d": self.d}
+        return {"epsilon": self.epsilon, "d": self.d, "grid": self.grid}
 
     def perturb(self, values, rng=None):
         values = unit_values(values, self.d)
@@ -407,38 +500,52 @@ class _AttributeSampling(HarmonyMechanism):
         per_user = scale * (self._variance_one(values) + values**2) - values**2
         return per_user.sum(axis=0) / values.shape[0] ** 2
 
+    def verify(self):
+        """Exact certificate: the per-attribute table verified exactly at eps / k, its certified epsilon times
+        k (rounded up) against the claim eps (sequential composition over the k sampled attributes)."""
+        from lipdesign.notions import LDP
+        from lipdesign.verification import Certificate, verify
+
+        single = verify(self.privacy_table(), LDP(self.attribute_epsilon), exact=True)
+        epsilon = single.epsilon
+        if self.attributes > 1:
+            epsilon = math.nextafter(self.attributes * single.epsilon, math.inf)
+        worst = dict(single.worst, attributes=self.attributes, attribute_epsilon=single.epsilon)
+        passed = bool(single.passed) and epsilon <= self.epsilon
+        return Certificate("LDP", self.epsilon, epsilon, passed, True, worst)
+
 
 class Piecewise(_AttributeSampling):
-    """Wang et al.'s Piecewise mechanism (ICDE 2019, MATH §9); worst-case variance 4 e^(eps/2) / (3 (e^(eps/2) -
-    1)^2) at d = 1. Output density e^(eps/2)(e^(eps/2) - 1) / (2 (e^(eps/2) + 1)) on [l(t), r(t)] and e^-eps times
-    that elsewhere on [-C, C]. No privacy table (continuous output).
-
-    The guarantee holds in ideal real arithmetic; the floating-point sampler is not hardened against Mironov's
-    attack. For deployment prefer the finite-output HarmonyNumeric or Duchi.
+    """Wang et al.'s Piecewise mechanism (ICDE 2019, MATH §9) with a finite output space: t is rounded at
+    random to the grid g_i = -1 + 2i/M (unbiased), then the PM output for g_i (density e^(eps/2)(e^(eps/2) -
+    1) / (2 (e^(eps/2) + 1)) on [l(g_i), r(g_i)], e^-eps times that elsewhere on [-C, C]) is sampled exactly as
+    a bin of constant density (alias table) and a point uniform in it. Unbiased; variance Var_PM(t) + (g_{i+1}
+    - t)(t - g_i) e^(eps/2) / (e^(eps/2) - 1) per attribute, at most (1/M)^2 e^(eps/2)/(e^(eps/2) - 1) above
+    the continuous PM's. The output given its bin does not depend on the input, so ``privacy_table`` (grid
+    inputs x bins) is the whole privacy claim, verified exactly.
     """
 
-    guarantee = FLOAT_GUARANTEE
-
     def _perturb_one(self, values, rng):
-        return _piecewise(values, self.attribute_exp, rng)
+        return self.piecewise.perturb(values, rng)
 
     def _variance_one(self, values):
-        return _piecewise_variance(values, self.attribute_exp)
+        return self.piecewise.variance(values)
+
+    def privacy_table(self):
+        """(M + 1) x bins: Pr[bin | g_i] for the grid inputs (rounding is pre-processing: any input's output
+        distribution is a mixture of these rows)."""
+        return self.piecewise.table
 
 
 class Hybrid(_AttributeSampling):
     """Wang et al.'s Hybrid mechanism (ICDE 2019, MATH §9): above eps* (HYBRID_THRESHOLD, per attribute) the
-    Piecewise mechanism with probability alpha = 1 - e^(-eps/2), else the one-bit Duchi mechanism (+-c); at or
-    below eps* always the one-bit mechanism. No privacy table (continuous output).
-
-    The guarantee holds in ideal real arithmetic; the floating-point sampler is not hardened against Mironov's
-    attack (its Piecewise part outputs floats). For deployment prefer the finite-output HarmonyNumeric or Duchi.
+    finite-output Piecewise mechanism (see ``Piecewise``) with probability alpha = 1 - e^(-eps/2), else the
+    one-bit Duchi mechanism (+-c) on t itself; at or below eps* always the one-bit mechanism. Finite output
+    space: ``privacy_table`` is verified exactly.
     """
 
-    guarantee = FLOAT_GUARANTEE
-
-    def __init__(self, epsilon, d=1):
-        super().__init__(epsilon, d)
+    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+        super().__init__(epsilon, d, grid)
         self.piecewise_probability = 1.0 - 1.0 / self.half_exp if self.attribute_epsilon > HYBRID_THRESHOLD \
             else 0.0
         self.scale = one_bit_scale(self.attribute_exp)
@@ -447,9 +554,24 @@ class Hybrid(_AttributeSampling):
         bit = self.scale * one_bit(values, self.attribute_exp, rng)
         if not self.piecewise_probability:
             return bit
-        piecewise = _piecewise(values, self.attribute_exp, rng)
+        piecewise = self.piecewise.perturb(values, rng)
         return np.where(rng.random(values.shape) < self.piecewise_probability, piecewise, bit)
 
     def _variance_one(self, values):
         alpha = self.piecewise_probability
-        return alpha * _piecewise_variance(values, self.attribute_exp) + (1.0 - alpha) * (self.scale**2 - values**2)
+        if not alpha:
+            return self.scale**2 - values**2
+        return alpha * self.piecewise.variance(values) + (1.0 - alpha) * (self.scale**2 - values**2)
+
+    def privacy_table(self):
+        """At or below eps*: ``one_bit_table``. Above: rows g_i (i = 0..M), columns the Piecewise bins then +c,
+        -c: [alpha Pr[bin | g_i], (1 - alpha) Pr[+-1 | g_i]]. The one-bit branch runs on t itself; its
+        probabilities are affine in t, so with the rounding weights (E[g] = t) every input's output
+        distribution is the same mixture of these rows."""
+        if not self.piecewise_probability:
+            return one_bit_table(self.attribute_exp)
+        alpha = self.piecewise_probability
+        e = self.attribute_exp
+        plus = 0.5 + self.piecewise.points * ((e - 1.0) / (2.0 * (e + 1.0)))
+        bits = np.column_stack([plus, 1.0 - plus])
+        return np.hstack([alpha * self.piecewise.table, (1.0 - alpha) * bits])
