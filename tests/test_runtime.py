@@ -573,3 +573,46 @@ def test_import_is_numpy_only():
     )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+class _FixedUniforms(np.random.Generator):
+    """A generator whose random(out=...) returns the given uniforms, to drive perturb deterministically."""
+
+    def __init__(self, uniforms):
+        super().__init__(np.random.PCG64(0))
+        self.uniforms = np.asarray(uniforms, dtype=np.float64)
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        out[...] = self.uniforms[: out.size]
+        return out
+
+
+@pytest.mark.parametrize("tiny", [3e-16, 1e-15, 2.5e-14])
+def test_realized_table_counts_the_uniforms_that_give_each_output(tiny):
+    """numpy's random() is k / 2^53: enumerate the k of slot 0 through perturb itself and count how many give
+    the tiny output 0; realized_table must hold exactly that count / 2^53 (implied_table says `tiny`, which
+    is not a multiple of 2^-53 / 7 and is what the coin's resolution cannot deliver)."""
+    table = np.array([[tiny, 0.25, 0.25, 0.25 - tiny, 0.1, 0.1, 0.05], [1 / 7] * 7])
+    perturber = TablePerturber(table)
+    realized = perturber.realized_table()
+    ks = np.arange(0, 2000)
+    outputs = perturber.perturb(np.zeros(ks.size, dtype=np.int64), rng=_FixedUniforms(ks * 2.0**-53))
+    assert realized[0, 0] * 2**53 == np.count_nonzero(outputs == 0)
+    assert np.all(realized.sum(axis=1) == 1.0)  # exact: the counts add up to 2^53
+    np.testing.assert_allclose(realized, table, rtol=0, atol=1e-15)
+
+
+def test_realized_table_matches_perturb_on_random_uniforms():
+    """For random k, the output of perturb lies in the support realized_table gives its row, and frequencies over
+    many k follow it."""
+    rng = np.random.default_rng(8)
+    table = rng.dirichlet(np.full(13, 0.3), size=3)
+    perturber = TablePerturber(table)
+    realized = perturber.realized_table()
+    assert np.all((realized > 0) <= (table > 0))
+    values = np.repeat(np.arange(3), 100_000)
+    reports = perturber.perturb(values, rng=rng)
+    for x in range(3):
+        counts = np.bincount(reports[values == x], minlength=13)
+        sigma = np.sqrt(100_000 * realized[x] * (1 - realized[x]))
+        assert np.all(np.abs(counts - 100_000 * realized[x]) <= 5 * sigma + 1e-9)

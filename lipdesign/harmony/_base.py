@@ -36,6 +36,7 @@ __all__ = [
     "one_bit",
     "one_bit_scale",
     "one_bit_table",
+    "realized_probability",
     "public_index",
     "public_seed",
     "unit_values",
@@ -153,12 +154,22 @@ def public_index(seed, user_ids, size):
     return ((z >> np.uint64(32)) * np.uint64(size) >> np.uint64(32)).astype(np.int64)
 
 
+def _plus_probability(values, exp_epsilon):
+    """Pr[+1 | t] = 1/2 + t (e^eps - 1) / (2 (e^eps + 1)), computed as ``one_bit`` samples it."""
+    return 0.5 + np.asarray(values) * ((exp_epsilon - 1.0) / (2.0 * (exp_epsilon + 1.0)))
+
+
+def realized_probability(probability):
+    """Pr[rng.random() < p] exactly: numpy's random() is k / 2^53, so it is ceil(p 2^53) / 2^53 (a double)."""
+    return np.ceil(np.asarray(probability, dtype=float) * 2.0**53) / 2.0**53
+
+
 def one_bit(values, exp_epsilon, rng):
     """Binary randomized response on values t in [-1, 1] (MATH §9, Harmony Alg. 2 lines 3-7 and Alg. 3):
     +1 with probability 1/2 + t (e^eps - 1) / (2 (e^eps + 1)), else -1; int8, same shape as ``values``.
     E[c * bit] = t with c = (e^eps + 1) / (e^eps - 1); both outcomes have probabilities within a factor e^eps
     for any two inputs. ``rng`` must already be a Generator."""
-    plus = 0.5 + np.asarray(values) * ((exp_epsilon - 1.0) / (2.0 * (exp_epsilon + 1.0)))
+    plus = _plus_probability(values, exp_epsilon)
     return np.where(rng.random(np.shape(values)) < plus, 1, -1).astype(np.int8)
 
 
@@ -167,12 +178,12 @@ def one_bit_scale(exp_epsilon):
     return (exp_epsilon + 1.0) / (exp_epsilon - 1.0)
 
 
-def one_bit_table(exp_epsilon):
-    """The 2 x 2 privacy table of ``one_bit`` at its extreme inputs t = +1, -1 (rows) and outputs +1, -1.
-    Pr[+1 | t] is affine in t, so the largest ratio over [-1, 1] is attained at these two inputs."""
-    high = exp_epsilon / (exp_epsilon + 1.0)
-    low = 1.0 / (exp_epsilon + 1.0)
-    return np.array([[high, low], [low, high]])
+def one_bit_table(exp_epsilon, values=(1.0, -1.0)):
+    """The privacy table of ``one_bit`` as the sampler realises it (``realized_probability``): rows t in
+    ``values`` (by default the extreme inputs +1, -1), outputs +1, -1. Pr[+1 | t] is monotone in t, so the
+    largest ratio over [-1, 1] is attained at the two extreme inputs."""
+    plus = realized_probability(_plus_probability(np.asarray(values, dtype=float), exp_epsilon))
+    return np.column_stack([plus, 1.0 - plus])
 
 
 class Range:

@@ -182,6 +182,41 @@ class TablePerturber:
         np.add.at(out, (rows, self._alias_flat), 1.0 - self._prob_flat)
         return out / self.n_out
 
+    def realized_table(self) -> np.ndarray:
+        """The exact output distribution ``perturb`` realises, as exact dyadic floats (counts / 2^53).
+
+        numpy's ``random()`` returns u = k / 2^53 with k uniform on 0..2^53-1, so every step of ``perturb`` is a
+        deterministic function of k: the slot j = min(floor(fl(u n_out)), n_out - 1) and the coin fl(u n_out) - j
+        (an exact subtraction), which keeps j when below ``prob[x, j]``. Both are monotone in k, so the k of each
+        slot and of each kept coin form intervals, found by bisection over k (vectorised, 54 steps). Unlike
+        ``implied_table`` this accounts for the resolution of the coin, which matters for tiny entries.
+        """
+        n_out, last, top = self.n_out, self.n_out - 1, 2**53
+
+        def first_k(reached):
+            """Smallest k in 0..2^53 with reached(fl(k 2^-53 n_out)) True (monotone), elementwise."""
+            low = np.zeros(reached_shape, dtype=np.int64)
+            high = np.full(reached_shape, top, dtype=np.int64)
+            while np.any(low < high):
+                middle = (low + high) // 2
+                hit = reached((middle.astype(np.float64) * 2.0**-53) * n_out)
+                high = np.where(hit, middle, high)
+                low = np.where(hit, low, middle + 1)
+            return low
+
+        slots = np.arange(n_out)
+        reached_shape = (n_out,)
+        start = first_k(lambda v: np.minimum(np.floor(v), last) >= slots)
+        end = np.append(start[1:], top)
+        reached_shape = (self.k, n_out)
+        kept_end = first_k(lambda v: v - slots >= self.prob)  # the coin v - j is no longer below prob[x, j]
+        kept = np.clip(kept_end, start, end) - start
+        counts = np.zeros((self.k, n_out), dtype=np.int64)
+        rows = np.repeat(np.arange(self.k), n_out)
+        np.add.at(counts, (rows, np.tile(slots, self.k)), kept.ravel())
+        np.add.at(counts, (rows, self._alias_flat), (end - start - kept).ravel())
+        return counts / 2.0**53
+
     def perturb(self, values, rng=None) -> np.ndarray:
         """Perturb every entry of ``values`` (integer indices in 0..k-1, any shape); returns int64, same shape.
 
