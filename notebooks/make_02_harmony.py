@@ -111,10 +111,12 @@ def closed_form(name, t, eps, d):
         return d * c_of(eps) ** 2 - t**2
     k = max(1, min(d, math.floor(eps / 2.5)))  # attributes perturbed per user (Wang et al.)
     eps_k = eps / k
-    # Piecewise part on the grid -1 + 2i/M (M = 256): t is rounded at random to a neighbour g (E[g] = t), which
-    # adds Var(g) = (g_high - t)(t - g_low) to E[Var_PM(g)] = Var_PM(t) + Var(g) / (s - 1).
+    # Piecewise part on the grid -1 + 2i/M (M = 256 raised until no two bin edges nearly coincide; the mechanism
+    # says which M it uses): t is rounded at random to a neighbour g (E[g] = t), which adds
+    # Var(g) = (g_high - t)(t - g_low) to E[Var_PM(g)] = Var_PM(t) + Var(g) / (s - 1).
     s = math.exp(eps_k / 2)
-    grid_pm = pm_variance(t, eps_k) + rounding_variance(t) * s / (s - 1)
+    grid = harmony.Piecewise(eps, d).piecewise.grid
+    grid_pm = pm_variance(t, eps_k) + rounding_variance(t, grid) * s / (s - 1)
     if name == "Piecewise":
         one = grid_pm
     else:  # Hybrid
@@ -595,9 +597,14 @@ for eps in EPS_W:
 assert checked >= 2 * len(EPS_W), checked
 assert all(worst_case("Hybrid", e, 1) < min(worst_case("Duchi", e, 1), worst_case("Piecewise", e, 1))
            for e in dense if e > EPS_STAR + 1e-3)
-# Above eps*, HM's variance at d = 1 does not depend on t: the t^2 coefficients alpha/(s - 1) and -(1 - alpha)
-# cancel for alpha = 1 - 1/s.
-assert all(abs(closed_form("Hybrid", 1.0, e, 1) / closed_form("Hybrid", 0.0, e, 1) - 1) < 1e-9
+# Above eps*, HM's variance at d = 1 does not depend on t on the grid points (no rounding term there): the t^2
+# coefficients alpha/(s - 1) and -(1 - alpha) cancel for alpha = 1 - 1/s.
+def middle_grid_point(e):
+    grid = harmony.Piecewise(e, 1).piecewise.grid
+    return -1 + 2 * (grid // 2) / grid
+
+
+assert all(abs(closed_form("Hybrid", 1.0, e, 1) / closed_form("Hybrid", middle_grid_point(e), e, 1) - 1) < 1e-9
            for e in dense if e > EPS_STAR)
 
 # --- Section 2: the library's variance() matches MATH §8 (OLH: exact hash collisions instead of q = 1/g);

@@ -467,6 +467,7 @@ def test_pm_bin_table_is_the_pm_distribution_exactly(epsilon, grid):
     """The bins have constant density under every grid input, so in rational arithmetic the rows are
     distributions whose mean is the grid input and whose variance is the continuous PM's."""
     mechanism = Piecewise(epsilon, grid=grid)
+    grid = mechanism.piecewise.grid  # the separated grid actually used
     edges, rows = exact_pm_bins(mechanism.half_exp, grid)
     S = Fraction(mechanism.half_exp)
     table = mechanism.privacy_table()
@@ -488,6 +489,7 @@ def test_pm_bin_table_is_the_pm_distribution_exactly(epsilon, grid):
 def test_hybrid_table_is_the_mixture_of_its_branches(epsilon):
     grid = 4
     mechanism = Hybrid(epsilon, grid=grid)
+    grid = mechanism.piecewise.grid  # the separated grid actually used
     _, rows = exact_pm_bins(mechanism.half_exp, grid)
     alpha, c = hm_alpha(epsilon), one_bit_c(epsilon)
     expected = [[alpha * float(p) for p in row] + [(1 - alpha) * (0.5 + g / (2 * c)), (1 - alpha) * (0.5 - g / (2 * c))]
@@ -538,6 +540,7 @@ def test_verification_fails_for_a_too_steep_table():
 def test_pm_output_distribution(epsilon, t, grid):
     n = 200_000
     mechanism = Piecewise(epsilon, grid=grid)
+    grid = mechanism.piecewise.grid  # the separated grid actually used
     reports = mechanism.perturb(np.full(n, t), np.random.default_rng(14))[:, 0]
     s = math.sqrt(implemented_exp(epsilon))
     assert stats.kstest(reports, lambda x: grid_pm_cdf(x, t, s, grid)).pvalue > 1e-6
@@ -548,6 +551,7 @@ def test_pm_output_distribution(epsilon, t, grid):
 def test_pm_sampled_bins_follow_the_table(epsilon):
     n, grid = 200_000, 4
     mechanism = Piecewise(epsilon, grid=grid)
+    grid = mechanism.piecewise.grid  # the separated grid actually used
     table = mechanism.privacy_table()
     rng = np.random.default_rng(18)
     for i in range(grid + 1):
@@ -578,17 +582,18 @@ def test_pm_output_given_the_bin_does_not_depend_on_the_input():
 def test_rounding_is_unbiased_and_reaches_the_neighbours_only():
     mechanism = Piecewise(1.0, grid=8)
     pm = mechanism.piecewise
+    grid = pm.grid  # the separated grid actually used
     rng = np.random.default_rng(20)
     n = 200_000
     for t in (-1.0, -0.9, -0.3, 0.0, 0.55, 0.999, 1.0):
         indices = pm.round(np.full(n, t), rng)
         g = pm.points[indices]
-        g_low, g_high, _weight = rounding(t, 8)
+        g_low, g_high, _weight = rounding(t, grid)
         assert set(np.unique(g)) <= {float(g_low), float(g_high)}
         rv = (g_high - t) * (t - g_low)
         assert pm.rounding_variance(np.array([t]))[0] == pytest.approx(rv, abs=1e-15)
         assert abs(g.mean() - t) <= Z_LIMIT * math.sqrt(rv / n) + 1e-15
-    np.testing.assert_array_equal(pm.round(np.array([-1.0, 1.0]), rng), [0, 8])
+    np.testing.assert_array_equal(pm.round(np.array([-1.0, 1.0]), rng), [0, grid])
 
 
 def test_hybrid_threshold_is_wang_et_al_eps_star():
@@ -605,6 +610,7 @@ def test_hybrid_threshold_is_wang_et_al_eps_star():
 def test_hybrid_output_distribution(epsilon, grid):
     n, t = 100_000, 0.4
     mechanism = Hybrid(epsilon, grid=grid)
+    grid = mechanism.piecewise.grid  # the separated grid actually used
     reports = mechanism.perturb(np.full(n, t), np.random.default_rng(15))[:, 0]
     c, alpha = one_bit_c(epsilon), hm_alpha(epsilon)
     bits = np.isclose(np.abs(reports), c, rtol=1e-12, atol=0)
@@ -622,6 +628,7 @@ def test_hybrid_output_distribution(epsilon, grid):
 def test_sampled_mechanisms_unbiased_with_their_variance(cls, variance_1d, epsilon, d, grid):
     values = population(16, 200_000, d)
     mechanism = cls(epsilon, d, grid=grid)
+    grid = mechanism.piecewise.grid  # the separated grid actually used
     k = max(1, min(d, math.floor(epsilon / 2.5)))
     per_user = (d / k) * (variance_1d(values, epsilon / k, grid) + values**2) - values**2
     expected = per_user.sum(axis=0) / values.shape[0] ** 2
@@ -661,7 +668,7 @@ def test_pm_worst_case_variance_is_at_the_extremes():
 
 MECHANISMS = [Laplace(1.0, 3), Duchi(2.0, 4), HarmonyNumeric(1.0, 5), HarmonyNumeric(0.5, 2, "public"),
               HarmonyNumeric(0.5, 2, "public", seed=7), Piecewise(3.0, 2), Hybrid(0.4, 1), Piecewise(3.0, 2, grid=16),
-              Hybrid(2.0, 3, grid=4096)]
+              Hybrid(2.0, 3, grid=64)]
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
@@ -837,9 +844,39 @@ def test_only_laplace_states_the_float_guarantee():
 
 def test_piecewise_and_hybrid_grid_parameter():
     assert Piecewise(1.0).grid == DEFAULT_GRID == 256 and Hybrid(1.0, 2).parameters()["grid"] == DEFAULT_GRID
-    assert Piecewise(1.0, grid=MAX_GRID).grid == 4096
-    for bad, message in [(1, "grid is 1"), (MAX_GRID + 1, "grid is 4097"), (2.5, "grid is 2.5"),
+    assert Piecewise(1.0, grid=MAX_GRID).grid == 256
+    for bad, message in [(1, "grid is 1"), (MAX_GRID + 1, "grid is 257"), (2.5, "grid is 2.5"),
                          (True, "grid is True"), ("8", "grid is '8'")]:
         for cls in (Piecewise, Hybrid):
             with pytest.raises(ValidationError, match=message):
                 cls(1.0, grid=bad)
+
+
+COINCIDENT = [2 * math.log(256 / m) - math.log1p(-1e-10) for m in (3, 5, 11, 33, 100)] + [
+    2 * math.log(256 / 3) - math.log1p(-1e-10) + 1e-10, 2 * math.log(4)]
+
+
+@pytest.mark.parametrize("epsilon", COINCIDENT)
+def test_epsilons_where_bin_edges_nearly_coincide_get_a_separated_grid_and_verify(epsilon):
+    """At these epsilons M / s is (nearly) an integer for M = 256, so right ends r_j fall on left ends l_i and the
+    plain grid has bins of width ~1e-16 that the alias sampler cannot resolve (the realised ratio was infinite).
+    The separated grid keeps every bin at least a quarter spacing wide, and the REALISED table verifies."""
+    for cls in (Piecewise, Hybrid):
+        mechanism = cls(epsilon)
+        pm = mechanism.piecewise
+        assert pm.grid >= DEFAULT_GRID
+        assert pm.widths.min() >= 0.25 * (pm.bound + 1) / pm.grid * (1 - 1e-9)
+        certificate = mechanism.verify()
+        assert certificate.passed and epsilon - 1e-9 <= certificate.epsilon <= epsilon
+
+
+def test_the_privacy_table_is_what_the_alias_sampler_realises():
+    mechanism = Piecewise(4.0)
+    np.testing.assert_array_equal(mechanism.privacy_table(), mechanism.piecewise.sampler.realized_table())
+    np.testing.assert_allclose(mechanism.privacy_table(), mechanism.piecewise.table, rtol=1e-9, atol=0)
+
+
+def test_piecewise_needs_a_per_attribute_epsilon_of_at_least_001():
+    with pytest.raises(ValidationError, match="epsilon / k >= 0.01"):
+        Piecewise(0.005)
+    assert Piecewise(0.01).verify().passed

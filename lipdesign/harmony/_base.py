@@ -36,9 +36,9 @@ __all__ = [
     "one_bit",
     "one_bit_scale",
     "one_bit_table",
-    "realized_probability",
     "public_index",
     "public_seed",
+    "realized_probability",
     "unit_values",
 ]
 

@@ -35,6 +35,7 @@ from lipdesign.harmony._base import (
     one_bit_table,
     public_index,
     public_seed,
+    realized_probability,
     unit_values,
 )
 from lipdesign.runtime.perturb import fmt
@@ -46,12 +47,14 @@ __all__ = [
     "FLOAT_GUARANTEE",
     "HYBRID_THRESHOLD",
     "MAX_GRID",
+    "PIECEWISE_MIN_EPSILON",
     "REPORT_DTYPE",
     "Duchi",
     "HarmonyNumeric",
     "Hybrid",
     "Laplace",
     "Piecewise",
+    "separated_grid",
 ]
 
 #: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
@@ -72,10 +75,17 @@ DUCHI_MAX_D = 4096
 #: rounding adds at most (1/M)^2 e^(eps/2) / (e^(eps/2) - 1) to the per-attribute variance.
 DEFAULT_GRID = 256
 
-#: Largest input grid M of ``Piecewise`` and ``Hybrid``. The privacy table is (M + 1) x (at most 2M + 1) bins (+2
-#: for Hybrid), built on first use; its cost grows as M^2: at M = 256 building the sampler takes ~0.1 s and exact
-#: verification ~0.8 s, at M = 1024 ~1.4 s and ~15 s, at M = 4096 minutes and ~0.5 GB.
-MAX_GRID = 4096
+#: Largest requested input grid M of ``Piecewise`` and ``Hybrid``. The grid used is the smallest M' >= M whose bins
+#: are all at least a quarter of the spacing wide (``separated_grid``), so every bin has probability at least
+#: 1/(4 M' (e^(eps/2) + 1)); at M <= 256 that keeps the alias sampler's resolution (about 2^-43 / n_out per entry)
+#: below a third of EXP_MARGIN, and ``privacy_table`` (the REALISED table) then verifies. Exact verification
+#: takes about a second at M = 256.
+MAX_GRID = 256
+
+#: Smallest per-attribute epsilon of ``Piecewise``: below it the grid cannot keep its bins apart within a few
+#: hundred points (their spacing shrinks with e^(eps/2) - 1). PM's worst-case variance is above Duchi's for
+#: eps < 1.29 anyway (``Hybrid`` uses the one-bit mechanism alone below eps* = 0.609).
+PIECEWISE_MIN_EPSILON = 0.01
 
 #: Users per chunk are chosen so that an (users x d) float temporary has about this many entries.
 CHUNK_ENTRIES = 2**20
@@ -373,28 +383,40 @@ def _piecewise_variance(values, exp_epsilon):
     return values**2 / (half_exp - 1.0) + (half_exp + 3.0) / (3.0 * (half_exp - 1.0) ** 2)
 
 
+def separated_grid(grid, half_exp):
+    """The smallest M >= ``grid`` with frac(M / s) in [1/4, 3/4], s = e^(eps/2). The left ends l_i of the PM's
+    high-density intervals are spaced (C + 1)/M apart and each right end r_j = l_j + (C - 1) sits a fraction
+    frac(M (C - 1)/(C + 1)) = frac(M / s) of a spacing past an l_i, so every bin is at least a quarter spacing
+    wide: no sliver bin whose probability the sampler could not resolve."""
+    size = grid
+    while not 0.25 <= (size / half_exp) % 1.0 <= 0.75:
+        size += 1
+    return size
+
+
 class _PiecewiseGrid:
     """The finite-output Piecewise mechanism of one attribute: randomized rounding of t to the grid
     g_i = -1 + 2i/M (i = 0..M), then Wang et al.'s PM at g_i sampled as (bin, uniform point in the bin).
 
-    Bin edges: the sorted union of -C, C and every l_i, r_i (as computed floats, exact duplicates removed), so
+    M is ``separated_grid`` of the requested grid. Bin edges: the sorted union of -C, C and every l_i, r_i (as
+    computed floats, exact duplicates removed), so
     each bin lies inside or outside [l_i, r_i] for every i: the PM density is constant on it under every grid
     input, Pr[bin | g_i] = density x width, and edge + U width given the bin reproduces the PM exactly
     (E[output | g_i] = g_i). The float output given the bin does not depend on the input, so the privacy of
-    the sampler is that of the (M + 1) x bins table ``table`` (rows: grid inputs, rows normalised). The rounding
-    is pre-processing: any input's output distribution is a mixture of the rows. "Exactly" is in the arithmetic
-    of the table: the bins are drawn by alias tables (lipdesign.runtime.TablePerturber) and every probability
-    here is a float, whose rounding errors EXP_MARGIN covers as for the other mechanisms; the point in the bin,
+    the sampler is that of the (M + 1) x bins table it realises, ``realized_table`` (rows: grid inputs): the bins
+    are drawn by alias tables (lipdesign.runtime.TablePerturber), whose exact output distribution, including
+    the resolution of numpy's uniforms, is what ``privacy_table`` returns and ``verify`` checks. The rounding
+    is pre-processing: any input's output distribution is a mixture of the rows. The point in the bin,
     edge + U width, is rounded to a double, but that rounding is the same for every input.
     """
 
     def __init__(self, exp_epsilon, grid):
-        self.grid = grid
         self.exp_epsilon = exp_epsilon
         self.half_exp = math.sqrt(exp_epsilon)
+        self.grid = separated_grid(grid, self.half_exp)
         bound = _piecewise_bound(self.half_exp)
         self.bound = bound
-        self.points = -1.0 + 2.0 * np.arange(grid + 1) / grid
+        self.points = -1.0 + 2.0 * np.arange(self.grid + 1) / self.grid
         left = (bound + 1.0) / 2.0 * self.points - (bound - 1.0) / 2.0
         right = left + (bound - 1.0)
         left[0], right[-1] = -bound, bound  # ideal values: l_0 = -C, r_M = C
@@ -428,6 +450,10 @@ class _PiecewiseGrid:
         position = (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
         fraction = position - np.minimum(np.floor(position), self.grid - 1)
         return fraction * (1.0 - fraction) * (2.0 / self.grid) ** 2
+
+    def realized_table(self):
+        """The (M + 1) x bins table the alias sampler realises exactly (TablePerturber.realized_table)."""
+        return self.sampler.realized_table()
 
     def sample_bins(self, indices, rng):
         return self.sampler.perturb(indices, rng)
@@ -521,9 +547,17 @@ class Piecewise(_AttributeSampling):
     1) / (2 (e^(eps/2) + 1)) on [l(g_i), r(g_i)], e^-eps times that elsewhere on [-C, C]) is sampled exactly as
     a bin of constant density (alias table) and a point uniform in it. Unbiased; variance Var_PM(t) + (g_{i+1}
     - t)(t - g_i) e^(eps/2) / (e^(eps/2) - 1) per attribute, at most (1/M)^2 e^(eps/2)/(e^(eps/2) - 1) above
-    the continuous PM's. The output given its bin does not depend on the input, so ``privacy_table`` (grid
-    inputs x bins) is the whole privacy claim, verified exactly.
+    the continuous PM's. M is the requested ``grid`` raised to ``separated_grid``. The output given its bin
+    does not depend on the input, so ``privacy_table`` (grid inputs x bins, as realised) is the whole privacy
+    claim, verified exactly. Needs eps / k >= PIECEWISE_MIN_EPSILON.
     """
+
+    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+        super().__init__(epsilon, d, grid)
+        if self.attribute_epsilon < PIECEWISE_MIN_EPSILON:
+            raise ValidationError(f"epsilon is {epsilon!r}; Piecewise needs epsilon / k >= "
+                                  f"{PIECEWISE_MIN_EPSILON:g} per perturbed attribute (use Hybrid or Duchi, which "
+                                  "have the lower variance there)")
 
     def _perturb_one(self, values, rng):
         return self.piecewise.perturb(values, rng)
@@ -532,9 +566,9 @@ class Piecewise(_AttributeSampling):
         return self.piecewise.variance(values)
 
     def privacy_table(self):
-        """(M + 1) x bins: Pr[bin | g_i] for the grid inputs (rounding is pre-processing: any input's output
-        distribution is a mixture of these rows)."""
-        return self.piecewise.table
+        """(M + 1) x bins: Pr[bin | g_i] for the grid inputs as the sampler realises it (rounding is
+        pre-processing: any input's output distribution is a mixture of these rows)."""
+        return self.piecewise.realized_table()
 
 
 class Hybrid(_AttributeSampling):
@@ -565,13 +599,12 @@ class Hybrid(_AttributeSampling):
 
     def privacy_table(self):
         """At or below eps*: ``one_bit_table``. Above: rows g_i (i = 0..M), columns the Piecewise bins then +c,
-        -c: [alpha Pr[bin | g_i], (1 - alpha) Pr[+-1 | g_i]]. The one-bit branch runs on t itself; its
-        probabilities are affine in t, so with the rounding weights (E[g] = t) every input's output
-        distribution is the same mixture of these rows."""
+        -c: [alpha Pr[bin | g_i], (1 - alpha) Pr[+-1 | g_i]], every probability as the samplers realise it.
+        Column by column this bounds every input: a bin's probability is alpha times a mixture of the rows'
+        (rounding), and the one-bit branch, which runs on t itself, has Pr[+-1 | t] monotone in t, so its
+        extremes are the rows t = -1 and +1."""
         if not self.piecewise_probability:
             return one_bit_table(self.attribute_exp)
-        alpha = self.piecewise_probability
-        e = self.attribute_exp
-        plus = 0.5 + self.piecewise.points * ((e - 1.0) / (2.0 * (e + 1.0)))
-        bits = np.column_stack([plus, 1.0 - plus])
-        return np.hstack([alpha * self.piecewise.table, (1.0 - alpha) * bits])
+        alpha = realized_probability(self.piecewise_probability)  # the branch coin random() < alpha
+        bits = one_bit_table(self.attribute_exp, self.piecewise.points)
+        return np.hstack([alpha * self.piecewise.realized_table(), (1.0 - alpha) * bits])
