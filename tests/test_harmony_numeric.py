@@ -770,9 +770,9 @@ def test_duchi_reports_must_be_plus_or_minus_b():
 def test_malformed_harmony_reports():
     mechanism = HarmonyNumeric(1.0, 3)
     reports = good_reports(mechanism)
-    with pytest.raises(ValidationError, match="reports has dtype float64; expected a structured array"):
+    with pytest.raises(ValidationError, match="reports has dtype float64; it must be a numpy structured array"):
         mechanism.estimate(np.zeros(4))
-    with pytest.raises(ValidationError, match="reports has dtype list"):
+    with pytest.raises(ValidationError, match="reports has type list"):
         mechanism.estimate([(0, 1)])
     with pytest.raises(ValidationError, match=r"reports has shape \(0,\)"):
         mechanism.estimate(reports[:0])
@@ -782,15 +782,15 @@ def test_malformed_harmony_reports():
         mechanism.estimate(bad)
     bad = reports.copy()
     bad["sign"][1] = 0
-    with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 0; a sign is -1 or 1"):
+    with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 0; every sign must be -1 or \+1"):
         mechanism.estimate(bad)
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("coordinate", 0.9, r"reports\['coordinate'\] has dtype float64; it must be a scalar integer field"),
+    ("coordinate", 0.9, r"reports\['coordinate'\] has dtype float64; every field of the reports must be a scalar integer"),
     ("coordinate", np.nan, r"reports\['coordinate'\] has dtype float64"),
-    ("sign", 1.5, r"reports\['sign'\] has dtype float64; it must be a scalar integer field"),
-    ("sign", True, r"reports\['sign'\] has dtype bool; it must be a scalar integer field"),
+    ("sign", 1.5, r"reports\['sign'\] has dtype float64; every field of the reports must be a scalar integer"),
+    ("sign", True, r"reports\['sign'\] has dtype bool; every field of the reports must be a scalar integer"),
 ])
 def test_harmony_report_fields_must_be_integers(field, value, message):
     mechanism = HarmonyNumeric(1.0, 3)
@@ -811,7 +811,7 @@ def test_harmony_reports_need_exactly_its_fields():
     extra["coordinate"], extra["sign"] = reports["coordinate"], reports["sign"]
     mixed = np.zeros(reports.size, dtype=[("attribute", "<i4"), ("row", "<i4"), ("sign", "i1")])
     for bad in (extra, mixed):
-        with pytest.raises(ValidationError, match="expected a structured array with exactly the fields"):
+        with pytest.raises(ValidationError, match="it must be a numpy structured array with exactly the fields"):
             mechanism.estimate(bad)
     nested = np.zeros(reports.size, dtype=[("coordinate", "<i4", (2,)), ("sign", "i1")])
     with pytest.raises(ValidationError, match=r"reports\['coordinate'\] has dtype \('<i4', \(2,\)\)"):
@@ -823,7 +823,7 @@ def test_harmony_reports_need_exactly_its_fields():
     unsigned = np.zeros(reports.size, dtype=[("coordinate", "<u8"), ("sign", "<u8")])
     unsigned["coordinate"], unsigned["sign"] = reports["coordinate"], 1
     unsigned["sign"][1] = np.iinfo(np.uint64).max
-    with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 18446744073709551615; a sign is -1 or 1"):
+    with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 18446744073709551615; every sign must be -1 or \+1"):
         mechanism.estimate(unsigned)
 
 

@@ -39,6 +39,8 @@ __all__ = [
     "public_index",
     "public_seed",
     "realized_probability",
+    "sign_field",
+    "structured_reports",
     "unit_values",
 ]
 
@@ -131,6 +133,35 @@ def category_values(values, k, field="values"):
     if array.size == 0:
         raise ValidationError(f"{field} must not be empty")
     return array
+
+
+def structured_reports(reports, dtype):
+    """Check that ``reports`` is a non-empty vector of records with exactly the fields of ``dtype`` (in any
+    order; another mechanism's reports, with other or extra fields, are refused), each a scalar integer, as a
+    ``perturb`` returns them."""
+    fields = getattr(getattr(reports, "dtype", None), "names", None)
+    if not isinstance(reports, np.ndarray) or fields is None or set(fields) != set(dtype.names):
+        got = f"dtype {reports.dtype}" if isinstance(reports, np.ndarray) else f"type {type(reports).__name__}"
+        raise ValidationError(f"reports has {got}; it must be a numpy structured array with exactly the fields "
+                              f"{', '.join(dtype.names)} (dtype {dtype}), as perturb returns")
+    for name in dtype.names:
+        field = reports.dtype.fields[name][0]
+        if field.shape != () or field.kind not in "iu":
+            raise ValidationError(f"reports['{name}'] has dtype {field}; every field of the reports must be a "
+                                  f"scalar integer (perturb returns {dtype[name]})")
+    if reports.ndim != 1 or reports.size == 0:
+        raise ValidationError(f"reports has shape {reports.shape}; it must be a non-empty vector of reports")
+    return reports
+
+
+def sign_field(reports):
+    """``reports['sign']`` as int64, refusing any value other than -1 and +1 (compared in the field's own
+    dtype: casting a huge unsigned value first would wrap it onto -1)."""
+    sign = reports["sign"]
+    bad = np.flatnonzero(sign != 1 if sign.dtype.kind == "u" else (sign != 1) & (sign != -1))
+    if bad.size:
+        raise ValidationError(f"reports['sign'][{bad[0]}] is {fmt(sign[bad[0]])}; every sign must be -1 or +1")
+    return sign.astype(np.int64)
 
 
 def public_index(seed, user_ids, size):

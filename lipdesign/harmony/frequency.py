@@ -33,6 +33,8 @@ from lipdesign.harmony._base import (
     one_bit_scale,
     one_bit_table,
     public_seed,
+    sign_field,
+    structured_reports,
 )
 from lipdesign.runtime.estimate import norm_sub
 from lipdesign.runtime.perturb import fmt, index_array
@@ -185,24 +187,6 @@ def _consistent(estimate, consistency):
     return norm_sub(estimate) if consistency == "norm-sub" else estimate
 
 
-def _structured_reports(reports, dtype):
-    """Check that ``reports`` is a non-empty vector of records with exactly the fields of ``dtype`` (in any
-    order; another mechanism's reports with extra fields are refused), each a scalar integer (as ``perturb``
-    returns)."""
-    fields = getattr(getattr(reports, "dtype", None), "names", None)
-    if not isinstance(reports, np.ndarray) or fields is None or set(fields) != set(dtype.names):
-        got = f"dtype {reports.dtype}" if isinstance(reports, np.ndarray) else f"type {type(reports).__name__}"
-        raise ValidationError(f"reports has {got}; it must be a numpy structured array with exactly the fields "
-                              f"{', '.join(dtype.names)} (dtype {dtype}), as perturb returns")
-    for name in dtype.names:
-        field = reports.dtype.fields[name][0]
-        if field.shape != () or field.kind not in "iu":
-            raise ValidationError(f"reports['{name}'] has dtype {field}; every field of the reports must be a "
-                                  f"scalar integer (perturb returns {dtype[name]})")
-    if reports.ndim != 1 or reports.size == 0:
-        raise ValidationError(f"reports has shape {reports.shape}; it must be a non-empty vector of reports")
-
-
 class _PureProtocol(HarmonyMechanism):
     """Estimate and variance of a pure protocol (MATH §8). Subclasses set ``k``, ``p``, ``q`` and
     ``_support(reports)`` -> (C, n), C[v] = number of reports supporting v."""
@@ -353,7 +337,7 @@ class OLH(_PureProtocol):
         return out
 
     def _support(self, reports):
-        _structured_reports(reports, self.report_dtype)
+        structured_reports(reports, self.report_dtype)
         a = index_array(reports["a"], HASH_PRIME, "reports['a']")
         if (a == 0).any():
             raise ValidationError(f"reports['a'][{int(np.argmax(a == 0))}] is 0; the hash multiplier a must lie "
@@ -524,21 +508,21 @@ class HarmonyCategorical(HarmonyMechanism):
         = (1/n) sum_i c sign_i signs[s_i, l], mean G f, biased by the cross-talk of this Phi (MATH §9)."""
         _check_consistency(consistency)
         check_method(method)
-        _structured_reports(reports, self.report_dtype)
+        structured_reports(reports, self.report_dtype)
         rows = index_array(reports["row"], self.m, "reports['row']")
-        signs = np.asarray(reports["sign"])
-        bad = np.flatnonzero((signs != 1) & (signs != -1))
-        if bad.size:
-            raise ValidationError(f"reports['sign'][{bad[0]}] is {fmt(signs[bad[0]])}; every sign must be -1 or +1")
-        per_row = np.bincount(rows, weights=signs, minlength=self.m)
+        projection = self.project(rows, self.scale * sign_field(reports), rows.size, method)
+        return _consistent(projection, consistency)
+
+    def project(self, rows, weights, n, method="unbiased"):
+        """(1/n) sum_i weights_i signs[rows_i, :] (the paper's <z_bar, Phi[:, l]> for weights c sign_i), solved
+        against G for ``method="unbiased"`` (MATH §9). Shared with HarmonyMixed, whose weights carry a factor d."""
+        per_row = np.bincount(rows, weights=weights, minlength=self.m)
         projection = np.empty(self.k)
         step = max(1, _BLOCK // self.m)
         for start in range(0, self.k, step):
             projection[start:start + step] = per_row @ self.signs[:, start:start + step]
-        projection *= self.scale / rows.size
-        if method == "unbiased":
-            projection = self.gram_inverse @ projection
-        return _consistent(projection, consistency)
+        projection /= n
+        return self.gram_inverse @ projection if method == "unbiased" else projection
 
     def expected_estimate(self, frequencies, method="unbiased"):
         """E[estimate]: G f for the projection method, f for the unbiased one."""

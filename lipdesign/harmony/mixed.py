@@ -18,6 +18,8 @@ from lipdesign.harmony._base import (
     one_bit_scale,
     one_bit_table,
     public_seed,
+    sign_field,
+    structured_reports,
     unit_values,
 )
 from lipdesign.harmony.frequency import MAX_SIGNS, HarmonyCategorical, check_method
@@ -117,17 +119,8 @@ class HarmonyMixed(HarmonyMechanism):
         return reports
 
     def _check_reports(self, reports):
-        reports = np.asarray(reports)
-        if reports.dtype.names is None or set(reports.dtype.names) != set(REPORT_DTYPE.names) or not all(
-                np.issubdtype(reports.dtype[name], np.integer) for name in REPORT_DTYPE.names):
-            raise ValidationError(f"reports has dtype {reports.dtype}; expected the structured reports of "
-                                  f"HarmonyMixed.perturb (exactly the integer fields {', '.join(REPORT_DTYPE.names)})")
-        if reports.ndim != 1 or reports.size == 0:
-            raise ValidationError(f"reports has shape {reports.shape}; expected a non-empty vector")
+        structured_reports(reports, REPORT_DTYPE)
         attribute = category_values(reports["attribute"], self.d, "reports['attribute']")
-        bad = np.flatnonzero(np.abs(reports["sign"]) != 1)
-        if bad.size:
-            raise ValidationError(f"reports['sign'][{bad[0]}] is {reports['sign'][bad[0]]}; a sign must be +1 or -1")
         for j in range(self.d):
             rows = reports["row"][attribute == j]
             size = self.categorical[j].m if j in self.categorical else 1
@@ -143,15 +136,12 @@ class HarmonyMixed(HarmonyMechanism):
         reports = self._check_reports(reports)
         check_method(method)
         n = reports.size
-        weights = self.d * one_bit_scale(self.exp_epsilon) * reports["sign"]
+        weights = self.d * one_bit_scale(self.exp_epsilon) * sign_field(reports)
         estimates = []
         for j in range(self.d):
             chosen = reports["attribute"] == j
             if j in self.categorical:
-                mechanism = self.categorical[j]
-                per_row = np.bincount(reports["row"][chosen], weights=weights[chosen], minlength=mechanism.m)
-                projection = per_row @ mechanism.signs / n
-                estimates.append(mechanism.gram_inverse @ projection if method == "unbiased" else projection)
+                estimates.append(self.categorical[j].project(reports["row"][chosen], weights[chosen], n, method))
             else:
                 estimates.append(float(weights[chosen].sum() / n))
         return estimates

@@ -36,6 +36,8 @@ from lipdesign.harmony._base import (
     public_index,
     public_seed,
     realized_probability,
+    sign_field,
+    structured_reports,
     unit_values,
 )
 from lipdesign.runtime.perturb import fmt
@@ -311,28 +313,13 @@ class HarmonyNumeric(HarmonyMechanism):
     def _reports(self, reports):
         """(coordinate, sign) as int64 vectors from a structured array with exactly the fields of REPORT_DTYPE,
         both of integer dtype."""
-        names = getattr(getattr(reports, "dtype", None), "names", None)
-        if not isinstance(reports, np.ndarray) or names is None or set(names) != {"coordinate", "sign"}:
-            kind = getattr(reports, "dtype", type(reports).__name__)
-            raise ValidationError(f"reports has dtype {kind}; expected a structured array with exactly the fields "
-                                  "'coordinate' and 'sign' (as returned by HarmonyNumeric.perturb)")
-        for name in names:
-            field = reports.dtype.fields[name][0]
-            if field.shape != () or not np.issubdtype(field, np.integer):
-                raise ValidationError(f"reports['{name}'] has dtype {field}; it must be a scalar integer field "
-                                      f"(REPORT_DTYPE: {REPORT_DTYPE.fields[name][0]})")
-        if reports.ndim != 1 or reports.size == 0:
-            raise ValidationError(f"reports has shape {reports.shape}; expected a non-empty vector of reports")
-        coordinate, sign = reports["coordinate"], reports["sign"]
+        structured_reports(reports, REPORT_DTYPE)
+        coordinate = reports["coordinate"]
         bad = np.flatnonzero((coordinate < 0) | (coordinate >= self.d))
         if bad.size:
             raise ValidationError(f"reports['coordinate'][{bad[0]}] is {coordinate[bad[0]]}; coordinates lie in "
                                   f"0..{self.d - 1}")
-        # Compare in the field's own dtype: a cast to int64 first would wrap huge unsigned values onto -1.
-        bad = np.flatnonzero(sign != 1 if np.issubdtype(sign.dtype, np.unsignedinteger) else (sign != 1) & (sign != -1))
-        if bad.size:
-            raise ValidationError(f"reports['sign'][{bad[0]}] is {sign[bad[0]]}; a sign is -1 or 1")
-        return coordinate.astype(np.int64), sign.astype(np.int64)
+        return coordinate.astype(np.int64), sign_field(reports)
 
     def estimate(self, reports):
         coordinate, sign = self._reports(reports)
