@@ -1,29 +1,39 @@
 """lipdesign: design, verify and run local privacy mechanisms (LIP and LDP).
 
-The pipeline: declare (model) -> constrain (notions) -> design (design + solvers) -> verify -> export (io)
--> perturb and estimate (runtime). Names are imported lazily so that ``import lipdesign.runtime`` needs
-numpy only (a device or an ingestion job does not pay for cvxpy and scipy).
+The pipeline, one folder per step: declare (``model``: Prior, SecretModel, PriorSet, Range) -> constrain
+(``notions``, ``objectives``) -> design (``designer``) -> verify (``verification``) -> export (``io``) -> perturb,
+aggregate, estimate (``mechanisms``, numpy only), with ``learn`` (LDP learners), ``simulation`` and ``testing``
+(the conformance suite) on top. The derivations the code cites are in docs/math.md.
+
+Names are imported lazily, so that ``import lipdesign.mechanisms`` needs numpy only (a device or an ingestion job
+does not pay for cvxpy and scipy).
 """
 
 from importlib import import_module
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _EXPORTS = {
     "Prior": "lipdesign.model",
     "SecretModel": "lipdesign.model",
     "PriorSet": "lipdesign.model",
+    "Range": "lipdesign.model",
     "LDP": "lipdesign.notions",
     "LIP": "lipdesign.notions",
     "WorstCaseLIP": "lipdesign.notions",
-    "Histogram": "lipdesign.utility",
-    "WeightedSum": "lipdesign.utility",
-    "mse": "lipdesign.utility",
+    "Histogram": "lipdesign.objectives",
+    "WeightedSum": "lipdesign.objectives",
+    "mse": "lipdesign.objectives",
     "design": "lipdesign.designer",
-    "Mechanism": "lipdesign.designer",
-    "verify": "lipdesign.verification",
+    "Mechanism": "lipdesign.mechanisms",
+    "TableMechanism": "lipdesign.mechanisms",
+    "Aggregate": "lipdesign.mechanisms",
+    "Guarantee": "lipdesign.mechanisms",
+    "verify": "lipdesign.mechanisms",
     "Certificate": "lipdesign.verification",
     "load": "lipdesign.io",
+    "save": "lipdesign.io",
+    "simulate": "lipdesign.simulation",
     "LipdesignError": "lipdesign.errors",
     "ValidationError": "lipdesign.errors",
     "InfeasibleError": "lipdesign.errors",
@@ -33,11 +43,12 @@ _EXPORTS = {
     "SolverError": "lipdesign.errors",
 }
 
-__all__ = [*_EXPORTS, "harmony", "runtime", "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)
+#: Subpackages reachable as attributes (``ld.mechanisms.GRR``) without an explicit import. ``harmony`` and
+#: ``runtime`` are the old names, kept for one release.
+_SUBPACKAGES = ("designer", "domains", "harmony", "io", "learn", "mechanisms", "model", "runtime", "testing",
+                "verification")
 
-
-#: Subpackages reachable as attributes (``ld.harmony.GRR``) without an explicit import.
-_SUBPACKAGES = ("harmony", "runtime")
+__all__ = [*_EXPORTS, *_SUBPACKAGES, "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)
 
 
 def __getattr__(name):

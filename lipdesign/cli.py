@@ -1,4 +1,4 @@
-"""Command line: ``lipdesign design | harmony | verify | simulate | demo``.
+"""Command line: ``lipdesign design | mechanism | verify | simulate | demo``.
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
 with exit code 2 and one line on stderr, never a traceback; a verification that runs but fails exits 1.
@@ -29,95 +29,77 @@ def _design(args):
 
 
 def _verify(args):
-    from lipdesign.harmony import HarmonyMechanism
     from lipdesign.io import load
-    from lipdesign.verification import verify
 
     try:
         mechanism = load(args.mechanism)
     except VerificationError as error:
         print(f"FAIL: {error}")
         return 1
-    if isinstance(mechanism, HarmonyMechanism):
-        if mechanism.privacy_table() is None:
-            print(f"{mechanism!r}: continuous output space, no finite table to verify; guarantee: "
-                  f"{mechanism.guarantee}")
-        else:
-            print(f"{mechanism!r}: " + mechanism.verify().summary())
+    if not mechanism.finite:
+        print(f"{mechanism!r}: continuous output space, no finite table to verify; guarantee: "
+              f"{mechanism.guarantee.summary()}")
         return 0
-    print(verify(mechanism, exact=True).summary())
-    print("verified epsilons: " + ", ".join(f"{k} {v:.12g}" for k, v in mechanism.epsilons.items()))
+    print(mechanism.verify().summary())
+    print(f"{mechanism!r}; verified epsilons: " +
+          ", ".join(f"{name} {value:.12g}" for name, value in mechanism.verified_epsilons().items()))
     return 0
 
 
-def _harmony(args):
-    from lipdesign.harmony import HarmonyMechanism, load_all
+def _mechanism(args):
+    from lipdesign.io.envelope import LEGACY_CLASS_NAMES
+    from lipdesign.mechanisms import families, family_class
 
-    load_all()
     parameters = {"epsilon": args.epsilon}
     for item in args.param:
         name, separator, text = item.partition("=")
         if not separator or not name:
-            raise ValidationError(f"--param is {item!r}; expected NAME=VALUE, e.g. d=4 or attributes='[\"numeric\", 3]'")
+            raise ValidationError(f"--param is {item!r}; it must be NAME=VALUE, e.g. d=4 or "
+                                  "attributes='[\"numeric\", 3]'")
         if name == "epsilon":
             raise ValidationError(f"--param is {item!r}; epsilon is set by --epsilon only")
         try:
             parameters[name] = json.loads(text)
         except json.JSONDecodeError:
             parameters[name] = text
-    if args.name not in HarmonyMechanism.registry:
-        raise ValidationError(f"mechanism is {args.name!r}; expected one of "
-                              f"{', '.join(sorted(HarmonyMechanism.registry))}")
+    family = LEGACY_CLASS_NAMES.get(args.family, args.family)
+    if family == "table" or family not in families():
+        raise ValidationError(f"family is {args.family!r}; it must be one of "
+                              f"{', '.join(f for f in families() if f != 'table')} (designed tables come from "
+                              "`lipdesign design`)")
     try:
-        mechanism = HarmonyMechanism.registry[args.name](**parameters)
+        mechanism = family_class(family)(**parameters)
     except TypeError as error:
-        raise ValidationError(f"{args.name}: {error}") from None
+        raise ValidationError(f"{family}: {error}") from None
     mechanism.to_json(args.output)
     print(repr(mechanism))
-    if mechanism.privacy_table() is not None:
+    if mechanism.finite:
         print(mechanism.verify().summary())
     else:
-        print(f"continuous output space, no finite table to verify; guarantee: {mechanism.guarantee}")
+        print(f"continuous output space, no finite table to verify; guarantee: {mechanism.guarantee.summary()}")
     print(f"wrote {args.output}")
 
 
-def _simulate_harmony(mechanism, args):
+def _simulate(args):
     import numpy as np
 
-    from lipdesign.simulation import simulate_harmony
+    from lipdesign.io import load
+    from lipdesign.simulation import simulate
 
-    result = simulate_harmony(mechanism, args.n, rng=args.seed)
-    print(f"{result.n} users, {mechanism!r}")
+    mechanism = load(args.mechanism)
+    result = simulate(mechanism, args.n, rng=args.seed)
+    print(f"{result.n} users, {mechanism!r}, method {result.method!r}")
     width = max(len(name) for name in result.names)
     print(f"{'estimate of':>{width}}  {'true':>9}  {'expected':>9}  {'estimate':>9}  {'theory sd':>9}  {'z':>6}")
     for row in zip(result.names, result.truth, result.expected, result.estimate, result.std, result.z_scores):
-        print(f"{row[0]:>{width}}  " + "  ".join(f"{value:9.5f}" for value in row[1:5]) + f"  {row[5]:6.2f}")
+        print(f"{row[0]:>{width}}  " + "  ".join(f"{value:9.5g}" for value in row[1:5]) + f"  {row[5]:6.2f}")
     finite = np.isfinite(result.z_scores)
     skipped = f"; {np.count_nonzero(~finite)} without reports skipped" if not finite.all() else ""
     print(f"sum of z^2 = {float((result.z_scores[finite] ** 2).sum()):.2f} over {np.count_nonzero(finite)} "
           f"estimates{skipped} (chi-square p-value {result.chi_square_p_value:.3g}; expected = E[estimate], "
           "theory sd from the closed-form variance)")
-
-
-def _simulate(args):
-    from lipdesign.harmony import HarmonyMechanism
-    from lipdesign.io import load
-    from lipdesign.simulation import simulate
-
-    mechanism = load(args.mechanism)
-    if isinstance(mechanism, HarmonyMechanism):
-        return _simulate_harmony(mechanism, args)
-    result = simulate(mechanism, args.n, rng=args.seed)
-    low, high = result.confidence_interval
-    print(f"{result.n} users, {mechanism.notion.kind} eps={mechanism.notion.epsilon:g}, "
-          f"{mechanism.objective.kind} objective")
-    print(f"per-user MSE of the MMSE estimate: empirical {result.empirical_mse:.6g} "
-          f"(99% CI {low:.6g} .. {high:.6g}), theoretical {result.theoretical_mse:.6g}")
-    width = max(len(str(label)) for label in mechanism.labels)
-    print(f"{'value':>{width}}  {'true':>8}" + "".join(f"  {name:>8}" for name in result.estimates))
-    for x, label in enumerate(mechanism.labels):
-        row = "".join(f"  {estimate[x]:8.4f}" for estimate in result.estimates.values())
-        print(f"{label!s:>{width}}  {result.true_frequencies[x]:8.4f}{row}")
+    print(f"squared error of the estimate, summed over its entries: empirical {result.squared_error:.6g}, "
+          f"theoretical {result.expected_squared_error:.6g} (sum of variances + squared bias, for this population)")
 
 
 def _demo(args):
@@ -145,13 +127,15 @@ def build_parser():
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.set_defaults(run=_design)
-    command = commands.add_parser("harmony", help="write a Harmony / LDP mechanism (lipdesign.harmony) as JSON")
-    command.add_argument("name", help="class name: Duchi, HarmonyNumeric, GRR, OLH, HarmonyMixed, ...")
+    command = commands.add_parser("mechanism", aliases=["harmony"],
+                                  help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
+    command.add_argument("family", help="family id: grr, oue, olh, hadamard, duchi, harmony-numeric, "
+                                        "harmony-mixed, ... (lipdesign 0.1.0's class names work too)")
     command.add_argument("--epsilon", type=float, required=True)
     command.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                          help="constructor argument, VALUE read as JSON (repeat: -p d=4 -p seed=7)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
-    command.set_defaults(run=_harmony)
+    command.set_defaults(run=_mechanism)
     command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
     command.add_argument("mechanism")
     command.set_defaults(run=_verify)

@@ -11,7 +11,7 @@ import numpy as np
 from lipdesign.designer import design
 from lipdesign.model import Prior, SecretModel
 from lipdesign.notions import LIP
-from lipdesign.utility import Histogram
+from lipdesign.objectives import Histogram
 
 EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0)
 BUCKETS = ("<1h", "1-3h", "3-5h", ">5h")

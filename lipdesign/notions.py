@@ -1,4 +1,4 @@
-"""Privacy notions as homogeneous linear constraints on each column of a table (MATH §2).
+"""Privacy notions as homogeneous linear constraints on each column of a table (docs/math.md §2).
 
 Each notion gives ``constraint_rows(prior)``: a matrix A such that a column q is allowed iff q >= 0 and
 A q >= 0. The column cone is the same for every column; a table is feasible iff its rows sum to 1 and
@@ -12,18 +12,18 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.model import PriorSet, SecretModel
-from lipdesign.validation import positive_epsilon
+from lipdesign.validation import epsilon as checked_epsilon
 
 
 @dataclass(frozen=True)
 class LDP:
-    """eps-local differential privacy: q[x] <= e^eps q[x'] for every x, x' (MATH §2)."""
+    """eps-local differential privacy: q[x] <= e^eps q[x'] for every x, x' (docs/math.md §2)."""
 
     epsilon: float
     kind = "LDP"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", positive_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", checked_epsilon(self.epsilon))
 
     def constraint_rows(self, prior):
         k = prior.k
@@ -32,6 +32,9 @@ class LDP:
         rows[np.arange(first.size), second] = math.exp(self.epsilon)
         rows[np.arange(first.size), first] -= 1.0
         return rows
+
+    def check_sizes(self, prior):
+        """LDP fits any prior."""
 
     def check(self, prior):
         """LDP fits any prior."""
@@ -43,14 +46,14 @@ class LDP:
 @dataclass(frozen=True)
 class _PosteriorRatio:
     """Local information privacy: e^-eps <= Pr[G=g | Y=y] / Pr[G=g] <= e^eps, i.e. for every scenario
-    prior P and secret value g: e^-eps (P . q) <= (T[g] . q) <= e^eps (P . q) (MATH §2).
+    prior P and secret value g: e^-eps (P . q) <= (T[g] . q) <= e^eps (P . q) (docs/math.md §2).
     Without a secret, G = X (T = identity)."""
 
     epsilon: float
     secret: SecretModel | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", positive_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", checked_epsilon(self.epsilon))
         if self.secret is not None and not isinstance(self.secret, SecretModel):
             raise ValidationError(f"secret must be a SecretModel (got {type(self.secret).__name__})")
 
@@ -66,10 +69,14 @@ class _PosteriorRatio:
         lower = conditional[None, :, :] - scenarios[:, None, :] / e  # T[g].q >= e^-eps P.q
         return np.concatenate([upper.reshape(-1, prior.k), lower.reshape(-1, prior.k)])
 
-    def check(self, prior):
-        """Raise unless the notion fits the design prior."""
+    def check_sizes(self, prior):
+        """Raise unless the secret model fits ``prior`` (its size and, when Pr[G] is known, its marginal)."""
         if self.secret is not None:
             self.secret.check_prior(prior)
+
+    def check(self, prior):
+        """Raise unless the notion fits the design prior."""
+        self.check_sizes(prior)
 
     def _secret_dict(self):
         return None if self.secret is None else self.secret.to_dict()
@@ -78,7 +85,7 @@ class _PosteriorRatio:
 @dataclass(frozen=True)
 class LIP(_PosteriorRatio):
     """eps-LIP for a fixed prior (the design prior) or, with ``prior_set``, bounded-prior LIP: the
-    constraints hold at every vertex of the set (MATH §2). ``secret`` protects a latent G instead of X."""
+    constraints hold at every vertex of the set (docs/math.md §2). ``secret`` protects a latent G instead of X."""
 
     prior_set: PriorSet | None = None
 
@@ -94,13 +101,16 @@ class LIP(_PosteriorRatio):
     def scenarios(self, prior):
         return prior.probabilities[None] if self.prior_set is None else self.prior_set.vertices
 
+    def check_sizes(self, prior):
+        super().check_sizes(prior)
+        if self.prior_set is not None and self.prior_set.k != prior.k:
+            raise ValidationError(f"prior_set has {self.prior_set.k} values; it must have one per value of the "
+                                  f"prior ({prior.k})")
+
     def check(self, prior):
-        super().check(prior)
-        if self.prior_set is None:
-            return
-        if self.prior_set.k != prior.k:
-            raise ValidationError(f"prior_set has {self.prior_set.k} values but the prior has {prior.k}")
-        if not self.prior_set.contains(prior.probabilities):
+        """Raise unless the notion fits the design prior, which must lie in the prior set."""
+        self.check_sizes(prior)
+        if self.prior_set is not None and not self.prior_set.contains(prior.probabilities):
             raise ValidationError(
                 f"prior {prior.probabilities.tolist()} is not in the {self.prior_set.kind} prior_set; "
                 "the set of plausible priors must contain the design prior")
@@ -113,7 +123,7 @@ class LIP(_PosteriorRatio):
 @dataclass(frozen=True)
 class WorstCaseLIP(_PosteriorRatio):
     """eps-LIP for every prior of X (the whole simplex, enforced at its corners). With G = X this is
-    exactly eps-LDP (MATH §2)."""
+    exactly eps-LDP (docs/math.md §2)."""
 
     kind = "WC-LIP"
 

@@ -1,9 +1,10 @@
-"""Simulation: draw a population, perturb, estimate, and compare with theory.
+"""Simulation: draw a population, perturb, aggregate, estimate, and compare with theory, for any mechanism through
+the contract only (docs/math.md §8, §9).
 
-- ``simulate``: a designed table on users drawn from its design prior; empirical per-user MSE of the MMSE
-  estimate against the theoretical one (MATH §4).
-- ``simulate_harmony``: a lipdesign.harmony mechanism on a built-in population; every estimated mean or
-  frequency against its closed-form variance (MATH §8, §9).
+``simulate(mechanism, n)`` puts every estimated quantity (a frequency, a mean, a sum) beside the truth of the
+simulated population, its expectation (the truth for an unbiased estimator) and its closed-form standard deviation,
+and sums the squared error of the whole estimate: the accuracy of the estimate the user computes, on that
+population.
 """
 
 from dataclasses import dataclass
@@ -11,57 +12,28 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from lipdesign import runtime
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.sampling import as_generator
+from lipdesign.validation import fmt
 
-#: Largest simulated population (the per-user posteriors are held in memory).
+#: Largest simulated population.
 MAX_USERS = 10**8
 
-#: Largest n * k (or n * d) of ``simulate_harmony``: reports such as OUE's n x k bits are held in memory.
-MAX_HARMONY_ENTRIES = 10**9
+#: Largest n times the width of the input (k values or d coordinates): reports such as OUE's n x k bits are held
+#: in memory.
+MAX_ENTRIES = 10**9
 
-#: Largest k (or d) of ``simulate_harmony``: every category costs about 130 bytes of estimates and variances.
-MAX_HARMONY_WIDTH = 10**7
-
-
-@dataclass(frozen=True)
-class SimulationResult:
-    n: int
-    theoretical_mse: float
-    empirical_mse: float
-    confidence_interval: tuple  # 99% normal interval for the per-user MSE
-    true_frequencies: np.ndarray
-    estimates: dict  # method -> estimated frequencies
-
-
-def simulate(mechanism, n, rng=None, confidence=0.99):
-    """Run ``mechanism`` on ``n`` users drawn from its design prior (vectorised, seeded by ``rng``)."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_USERS:
-        raise ValidationError(f"n is {n!r}; a simulation needs an integer number of users in 2..{MAX_USERS}")
-    generator = runtime.as_generator(rng)
-    prior = mechanism.prior.probabilities
-    values = generator.choice(prior.size, size=n, p=prior)
-    reports = runtime.TablePerturber(mechanism.table).perturb(values, rng=generator)
-    posterior = runtime.posterior(mechanism.table, prior)[reports]  # (n, k): Pr[X | Y=y_i]
-    functions = mechanism.objective.functions(prior.size)  # rows f; the MSE sums over them
-    estimates_f = posterior @ functions.T  # E[f(X) | Y_i]
-    errors = ((functions.T[values] - estimates_f) ** 2).sum(axis=1)
-    half_width = stats.norm.ppf(0.5 + confidence / 2) * errors.std(ddof=1) / np.sqrt(n)
-    counts = runtime.counts(reports, mechanism.table.shape[1])
-    estimates = {"mmse": runtime.mmse_frequencies(mechanism.table, prior, counts),
-                 "ibu": runtime.ibu_frequencies(mechanism.table, counts)}
-    return SimulationResult(n, mechanism.mse, float(errors.mean()),
-                            (float(errors.mean() - half_width), float(errors.mean() + half_width)),
-                            np.bincount(values, minlength=prior.size) / n, estimates)
+#: Largest width (k or d): every entry costs about 130 bytes of estimates and variances.
+MAX_WIDTH = 10**7
 
 
 @dataclass(frozen=True)
-class HarmonySimulation:
-    """Per estimated quantity (a numeric attribute's mean or one category's frequency): its name, the truth
-    in the simulated population, the expected estimate (the truth for an unbiased estimator), the estimate
-    and the closed-form standard deviation; and the chi-square summary of the standardised errors."""
+class Simulation:
+    """Per estimated quantity: its name, the truth in the simulated population, the expected estimate, the
+    estimate and the closed-form standard deviation (all flattened in ``names`` order)."""
 
     n: int
+    method: str
     names: list
     truth: np.ndarray
     expected: np.ndarray
@@ -71,7 +43,8 @@ class HarmonySimulation:
     @property
     def z_scores(self):
         """(estimate - expected) / std; nan where there is nothing to estimate (e.g. an empty public bucket)."""
-        return (self.estimate - self.expected) / self.std
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (self.estimate - self.expected) / self.std
 
     @property
     def chi_square_p_value(self):
@@ -79,73 +52,60 @@ class HarmonySimulation:
         z = self.z_scores[np.isfinite(self.z_scores)]
         return float(stats.chi2.sf(np.sum(z**2), z.size)) if z.size else float("nan")
 
+    @property
+    def squared_error(self):
+        """sum of (estimate - truth)^2 over the finite entries: the error of this one run."""
+        finite = np.isfinite(self.estimate) & np.isfinite(self.truth)
+        return float(np.sum((self.estimate - self.truth)[finite] ** 2))
 
-def harmony_population(mechanism, n, generator):
-    """The built-in population of ``simulate_harmony``: numeric attribute j ~ N(mu_j, 0.4) clipped to [-1, 1]
-    with means spread over [-0.5, 0.5]; categorical values with Zipf(1) frequencies over 0..k-1."""
-    from lipdesign.harmony import HarmonyMixed
-
-    def numeric(size, position, count):
-        mean = 0.3 if count == 1 else -0.5 + position / (count - 1)
-        return np.clip(generator.normal(mean, 0.4, size), -1.0, 1.0)
-
-    def categorical(size, k):
-        weights = 1.0 / np.arange(1, k + 1)
-        return generator.choice(k, size=size, p=weights / weights.sum())
-
-    if isinstance(mechanism, HarmonyMixed):
-        return np.column_stack([numeric(n, j, mechanism.d) if kind == "numeric" else categorical(n, kind)
-                                for j, kind in enumerate(mechanism.attributes)])
-    if hasattr(mechanism, "k"):
-        return categorical(n, mechanism.k)
-    return np.column_stack([numeric(n, j, mechanism.d) for j in range(mechanism.d)])
+    @property
+    def expected_squared_error(self):
+        """E[sum of (estimate - truth)^2] = sum of variances + squared bias (the bias is expected - truth)."""
+        finite = np.isfinite(self.std) & np.isfinite(self.expected) & np.isfinite(self.truth)
+        return float(np.sum(self.std[finite] ** 2 + (self.expected - self.truth)[finite] ** 2))
 
 
-def simulate_harmony(mechanism, n, rng=None):
-    """Run a lipdesign.harmony mechanism on ``n`` users of ``harmony_population`` and compare every estimate
-    with its closed-form variance (the CLI's ``simulate`` for these mechanisms)."""
-    from lipdesign.harmony import HarmonyCategorical, HarmonyMixed
-
+def _users(n):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_USERS:
-        raise ValidationError(f"n is {n!r}; a simulation needs an integer number of users in 2..{MAX_USERS}")
-    size = "k" if hasattr(mechanism, "k") else "d"
-    width = getattr(mechanism, size)
-    if width > MAX_HARMONY_WIDTH:
-        raise ValidationError(f"{size} is {width}; simulate handles {size} <= {MAX_HARMONY_WIDTH:.0e} (the "
-                              "population, the estimates and their variances are held in memory)")
-    if n * width > MAX_HARMONY_ENTRIES:
-        raise ValidationError(f"n is {n}; n times the {size} of {mechanism!r} must stay below "
-                              f"{MAX_HARMONY_ENTRIES:.0e} (the reports are held in memory)")
-    generator = runtime.as_generator(rng)
-    values = harmony_population(mechanism, n, generator)
-    options = {"user_ids": np.arange(n)} if getattr(mechanism, "coordinates", None) == "public" else {}
-    reports = mechanism.perturb(values, rng=generator, **options)
-    # the Bassily-Smith projection can only be unbiased with m >= k; otherwise simulate the paper's projection
-    projections = ([mechanism] if isinstance(mechanism, HarmonyCategorical) else
-                   list(mechanism.categorical.values()) if isinstance(mechanism, HarmonyMixed) else [])
-    method = {"method": "projection"} if any(p.m < p.k for p in projections) else {}
-    estimate = mechanism.estimate(reports, **method)
-    if isinstance(mechanism, HarmonyMixed):
-        names, truth = [], []
-        for j, kind in enumerate(mechanism.attributes):
-            if kind == "numeric":
-                names.append(f"mean[{j}]")
-                truth.append(values[:, j].mean())
-            else:
-                names += [f"frequency[{j}][{v}]" for v in range(kind)]
-                truth.extend(np.bincount(values[:, j].astype(int), minlength=kind) / n)
-        expected = np.hstack(mechanism.expected_estimate(values, **method))
-        variance = np.hstack(mechanism.variance(values, **method))
-        estimate = np.hstack(estimate)
-    elif hasattr(mechanism, "k"):
-        names = [f"frequency[{v}]" for v in range(mechanism.k)]
-        truth = np.bincount(values, minlength=mechanism.k) / n
-        expected = mechanism.expected_estimate(truth, **method) if hasattr(mechanism, "expected_estimate") else truth
-        variance = mechanism.variance(truth, n, **method)
+        raise ValidationError(f"n is {fmt(n)}; a simulation needs an integer number of users in 2..{MAX_USERS}")
+    return int(n)
+
+
+def _check_size(mechanism, n):
+    domain = mechanism.input_domain
+    name, width = ("k", domain.k) if domain.kind == "categorical" else ("d", domain.d)
+    if width > MAX_WIDTH:
+        raise ValidationError(f"{name} is {width}; simulate handles {name} <= {MAX_WIDTH:.0e} (the population, the "
+                              "estimates and their variances are held in memory)")
+    if n * width > MAX_ENTRIES:
+        raise ValidationError(f"n is {n}; n times the {name} of {mechanism!r} must stay below {MAX_ENTRIES:.0e} "
+                              "(the reports are held in memory)")
+
+
+def simulate(mechanism, n, rng=None, *, values=None, method=None):
+    """Run ``mechanism`` on ``n`` users and compare every estimate with its closed form (the CLI's ``simulate``).
+
+    The users are ``values`` when given, else ``mechanism.input_domain.sample(n, rng)`` (the design prior for a
+    designed table, Zipf(1) frequencies or normal numeric values otherwise). Users get ids 0..n-1 where public
+    randomness is keyed by user id. ``method``: the estimation method (None: the mechanism's default).
+    """
+    generator = as_generator(rng)
+    if values is None:
+        n = _users(n)
+        _check_size(mechanism, n)
+        values = mechanism.input_domain.sample(n, generator)
     else:
-        names = [f"mean[{j}]" for j in range(mechanism.d)]
-        truth = values.mean(axis=0)
-        expected = mechanism.expected_estimate(values, **options) if options else truth
-        variance = mechanism.variance(values, **options)
-    return HarmonySimulation(n, names, np.asarray(truth, dtype=float), np.asarray(expected, dtype=float),
-                             np.asarray(estimate, dtype=float), np.sqrt(np.asarray(variance, dtype=float)))
+        values = np.asarray(values)
+        n = _users(len(values))
+        _check_size(mechanism, n)
+    user_ids = np.arange(n) if mechanism.uses_user_ids else None
+    method = mechanism.default_method if method is None else method
+    reports = mechanism.perturb(values, rng=generator, user_ids=user_ids)
+    estimate = mechanism.estimate(mechanism.aggregate(reports), method=method)
+    population, size = mechanism.population_of(values)
+    expected = mechanism.expected_estimate(population, size, method=method, user_ids=user_ids)
+    variance = mechanism.variance(population, size, method=method, user_ids=user_ids)
+    flat = [np.hstack(np.asarray(part, dtype=object)).astype(float) if isinstance(part, list) else
+            np.atleast_1d(np.asarray(part, dtype=float)) for part in
+            (mechanism.estimand(values), expected, estimate, variance)]
+    return Simulation(n, method, list(mechanism.estimand_names()), flat[0], flat[1], flat[2], np.sqrt(flat[3]))

@@ -1,30 +1,54 @@
-"""Input validation in one place: every public entry point turns user input into arrays here.
+"""Input validation in one place: every public entry point turns user input into numbers and arrays here.
 
-Messages name the field, the value and the rule ("prior must sum to 1 (got 0.97)").
-Imports numpy and lipdesign.errors only.
+Every message has one shape, "<field> is <value>; <rule>", so that it names what was wrong, what it was and
+what is allowed: ``prior[1] is -0.1; every entry must be >= 0``. Imports numpy and lipdesign.errors only.
 """
+
+import math
+import numbers
 
 import numpy as np
 
 from lipdesign.errors import ValidationError
 
-#: Probabilities must sum to 1 within this absolute tolerance unless normalisation is asked for.
+#: Probabilities must sum to 1 within this absolute tolerance unless normalisation is asked for: loose enough for
+#: numbers written with 10 significant digits, tight enough that the mass a sampler loses is negligible.
 PROBABILITY_ATOL = 1e-9
 
+#: Epsilons of the designed tables (and of the notions) lie in (0, MAX_EPSILON]: e^30 ~ 1e13 already promises no
+#: privacy, and beyond it the MSEs fall below double-precision resolution.
+MAX_EPSILON = 30.0
 
-def _short(value):
-    text = repr(value)
+
+def fmt(value):
+    """A value as it should appear in a message: ``7``, ``1.5``, ``nan``, ``'text'`` (no ``np.float64(...)``),
+    cut to 120 characters."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        text = repr(value)
+    elif isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=8, max_line_width=10**6)
+    else:
+        text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def position(flat_index, shape):
+    """The index of entry ``flat_index`` of an array of ``shape``: ``3`` or ``(1, 0)``."""
+    if len(shape) <= 1:
+        return str(int(flat_index))
+    return str(tuple(int(i) for i in np.unravel_index(flat_index, shape)))
 
 
 def _entry(field, array, flat_index):
     """'field[i]' or 'field[i, j]' and the value there, for messages."""
-    position = np.unravel_index(flat_index, array.shape)
-    return f"{field}[{', '.join(str(int(i)) for i in position)}]", array[position].item()
+    where = np.unravel_index(flat_index, array.shape)
+    return f"{field}[{', '.join(str(int(i)) for i in where)}]", array[where].item()
 
 
 def float_array(value, field, ndim):
-    """Return ``value`` as a finite float array with ``ndim`` dimensions, or raise ValidationError."""
+    """``value`` as a finite float array with ``ndim`` dimensions."""
     try:
         complex_entries = np.iscomplexobj(value)
     except ValueError:  # ragged nested lists: reported below
@@ -34,12 +58,12 @@ def float_array(value, field, ndim):
     try:
         array = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValidationError(f"{field} must be a rectangular array of numbers (got {_short(value)})") from None
+        raise ValidationError(f"{field} is {fmt(value)}; it must be a rectangular array of numbers") from None
     if array.ndim != ndim:
         shape = "a vector" if ndim == 1 else f"a {ndim}-D array"
-        raise ValidationError(f"{field} must be {shape} (got shape {array.shape})")
+        raise ValidationError(f"{field} has shape {array.shape}; it must be {shape}")
     if array.size == 0:
-        raise ValidationError(f"{field} must not be empty")
+        raise ValidationError(f"{field} is empty; it must have at least one entry")
     bad = np.flatnonzero(~np.isfinite(array.ravel()))
     if bad.size:
         where, entry = _entry(field, array, bad[0])
@@ -48,7 +72,7 @@ def float_array(value, field, ndim):
 
 
 def non_negative(array, field):
-    """Raise unless every entry of ``array`` is >= 0."""
+    """``array`` unless an entry is negative."""
     bad = np.flatnonzero(array.ravel() < 0)
     if bad.size:
         where, entry = _entry(field, array, bad[0])
@@ -61,7 +85,7 @@ def probability_vector(value, field, *, normalize=False, length=None):
     round-trip exactly; ``normalize=True`` divides any positive vector by its sum instead."""
     vector = non_negative(float_array(value, field, 1), field)
     if length is not None and vector.size != length:
-        raise ValidationError(f"{field} has {vector.size} entries; expected {length}")
+        raise ValidationError(f"{field} has {vector.size} entries; it must have {length}")
     with np.errstate(over="ignore"):
         total = vector.sum()
     if not np.isfinite(total):
@@ -71,9 +95,7 @@ def probability_vector(value, field, *, normalize=False, length=None):
     if normalize:
         return vector / total
     if abs(total - 1.0) > PROBABILITY_ATOL:
-        raise ValidationError(
-            f"{field} must sum to 1 within {PROBABILITY_ATOL:g} (got {total:.12g})"
-        )
+        raise ValidationError(f"{field} sums to {total:.12g}; it must sum to 1 within {PROBABILITY_ATOL:g}")
     return vector
 
 
@@ -81,7 +103,7 @@ def stochastic_rows(value, field, *, columns=None):
     """A non-negative matrix whose rows each sum to 1 within PROBABILITY_ATOL (kept as given)."""
     matrix = non_negative(float_array(value, field, 2), field)
     if columns is not None and matrix.shape[1] != columns:
-        raise ValidationError(f"{field} has {matrix.shape[1]} columns; expected {columns}")
+        raise ValidationError(f"{field} has {matrix.shape[1]} columns; it must have {columns}")
     sums = matrix.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > PROBABILITY_ATOL)
     if bad.size:
@@ -90,31 +112,42 @@ def stochastic_rows(value, field, *, columns=None):
     return matrix
 
 
-#: Largest supported epsilon: e^30 ~ 1e13 already promises no privacy, and beyond it the MSEs fall
-#: below double-precision resolution.
-MAX_EPSILON = 30.0
-
-
-def real_number(value, field, low=-np.inf, high=np.inf):
-    """A finite float in [low, high]."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValidationError(f"{field} must be a number (got {value!r})")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValidationError(f"{field} must be a number (got {value!r})") from None
-    if not (np.isfinite(number) and low <= number <= high):
-        rule = "a finite number" + (f" in [{low:g}, {high:g}]" if np.isfinite(low) or np.isfinite(high) else "")
-        raise ValidationError(f"{field} must be {rule} (got {value!r})")
+def real_number(value, field, low=-math.inf, high=math.inf):
+    """A finite float in [low, high]; text and booleans are refused (``float("1")`` would accept text)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, (numbers.Real, np.floating)):
+        raise ValidationError(f"{field} is {fmt(value)}; it must be a number")
+    number = float(value)
+    if not (math.isfinite(number) and low <= number <= high):
+        bounds = f" in [{low:g}, {high:g}]" if math.isfinite(low) or math.isfinite(high) else ""
+        raise ValidationError(f"{field} is {fmt(value)}; it must be a finite number{bounds}")
     return number
 
 
-def positive_epsilon(value, field="epsilon"):
-    """An epsilon in (0, MAX_EPSILON]."""
-    epsilon = real_number(value, field)
-    if not 0 < epsilon <= MAX_EPSILON:
-        raise ValidationError(f"{field} must lie in (0, {MAX_EPSILON:g}] (got {value!r})")
-    return epsilon
+def epsilon(value, low=0.0, high=MAX_EPSILON, field="epsilon", *, include_low=False):
+    """An epsilon in (low, high] (or [low, high] with ``include_low``): each family states its range."""
+    number = real_number(value, field)
+    if not ((low <= number if include_low else low < number) and number <= high):
+        interval = f"{'[' if include_low else '('}{low:g}, {high:g}]"
+        raise ValidationError(f"{field} is {fmt(value)}; it must lie in {interval}")
+    return number
+
+
+def integer(value, field, low=1, high=None):
+    """An int in [low, high] (``high=None``: no upper bound); booleans and floats are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValidationError(f"{field} is {fmt(value)}; it must be an integer >= {low}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        rule = f">= {low}" if high is None else f"in {low}..{high}"
+        raise ValidationError(f"{field} is {value}; it must be an integer {rule}")
+    return value
+
+
+def choice(value, field, options):
+    """One of the strings ``options``."""
+    if not (isinstance(value, str) and value in options):
+        raise ValidationError(f"{field} is {fmt(value)}; it must be one of {', '.join(map(repr, options))}")
+    return value
 
 
 def labels_for(labels, size, field="labels"):
@@ -122,17 +155,58 @@ def labels_for(labels, size, field="labels"):
     if labels is None:
         return tuple(range(size))
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
-        raise ValidationError(f"{field} must be a list of strings or integers (got {labels!r})")
-    labels = tuple(labels)
+        raise ValidationError(f"{field} is {fmt(labels)}; it must be a list of strings or integers")
+    labels = tuple(label.item() if isinstance(label, (np.integer, np.str_)) else label for label in labels)
     if len(labels) != size:
-        raise ValidationError(f"{field} has {len(labels)} entries; expected {size}")
-    for position, label in enumerate(labels):
-        if isinstance(label, (np.integer, np.str_)):
-            label = label.item()
+        raise ValidationError(f"{field} has {len(labels)} entries; it must have {size}")
+    for at, label in enumerate(labels):
         if isinstance(label, bool) or not isinstance(label, (str, int)):
-            raise ValidationError(f"{field}[{position}] is {label!r}; labels must be strings or integers")
+            raise ValidationError(f"{field}[{at}] is {fmt(label)}; labels must be strings or integers")
     texts = [str(label) for label in labels]
     if len(set(texts)) != size:
         duplicate = next(label for label in labels if texts.count(str(label)) > 1)
-        raise ValidationError(f"{field} repeats {duplicate!r} (labels are compared as text); labels must be unique")
-    return tuple(label.item() if isinstance(label, np.generic) else label for label in labels)
+        raise ValidationError(f"{field} repeats {duplicate!r}; labels must be unique (they are compared as text)")
+    return labels
+
+
+def _out_of_range(flat, shape, bound, field, offset=0):
+    bad = (flat < 0) | (flat > bound - 1)
+    at = int(np.argmax(bad))
+    value = flat[at]
+    value = int(value) if float(value).is_integer() else value
+    return ValidationError(
+        f"{field} contains {fmt(value)} at position {position(offset + at, shape)}; it must be an index in "
+        f"0..{bound - 1}")
+
+
+def index_array(values, bound, field="values", *, check_range=True):
+    """``values`` as an int64 array of indices in 0..bound-1 (any shape). Integer-valued floats are accepted
+    (a column of a numeric table); booleans, fractions and text are refused, naming the first bad entry.
+    ``check_range=False`` returns integer arrays as given, for a caller that checks the range itself."""
+    array = np.asarray(values)
+    if array.dtype == np.bool_:
+        raise ValidationError(f"{field} has dtype bool; it must hold integer indices in 0..{bound - 1} "
+                              "(convert with .astype(int))")
+    if np.issubdtype(array.dtype, np.floating):
+        flat = array.ravel()
+        bad = ~np.isfinite(flat) | (np.floor(flat) != flat)
+        if bad.any():
+            at = int(np.argmax(bad))
+            raise ValidationError(f"{field} contains {fmt(flat[at])} at position {position(at, array.shape)}; it "
+                                  f"must be an integer index in 0..{bound - 1}")
+        if flat.size and (flat.min() < 0 or flat.max() > bound - 1):
+            raise _out_of_range(flat, array.shape, bound, field)
+        return array.astype(np.int64)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise ValidationError(f"{field} has dtype {array.dtype}; it must hold integer indices in 0..{bound - 1}")
+    if not check_range:  # the caller checks the range (in chunks) and widens
+        return array
+    check_indices(array.ravel(), bound, field, array.shape)
+    return array if array.dtype == np.int64 else array.astype(np.int64)
+
+
+def check_indices(flat, bound, field, shape, offset=0):
+    """Raise unless every entry of the integer vector ``flat`` lies in 0..bound-1 (compared in its own dtype, so
+    a huge unsigned value is not wrapped onto a valid index)."""
+    if flat.size and (flat.min() < 0 or flat.max() > bound - 1):
+        raise _out_of_range(flat, shape, bound, field, offset)

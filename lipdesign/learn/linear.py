@@ -1,5 +1,5 @@
 """LDP empirical risk minimisation: Harmony's mini-batch gradient descent with dimension reduction (seed 000,
-Section 4, Algorithm 4; MATH §9), as scikit-learn-style estimators. Numpy only; scikit-learn is not needed, but
+Section 4, Algorithm 4; docs/math.md §9), as scikit-learn-style estimators. Numpy only; scikit-learn is not needed, but
 the estimators follow its conventions (``get_params`` / ``set_params``, ``fit`` returns ``self``, fitted
 attributes end in ``_``) so that ``sklearn.base.clone`` and ``GridSearchCV`` work when it is installed.
 
@@ -8,7 +8,7 @@ attributes end in ``_``) so that ``sklearn.base.clone`` and ``GridSearchCV`` wor
 - ``LDPLinearSVC``: hinge loss max(0, 1 - y x^T beta), any two classes. Pass the two labels as ``classes=``
   unless they are public anyway: otherwise the set of labels present in y is read outside the LDP guarantee.
 
-Features must lie in [-1, 1]^d (map raw ranges with ``lipdesign.harmony.Range``).
+Features must lie in [-1, 1]^d (map raw ranges with ``lipdesign.Range``).
 
 ``fit`` simulates the protocol on the rows of X, one row per user:
 
@@ -37,23 +37,20 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 
 import numpy as np
 
+from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
-from lipdesign.harmony._base import (
+from lipdesign.mechanisms.rr import one_bit, one_bit_scale
+from lipdesign.mechanisms.sampling import (
     MAX_SEED,
     as_generator,
     implemented_exp,
-    integer_parameter,
-    mechanism_epsilon,
-    one_bit,
-    one_bit_scale,
+    one_bit_epsilon,
     public_seed,
-    unit_values,
 )
-from lipdesign.validation import real_number
+from lipdesign.validation import integer, real_number
 
 __all__ = ["LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "default_batch_size",
            "default_reduced_dim"]
@@ -83,23 +80,11 @@ BATCH_KAPPA = 2.0
 MIN_DEFAULT_ITERATIONS = 10
 
 
-def _number(value, field):
-    """Reject text and booleans before float(): ``real_number`` would read "1" as 1.0."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        shown = value.item() if isinstance(value, np.generic) else value
-        raise ValidationError(f"{field} is {shown!r}; it must be a real number")
-    return value
-
-
-def _epsilon(value):
-    return mechanism_epsilon(_number(value, "epsilon"))
-
-
 def default_reduced_dim(d, n, epsilon, fit_intercept=True):
     """r when ``reduced_dim=None``: the largest r in 1..d with n // default_batch_size(epsilon, r +
     fit_intercept) >= MIN_DEFAULT_ITERATIONS, else 1."""
-    d = integer_parameter(d, "d")
-    n = integer_parameter(n, "n")
+    d = integer(d, "d")
+    n = integer(n, "n")
     extra = 1 if fit_intercept else 0
     best = 1
     for r in range(1, d + 1):  # the batch size grows with r: stop at the first r that leaves too few steps
@@ -112,8 +97,8 @@ def default_reduced_dim(d, n, epsilon, fit_intercept=True):
 def default_batch_size(epsilon, m):
     """|G| when ``batch_size=None``: ceil(BATCH_KAPPA * m * max(1, ln m) * c^2) for m reported gradient entries
     (r, plus 1 with an intercept) and c = (e^eps + 1)/(e^eps - 1)."""
-    c = one_bit_scale(implemented_exp(_epsilon(epsilon)))
-    m = integer_parameter(m, "m")
+    c = one_bit_scale(implemented_exp(one_bit_epsilon(epsilon)))
+    m = integer(m, "m")
     return math.ceil(BATCH_KAPPA * m * max(1.0, math.log(m)) * c * c)
 
 
@@ -196,10 +181,10 @@ class _LDPLinearModel:
 
     # -- validation ----------------------------------------------------------------------------------------
     def _validated_parameters(self, n, d):
-        epsilon = _epsilon(self.epsilon)
-        regularization = real_number(_number(self.regularization, "regularization"), "regularization", low=0.0)
+        epsilon = one_bit_epsilon(self.epsilon)
+        regularization = real_number(self.regularization, "regularization", low=0.0)
         learning_rate = (self._default_learning_rate if self.learning_rate is None
-                         else real_number(_number(self.learning_rate, "learning_rate"), "learning_rate"))
+                         else real_number(self.learning_rate, "learning_rate"))
         if not learning_rate > 0:
             raise ValidationError(f"learning_rate must be > 0 (got {self.learning_rate!r})")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
@@ -207,13 +192,13 @@ class _LDPLinearModel:
         if self.reduced_dim is None:
             r = default_reduced_dim(d, n, epsilon, self.fit_intercept)
         else:
-            r = integer_parameter(self.reduced_dim, "reduced_dim")
+            r = integer(self.reduced_dim, "reduced_dim")
             if r > d:
                 raise ValidationError(f"reduced_dim is {r} but X has {d} feature{'s' if d > 1 else ''}; it must "
                                       f"be at most {d}")
         m = r + bool(self.fit_intercept)
         batch = (default_batch_size(epsilon, m) if self.batch_size is None
-                 else integer_parameter(self.batch_size, "batch_size"))
+                 else integer(self.batch_size, "batch_size"))
         return epsilon, regularization, learning_rate, r, m, batch
 
     def _generator(self):
@@ -233,7 +218,7 @@ class _LDPLinearModel:
             if d < 1:
                 raise ValidationError(f"X has shape {shape}; expected (n, d): one row of d features in "
                                       "[-1, 1] per user")
-        return unit_values(X, d, "X")
+        return Box(d).validate(X, "X")
 
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
@@ -316,8 +301,8 @@ class LDPLinearRegression(_LDPLinearModel):
 
     Parameters (all keyword except epsilon; validated by ``fit``):
 
-    - ``epsilon=1.0``: each user's LDP budget, a real number in the range of the harmony mechanisms
-      (``lipdesign.harmony._base.mechanism_epsilon``: at least 1e-6, at most 10); every user reports once.
+    - ``epsilon=1.0``: each user's LDP budget, a real number in the range of the one-bit mechanism
+      (``lipdesign.mechanisms.sampling.one_bit_epsilon``: at least 1e-6, at most 10); every user reports once.
     - ``regularization=1e-4``: lambda of the regularised loss l + (lambda/2)|alpha|^2 (intercept excluded);
       small, since the noise already keeps the steps from fitting the data too closely.
     - ``reduced_dim=None``: r, the rows of the public projection; None = the largest r <= d that leaves at least
@@ -337,7 +322,7 @@ class LDPLinearRegression(_LDPLinearModel):
     ``reduced_dim_``, ``batch_size_``, ``alpha_`` (the model in the reduced space, intercept last),
     ``n_iter_`` (mini-batches), ``n_users_used_`` (= n_iter_ * batch_size_), ``n_features_in_``.
 
-    Targets y must lie in [-1, 1] (map them with ``lipdesign.harmony.Range``).
+    Targets y must lie in [-1, 1] (map them with ``lipdesign.Range``).
 
     Small n: each user reports one noisy gradient entry, so with few mini-batches (``n_iter_`` below about 50;
     n ~ 5000 for d = 5 at eps = 1, about 20 times more at eps = 0.2) the fitted model varies widely with the
@@ -351,7 +336,7 @@ class LDPLinearRegression(_LDPLinearModel):
     _default_learning_rate = 0.1
 
     def _targets(self, y):
-        return unit_values(y, 1, "y").ravel(), {}
+        return Box(1).validate(y, "y").ravel(), {}
 
     def predict(self, X):
         """x . coef_ + intercept_ for each row of X (features in [-1, 1])."""
@@ -361,7 +346,7 @@ class LDPLinearRegression(_LDPLinearModel):
         """R^2 = 1 - sum (y - prediction)^2 / sum (y - mean y)^2, as scikit-learn (1.0 when y is constant and
         predicted exactly, 0.0 when y is constant and not)."""
         prediction = self.predict(X)
-        y = unit_values(y, 1, "y").ravel()
+        y = Box(1).validate(y, "y").ravel()
         self._check_length(prediction[:, None], y)
         residual = float(np.sum((y - prediction) ** 2))
         total = float(np.sum((y - y.mean()) ** 2))

@@ -1,4 +1,4 @@
-"""Utility: the MSE of the MMSE estimate of f(X) from Y (MATH §4).
+"""Utility: the MSE of the MMSE estimate of f(X) from Y (docs/math.md §4).
 
 An objective is a matrix F whose rows are the functions f estimated together: the histogram uses
 F = I (one indicator per bin, MSEs summed), a weighted sum uses one row of values. For a column q of
@@ -16,7 +16,7 @@ from lipdesign.validation import float_array
 
 @dataclass(frozen=True)
 class Histogram:
-    """Estimate the whole histogram: the MSE is summed over all bins (MATH §4)."""
+    """Estimate the whole histogram: the MSE is summed over all bins (docs/math.md §4)."""
 
     kind = "histogram"
 
@@ -29,7 +29,7 @@ class Histogram:
 
 @dataclass(frozen=True)
 class WeightedSum:
-    """Estimate sum_i f(X_i) with f(x) = values[x] (MATH §4, weighted summation)."""
+    """Estimate sum_i f(X_i) with f(x) = values[x] (docs/math.md §4, weighted summation)."""
 
     values: tuple
     kind = "weighted_sum"
@@ -76,7 +76,7 @@ def gains(columns, prior, objective):
 
 
 def mse(table, prior, objective="histogram"):
-    """Per-user MSE of the MMSE estimate under ``prior`` (MATH §4); ``prior`` may be a Prior."""
+    """Per-user MSE of the MMSE estimate under ``prior`` (docs/math.md §4); ``prior`` may be a Prior."""
     prior = np.asarray(getattr(prior, "probabilities", prior), dtype=float)
     functions = as_objective(objective).functions(prior.size)
     second_moment = float((functions**2 @ prior).sum())

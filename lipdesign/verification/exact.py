@@ -1,7 +1,7 @@
-"""Verification: the tightest epsilon a table actually gives (MATH §3), in floating point or exactly.
+"""Verification: the tightest epsilon a table actually gives (docs/math.md §3), in floating point or exactly.
 
-``verify(mech)`` returns a Certificate with the tightest epsilon, where it is attained (output y, secret
-value g or input pair, and the prior), and pass/fail against the claim. Each table row is read as the
+``verify_table(table, notion, prior)`` returns a Certificate with the tightest epsilon, where it is attained
+(output y, secret value g or input pair, and the prior), and pass/fail against the claim. Each table row is read as the
 distribution a perturber samples: the stored numbers divided by their row sum. ``exact=True`` does this
 in rational arithmetic (every stored float is the rational number it is, fractions.Fraction) and compares
 against a rational lower bound of e^eps, so a pass is a proof about the stored numbers; its reported
@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from lipdesign.errors import ValidationError
-from lipdesign.model import Prior
+from lipdesign.model.prior import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.validation import stochastic_rows
 
@@ -86,7 +86,7 @@ def _dot(a, b):
 
 
 class _Scenarios:
-    """min and max of P . q over the priors a LIP notion enforces (MATH §3): a plain max over listed
+    """min and max of P . q over the priors a LIP notion enforces (docs/math.md §3): a plain max over listed
     priors, a greedy fill for a box or a TV ball intersected with the simplex."""
 
     def __init__(self, notion, prior, exact):
@@ -187,29 +187,28 @@ def check_table(table, k=None):
     given: verification reads the numbers as they are)."""
     table = stochastic_rows(table, "table")
     if k is not None and table.shape[0] != k:
-        raise ValidationError(f"table has {table.shape[0]} rows but the prior has {k} values")
+        raise ValidationError(f"table has {table.shape[0]} rows; it must have one per value of the prior ({k})")
     return table
 
 
-def verify(mechanism_or_table, notion=None, prior=None, *, exact=False):
-    """Certificate of the tightest epsilon (MATH §3) of a Mechanism, or of a table under ``notion``.
+def verify_table(table, notion, prior=None, *, exact=False):
+    """Certificate of the tightest epsilon of ``table`` under ``notion`` (docs/math.md §3); the claim checked is
+    ``notion.epsilon``.
 
-    For a bare table, ``prior`` (a Prior) is needed for LIP notions; the claim checked is
-    ``notion.epsilon``. Floating-point mode passes within FLOAT_SLACK; exact mode has no slack.
+    ``prior`` (a Prior or probabilities) is needed for LIP notions; it is checked against the notion's secret and
+    prior set for sizes only (membership of the design prior in a prior set is a design-time rule). Floating-point
+    mode passes within FLOAT_SLACK; exact mode has no slack and rounds the reported epsilon up.
     """
-    table = getattr(mechanism_or_table, "table", mechanism_or_table)
-    notion = notion if notion is not None else getattr(mechanism_or_table, "notion", None)
-    prior = prior if prior is not None else getattr(mechanism_or_table, "prior", None)
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
-        raise ValidationError(f"verify needs a notion: ld.LIP, ld.LDP or ld.WorstCaseLIP (got {notion!r})")
+        raise ValidationError(f"notion is {notion!r}; verify needs ld.LIP, ld.LDP or ld.WorstCaseLIP")
     if prior is not None and not isinstance(prior, Prior):
         prior = Prior(prior)
     if prior is None:
-        prior = Prior(np.full(np.shape(table)[0], 1.0 / np.shape(table)[0]))
         if isinstance(notion, LIP):
-            raise ValidationError("verify needs the design prior for an LIP notion")
-    if not isinstance(notion, LDP):
-        notion.check(prior)
+            raise ValidationError("prior is None; verifying an LIP notion needs the design prior")
+        size = np.shape(table)[0] if np.ndim(table) == 2 and np.shape(table)[0] else 1
+        prior = Prior(np.full(size, 1.0 / size))
+    notion.check_sizes(prior)
     table = check_table(table, prior.k)
     ratio, worst = tightest(table, notion, prior, exact=exact)
     epsilon = log_upper(ratio) if ratio else 0.0
@@ -218,3 +217,12 @@ def verify(mechanism_or_table, notion=None, prior=None, *, exact=False):
     else:
         passed = epsilon <= notion.epsilon + FLOAT_SLACK
     return Certificate(notion.kind, notion.epsilon, epsilon, bool(passed), exact, worst)
+
+
+def compose(part, parts, claimed_epsilon):
+    """Certificate of ``parts`` sequentially composed mechanisms, each certified by ``part`` (LDP budgets add,
+    docs/math.md §2): epsilon = parts x part.epsilon rounded up, passed against ``claimed_epsilon``."""
+    epsilon = part.epsilon if parts == 1 else math.nextafter(parts * part.epsilon, math.inf)
+    worst = dict(part.worst, parts=parts, part_epsilon=part.epsilon)
+    passed = bool(part.passed) and epsilon <= claimed_epsilon
+    return Certificate(part.notion, claimed_epsilon, epsilon, passed, part.exact, worst)

@@ -1,30 +1,56 @@
-"""Runtime perturbation with a finite table (numpy only).
+"""Randomness as the mechanisms draw it (numpy only; docs/math.md §3).
 
-Table convention (MATH §1): ``Q`` has shape ``(k, n_out)``, ``Q[x, y] = Pr[Y=y | X=x]``, every row sums to 1.
-Inputs ``x`` and outputs ``y`` are integer indices ``0..k-1`` and ``0..n_out-1``; labels are the caller's job.
-
-Sampling uses Walker/Vose alias tables, one per input row, and ONE uniform per value: with ``u`` uniform on
-[0, 1), ``j = floor(u * n_out)`` picks a slot and the fractional part ``u * n_out - j`` is the coin that decides
-between the slot's own output ``j`` (if ``coin < prob[x, j]``) and ``alias[x, j]``. The construction guarantees
-that an output whose table entry is 0 can never be produced (MATH §8 lists "a lie that can equal the truth" and
-"one bucket never reported" among the known bugs; the exact distribution implied by ``prob``/``alias`` is the table
-up to floating-point rounding, see ``TablePerturber.implied_table``).
+- ``as_generator``: ``rng`` is an int seed (reproducible simulation), a ``numpy.random.Generator``, or None for a
+  generator seeded from the operating system's CSPRNG (what a device should use).
+- ``TablePerturber``: sampling from a finite table with Walker/Vose alias tables and ONE uniform per value: with u
+  uniform on [0, 1), ``j = floor(u * n_out)`` picks a slot and the fractional part ``u * n_out - j`` is the coin
+  that decides between the slot's own output j (if ``coin < prob[x, j]``) and ``alias[x, j]``. An output whose
+  table entry is 0 can never be produced (docs/math.md §8 lists "a lie that can equal the truth" and "one bucket
+  never reported" among the known bugs), and ``realized_table`` is the exact distribution ``perturb`` realises on
+  numpy's 2^-53 grid of uniforms.
+- The floating-point margin of the finite mechanisms (``EXP_MARGIN``, ``implemented_exp``), the probability that
+  ``rng.random() < p`` realises (``realized_probability``), and public randomness: seeds (``public_seed``) and a
+  per-user index hashed from a user id (``public_index``).
+- ``structured_reports`` and ``sign_field``: the checks every structured report array goes through.
 """
 
-from __future__ import annotations
-
+import math
 import numbers
 import secrets
 
 import numpy as np
 
 from lipdesign.errors import ValidationError
-from lipdesign.validation import stochastic_rows
-
-__all__ = ["TablePerturber", "as_generator", "counts", "index_array", "validate_table"]
+from lipdesign.validation import check_indices, epsilon, fmt, index_array, integer, stochastic_rows
 
 #: Values processed per chunk: 2**16 values keep every temporary (8 bytes each) in the L2 cache.
 DEFAULT_CHUNK = 2**16
+
+#: Every finite mechanism with a flip probability runs at e^eps * (1 - EXP_MARGIN) instead of e^eps. Its
+#: probabilities are computed in floating point and sampled as ``rng.random() < p``, which realises
+#: ceil(p 2^53) / 2^53: absolute errors of about 2^-53, relative errors up to 2^-53 (e^eps + 1) in a flip
+#: probability 1/(e^eps + 1). The margin covers them with room to spare for every epsilon up to
+#: ONE_BIT_MAX_EPSILON (2^-53 e^10 = 2.4e-12), so the numbers a sampler really uses satisfy the claim in exact
+#: rational arithmetic; the cost in variance is about 1e-10 relative (docs/math.md §3).
+EXP_MARGIN = 1e-10
+
+#: Epsilon range of the mechanisms whose smallest probability is a flip 1/(e^eps + 1) computed in floating point
+#: (one-bit, Duchi, Harmony's numeric, categorical and mixed mechanisms, Piecewise, Hybrid, OUE, OLH, Hadamard;
+#: Laplace shares it): below 1e-6, e^eps - 1 is too close to the margin and to rounding for the scale
+#: c = (e^eps + 1)/(e^eps - 1) to be accurate; above 10 the 2^-53 resolution of the sampler is no longer small
+#: against the flip probability, and e^10 ~ 22000 is no meaningful local privacy anyway.
+ONE_BIT_MIN_EPSILON = 1e-6
+ONE_BIT_MAX_EPSILON = 10.0
+
+
+
+def one_bit_epsilon(value):
+    """An epsilon in [ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON], the range of the flip-probability mechanisms."""
+    return epsilon(value, ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON, include_low=True)
+
+
+#: Seeds of public randomness are integers in [0, 2**63).
+MAX_SEED = 2**63
 
 
 def as_generator(rng=None) -> np.random.Generator:
@@ -52,64 +78,6 @@ def as_generator(rng=None) -> np.random.Generator:
     raise ValidationError(
         f"rng is {rng!r} of type {type(rng).__name__}; "
         "must be None, a non-negative int seed or a numpy.random.Generator"
-    )
-
-
-def validate_table(table, name: str = "table") -> np.ndarray:
-    """Return ``table`` as a float64 ``(k, n_out)`` array, or raise ``ValidationError`` (MATH §1): finite,
-    >= 0, every row summing to 1 within 1e-9 (``lipdesign.validation.stochastic_rows``)."""
-    return stochastic_rows(table, name)
-
-
-def fmt(v) -> str:
-    """A number as it should appear in an error message: ``7``, ``1.5``, ``nan`` (no ``np.float64(...)``)."""
-    if isinstance(v, (np.integer, int)) and not isinstance(v, (bool, np.bool_)):
-        return str(int(v))
-    if isinstance(v, (np.floating, float)):
-        return repr(float(v))
-    return repr(v)
-
-
-def _position(flat_index: int, shape: tuple) -> str:
-    if len(shape) <= 1:
-        return str(flat_index)
-    return str(tuple(int(i) for i in np.unravel_index(flat_index, shape)))
-
-
-def _as_index_array(values, bound: int, name: str) -> np.ndarray:
-    """Return ``values`` as an integer ndarray (no range check yet); reject non-integer input."""
-    arr = np.asarray(values)
-    if arr.dtype == np.bool_:
-        raise ValidationError(
-            f"{name} has dtype bool; must be integer indices in 0..{bound - 1} (convert with .astype(int))"
-        )
-    if np.issubdtype(arr.dtype, np.integer):
-        return arr
-    if np.issubdtype(arr.dtype, np.floating):
-        flat = arr.ravel()
-        bad = ~np.isfinite(flat) | (np.floor(flat) != flat)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ValidationError(
-                f"{name} contains {fmt(flat[i])} at position {_position(i, arr.shape)}; "
-                f"must be an integer index in 0..{bound - 1}"
-            )
-        lo, hi = (flat.min(), flat.max()) if flat.size else (0, 0)
-        if lo < 0 or hi > bound - 1:
-            _raise_out_of_range(flat, arr.shape, bound, name)
-        return arr.astype(np.int64)
-    raise ValidationError(
-        f"{name} has dtype {arr.dtype}; must be an array of integer indices in 0..{bound - 1}"
-    )
-
-
-def _raise_out_of_range(flat: np.ndarray, shape: tuple, bound: int, name: str, offset: int = 0):
-    bad = (flat < 0) | (flat > bound - 1)
-    i = int(np.argmax(bad))
-    v = flat[i]
-    v = int(v) if float(v).is_integer() else v
-    raise ValidationError(
-        f"{name} contains {fmt(v)} at position {_position(offset + i, shape)}; must be an index in 0..{bound - 1}"
     )
 
 
@@ -150,7 +118,7 @@ def _alias_row(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class TablePerturber:
-    """Perturb integer inputs with a validated table ``Q`` (MATH §1) using per-row alias tables.
+    """Perturb integer inputs with a validated table ``Q`` (docs/math.md §1) using per-row alias tables.
 
     ``TablePerturber(table).perturb(values, rng)`` returns an int64 array of the same shape as ``values`` with
     ``out[i] ~ Q[values[i], :]``, independently. Attributes: ``table`` (float64 copy), ``k``, ``n_out``,
@@ -158,11 +126,9 @@ class TablePerturber:
     """
 
     def __init__(self, table, chunk_size: int = DEFAULT_CHUNK):
-        self.table = validate_table(table)
+        self.table = stochastic_rows(table, "table")
         self.k, self.n_out = self.table.shape
-        if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
-            raise ValidationError(f"chunk_size is {fmt(chunk_size)}; must be a positive int")
-        self.chunk_size = int(chunk_size)
+        self.chunk_size = integer(chunk_size, "chunk_size")
         prob = np.empty((self.k, self.n_out), dtype=np.float64)
         alias = np.empty((self.k, self.n_out), dtype=np.int64)
         for x in range(self.k):
@@ -224,7 +190,7 @@ class TablePerturber:
         chunks of ``chunk_size`` without per-value Python loops; deterministic for a given seed (the chunk size
         does not change the result, since each double consumes exactly one draw of the bit generator).
         """
-        arr = _as_index_array(values, self.k, "values")
+        arr = index_array(values, self.k, "values", check_range=False)
         gen = as_generator(rng)
         flat = arr.ravel()
         size = flat.size
@@ -244,8 +210,7 @@ class TablePerturber:
         for start in range(0, size, step):
             xs = flat[start : start + step]
             m = xs.size
-            if xs.min() < 0 or xs.max() > self.k - 1:
-                _raise_out_of_range(xs, arr.shape, self.k, "values", offset=start)
+            check_indices(xs, self.k, "values", arr.shape, offset=start)
             u, jj, cc, ii, pp, tt = buf[:m], j[:m], coin[:m], idx[:m], pbuf[:m], take[:m]
             gen.random(out=u)
             np.multiply(u, n_out, out=u)
@@ -269,23 +234,78 @@ class TablePerturber:
         return f"TablePerturber(k={self.k}, n_out={self.n_out})"
 
 
-def index_array(values, bound: int, name: str = "values") -> np.ndarray:
-    """``values`` as an int64 array of indices in ``0..bound-1`` (any shape), or ``ValidationError`` naming the
-    first offending entry, its position and the rule."""
-    arr = _as_index_array(values, bound, name)
-    flat = arr.ravel()
-    if flat.size and (flat.min() < 0 or flat.max() > bound - 1):
-        _raise_out_of_range(flat, arr.shape, bound, name)
-    return arr.astype(np.int64, copy=False)
+def implemented_exp(epsilon):
+    """The e^eps a finite mechanism uses: slightly below the true e^eps (see EXP_MARGIN)."""
+    return math.exp(epsilon) * (1.0 - EXP_MARGIN)
 
 
-def counts(reports, n_out: int) -> np.ndarray:
-    """Histogram of ``reports`` (integer outputs in 0..n_out-1, any shape): int64 array of length ``n_out``.
+def realized_probability(probability):
+    """Pr[rng.random() < p] exactly: numpy's random() is k / 2^53, so it is ceil(p 2^53) / 2^53 (a double)."""
+    return np.ceil(np.asarray(probability, dtype=float) * 2.0**53) / 2.0**53
 
-    The estimators in ``lipdesign.runtime.estimate`` take these counts (MATH §4, §8).
+
+def public_seed(seed, field="seed"):
+    """A seed of public randomness: an int in [0, 2**63); ``None`` draws a fresh one from the OS CSPRNG (it is
+    stored with the mechanism and exported, since the server needs it)."""
+    if seed is None:
+        return secrets.randbits(63)
+    return integer(seed, field, low=0, high=MAX_SEED - 1)
+
+
+def public_index(seed, user_ids, size):
+    """Public randomness: a uniform index in 0..size-1 per user id, derived from ``seed`` and the id by the
+    SplitMix64 finaliser (Steele, Lea, Flood 2014), so the server recomputes it from the id alone.
+
+    ``user_ids``: non-negative integers below 2**63. Vectorised; the result is int64.
     """
-    if isinstance(n_out, bool) or not isinstance(n_out, numbers.Integral) or n_out < 1:
-        raise ValidationError(f"n_out is {fmt(n_out)}; must be a positive int")
-    n_out = int(n_out)
-    flat = index_array(reports, int(n_out), "reports").ravel()
-    return np.bincount(flat, minlength=int(n_out)).astype(np.int64, copy=False)
+    ids = np.asarray(user_ids)
+    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValidationError(f"user_ids has dtype {ids.dtype} and shape {ids.shape}; user_ids must be a "
+                              "non-empty vector of integers")
+    if ids.min() < 0:
+        raise ValidationError(f"user_ids contains {fmt(ids.min())}; user ids must be non-negative integers")
+    with np.errstate(over="ignore"):
+        z = ids.astype(np.uint64) + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    # Multiply-shift maps the 64-bit hash to 0..size-1 with bias below size / 2**32.
+    return ((z >> np.uint64(32)) * np.uint64(size) >> np.uint64(32)).astype(np.int64)
+
+
+def structured_reports(reports, dtype):
+    """Check that ``reports`` is a vector of records with exactly the fields of ``dtype`` (in any order; another
+    mechanism's reports, with other or extra fields, are refused), each a scalar integer, as a ``perturb``
+    returns them. An empty vector is allowed (an empty partition aggregates to zero)."""
+    fields = getattr(getattr(reports, "dtype", None), "names", None)
+    if not isinstance(reports, np.ndarray) or fields is None or set(fields) != set(dtype.names):
+        got = f"dtype {reports.dtype}" if isinstance(reports, np.ndarray) else f"type {type(reports).__name__}"
+        raise ValidationError(f"reports has {got}; it must be a numpy structured array with exactly the fields "
+                              f"{', '.join(dtype.names)} (dtype {dtype}), as perturb returns")
+    for name in dtype.names:
+        field = reports.dtype.fields[name][0]
+        if field.shape != () or field.kind not in "iu":
+            raise ValidationError(f"reports['{name}'] has dtype {field}; every field of the reports must be a "
+                                  f"scalar integer (perturb returns {dtype[name]})")
+    if reports.ndim != 1:
+        raise ValidationError(f"reports has shape {reports.shape}; it must be a vector of reports")
+    return reports
+
+
+def sign_field(reports):
+    """``reports['sign']`` as int64, refusing any value other than -1 and +1 (compared in the field's own
+    dtype: casting a huge unsigned value first would wrap it onto -1)."""
+    sign = reports["sign"]
+    bad = np.flatnonzero(sign != 1 if sign.dtype.kind == "u" else (sign != 1) & (sign != -1))
+    if bad.size:
+        raise ValidationError(f"reports['sign'][{bad[0]}] is {fmt(sign[bad[0]])}; every sign must be -1 or +1")
+    return sign.astype(np.int64)
+
+
+def index_reports(reports, bound):
+    """Reports that are output indices (GRR, Hadamard, designed tables): an int64 vector in 0..bound-1, possibly
+    empty."""
+    reports = index_array(reports, bound, "reports")
+    if reports.ndim != 1:
+        raise ValidationError(f"reports has shape {reports.shape}; it must be a vector of reports")
+    return reports

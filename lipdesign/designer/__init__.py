@@ -1,0 +1,12 @@
+"""Design: the MSE-optimal table for a prior, a notion and an objective (docs/math.md §5, §6).
+
+``design`` (in ``designer.design``), the extreme-ray builders (``designer.rays``) and the exact repair of the stored
+numbers (``designer.repair``); the numerical back-ends are in the top-level ``solvers`` package, which knows no
+privacy words. Needs scipy (HiGHS).
+"""
+
+from lipdesign.designer.design import FAMILIES, baseline_mses, design
+from lipdesign.designer.rays import MAX_RAYS, extreme_rays
+from lipdesign.designer.repair import exact_repair
+
+__all__ = ["FAMILIES", "MAX_RAYS", "baseline_mses", "design", "exact_repair", "extreme_rays"]

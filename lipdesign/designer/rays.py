@@ -1,0 +1,53 @@
+"""Extreme rays of a notion's column cone, built directly where their form is known (docs/math.md §5)."""
+
+import math
+
+import numpy as np
+
+from lipdesign.errors import ProblemTooLargeError
+from lipdesign.notions import LDP, LIP, WorstCaseLIP
+from solvers.rays import EnumerationLimitError, box_slice_vertices, cone_extreme_rays, staircase_rays
+
+#: Default cap on the number of extreme rays handed to the LP.
+MAX_RAYS = 200_000
+#: Caps on the double description method (its cost grows with the square of its intermediate rays).
+MAX_DD_RAYS = 20_000
+DD_TIME_LIMIT = 30.0
+#: Largest k of a double description enumeration (a latent secret or a prior set).
+MAX_DD_K = 16
+
+
+def extreme_rays(prior, notion, max_rays):
+    """(rays, description): the extreme rays of the column cone of ``notion`` at ``prior``, one per row.
+
+    LDP (and worst-case LIP without a secret): the 2^k - 2 staircases {1, e^eps}^k; LIP with G = X: the vertices
+    of the box slice [e^-eps, e^eps]^k cut by P.q = 1; otherwise a double description enumeration. Raises
+    ProblemTooLargeError before the expensive work when more than ``max_rays`` rays would be needed.
+    """
+    k, e = prior.k, math.exp(notion.epsilon)
+    if isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and notion.secret is None:
+        if 2**k - 2 > max_rays:
+            raise ProblemTooLargeError(
+                f"k is {k}; exact LDP design needs 2^k - 2 = {2**k - 2} extreme rays (limit max_rays={max_rays})")
+        return staircase_rays(k, e), "LDP staircase rays {1, e^eps}^k (docs/math.md §5)"
+    if isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None:
+        if k * 2 ** (k - 1) > 16 * max_rays:
+            raise ProblemTooLargeError(
+                f"k is {k}; exact LIP design would examine k 2^(k-1) = {k * 2 ** (k - 1)} candidate rays "
+                f"(limit max_rays={max_rays})")
+        vertices = box_slice_vertices(prior.probabilities, np.full(k, 1 / e), np.full(k, e))
+        if len(vertices) > max_rays:
+            raise ProblemTooLargeError(
+                f"k is {k}; exact LIP design needs {len(vertices)} extreme rays (limit max_rays={max_rays})")
+        return vertices / vertices.sum(axis=1, keepdims=True), "LIP box-slice vertices (docs/math.md §5)"
+    rows = notion.constraint_rows(prior)
+    if k > MAX_DD_K:
+        raise ProblemTooLargeError(f"k is {k}; exact design with a latent secret or a prior set is limited to "
+                                   f"k <= {MAX_DD_K}")
+    try:
+        rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS), time_limit=DD_TIME_LIMIT)
+    except EnumerationLimitError as error:  # too many rays, too long, or numerical trouble
+        raise ProblemTooLargeError(
+            f"k is {k}; exact {notion.kind} design with {len(rows)} cone constraints is too large for extreme-ray "
+            f"enumeration ({error}); use fewer values, fewer prior-set vertices or a smaller secret") from None
+    return rays, f"double description over {len(rows)} cone constraints (docs/math.md §5)"

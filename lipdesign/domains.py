@@ -1,0 +1,230 @@
+"""Input domains: what a mechanism accepts, checked in this one place (docs/math.md §1).
+
+Every mechanism carries one (``mechanism.input_domain``), as OpenDP's measurements carry theirs:
+
+- ``Categorical(k, labels)``: one value per user out of k, given as labels or as indices 0..k-1;
+- ``Box(d)``: one row of d numbers in [-1, 1] per user (map raw ranges with ``lipdesign.Range``);
+- ``MixedTuple(attributes)``: one row per user, column j numeric in [-1, 1] or a category index.
+
+``validate(values)`` returns the canonical array (or raises ValidationError naming the entry), ``sample(n, rng)``
+draws a built-in population, ``truth(values)`` is what a frequency or mean estimate targets for that population
+and ``names()`` names its entries. Numpy only.
+"""
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.validation import (
+    check_indices,
+    float_array,
+    fmt,
+    index_array,
+    integer,
+    labels_for,
+    probability_vector,
+)
+
+#: Standard deviation of the built-in numeric population (normal, clipped to [-1, 1]).
+POPULATION_SD = 0.4
+
+
+def _check_generator(rng):
+    if not isinstance(rng, np.random.Generator):
+        raise ValidationError(f"rng is {fmt(rng)}; sample needs a numpy.random.Generator")
+    return rng
+
+
+class Categorical:
+    """One of k values per user. ``labels`` (default 0..k-1) are what users pass; ``frequencies`` (default
+    Zipf(1)) is the distribution ``sample`` draws from."""
+
+    kind = "categorical"
+
+    def __init__(self, k, labels=None, frequencies=None):
+        self.k = integer(k, "k", low=1)
+        self.labels = labels_for(labels, self.k)
+        self.frequencies = None if frequencies is None else probability_vector(frequencies, "frequencies",
+                                                                               length=self.k)
+        self._integer_labels = all(isinstance(label, int) for label in self.labels) and \
+            self.labels != tuple(range(self.k))
+
+    def validate(self, values, field="values"):
+        """Indices 0..k-1 (int64 vector) of ``values``: labels, or integer indices (unless the labels are integers
+        other than 0..k-1, which are then read as labels)."""
+        array = np.asarray(values)
+        if array.ndim != 1:
+            raise ValidationError(f"{field} has shape {array.shape}; it must be a vector, one value per user")
+        if array.size == 0:
+            raise ValidationError(f"{field} is empty; it must hold at least one value")
+        if array.dtype.kind in "US" or array.dtype == object or (self._integer_labels and array.dtype.kind in "iu"):
+            return self._label_indices(array, field)
+        return index_array(array, self.k, field)
+
+    def _label_indices(self, array, field):
+        keys = np.array(self.labels, dtype=object)
+        order = np.argsort(keys.astype(str))
+        sorted_keys = keys[order].astype(str)
+        try:
+            text = array.astype(str)
+        except (TypeError, ValueError):
+            raise ValidationError(f"{field} is {fmt(array)}; it must hold labels or integer indices") from None
+        at = np.clip(np.searchsorted(sorted_keys, text), 0, self.k - 1)
+        unknown = np.flatnonzero(sorted_keys[at] != text)
+        if unknown.size:
+            raise ValidationError(f"{field}[{unknown[0]}] is {str(text[unknown[0]])!r}; it must be one of the "
+                                  f"labels {list(self.labels)}")
+        return order[at]
+
+    def sample(self, n, rng):
+        """n indices drawn from ``frequencies`` (Zipf(1) over 0..k-1 when not given)."""
+        weights = self.frequencies if self.frequencies is not None else 1.0 / np.arange(1, self.k + 1)
+        return _check_generator(rng).choice(self.k, size=integer(n, "n"), p=weights / weights.sum())
+
+    def truth(self, values):
+        """The frequency of each value among ``values`` (what a frequency estimate targets)."""
+        indices = self.validate(values)
+        return np.bincount(indices, minlength=self.k) / indices.size
+
+    def names(self):
+        return [f"frequency[{label}]" for label in self.labels]
+
+    def to_dict(self):
+        return {"kind": self.kind, "k": self.k, "labels": list(self.labels)}
+
+    def __eq__(self, other):
+        return isinstance(other, Categorical) and (self.k, self.labels) == (other.k, other.labels)
+
+    def __hash__(self):
+        return hash((self.kind, self.k, self.labels))
+
+    def __repr__(self):
+        return f"Categorical(k={self.k})"
+
+
+class Box:
+    """One row of d numbers in [-1, 1] per user; a vector is accepted when d == 1."""
+
+    kind = "box"
+
+    def __init__(self, d):
+        self.d = integer(d, "d", low=1)
+
+    def validate(self, values, field="values"):
+        """``values`` as a float (n, d) array with every entry in [-1, 1]."""
+        try:
+            flat = self.d == 1 and np.ndim(values) == 1
+        except ValueError:  # a ragged nested list; float_array names the problem
+            flat = False
+        array = float_array(values, field, 1 if flat else 2)
+        array = array.reshape(-1, 1) if flat else array
+        if array.shape[1] != self.d:
+            raise ValidationError(f"{field} has shape {array.shape}; it must have shape (n, {self.d}), one row of "
+                                  f"{self.d} value{'s' if self.d > 1 else ''} in [-1, 1] per user")
+        outside = np.flatnonzero(np.abs(array.ravel()) > 1.0)
+        if outside.size:
+            row, column = np.unravel_index(outside[0], array.shape)
+            raise ValidationError(f"{field}[{row}, {column}] is {fmt(array[row, column])}; every value must lie in "
+                                  "[-1, 1] (map raw ranges with lipdesign.Range(low, high).to_unit)")
+        return array
+
+    def sample(self, n, rng):
+        """Coordinate j ~ N(mu_j, POPULATION_SD) clipped to [-1, 1], the means spread over [-0.5, 0.5]."""
+        return np.column_stack([numeric_column(integer(n, "n"), j, self.d, _check_generator(rng))
+                                for j in range(self.d)])
+
+    def truth(self, values):
+        """The mean of each coordinate (what a mean estimate targets)."""
+        return self.validate(values).mean(axis=0)
+
+    def names(self):
+        return [f"mean[{j}]" for j in range(self.d)]
+
+    def to_dict(self):
+        return {"kind": self.kind, "d": self.d}
+
+    def __eq__(self, other):
+        return isinstance(other, Box) and self.d == other.d
+
+    def __hash__(self):
+        return hash((self.kind, self.d))
+
+    def __repr__(self):
+        return f"Box(d={self.d})"
+
+
+def numeric_column(n, position, count, rng):
+    """Column ``position`` of ``count`` of the built-in numeric population."""
+    mean = 0.3 if count == 1 else -0.5 + position / (count - 1)
+    return np.clip(rng.normal(mean, POPULATION_SD, n), -1.0, 1.0)
+
+
+class MixedTuple:
+    """One row per user: ``attributes[j]`` is "numeric" (a value in [-1, 1]) or an int k >= 2 (a category index
+    0..k-1, given as a number in the row)."""
+
+    kind = "mixed"
+
+    def __init__(self, attributes):
+        if not isinstance(attributes, (list, tuple)):
+            raise ValidationError(f"attributes is {fmt(attributes)}; it must be a list of 'numeric' or category "
+                                  "counts k >= 2, in column order")
+        if not attributes:
+            raise ValidationError("attributes is empty; a tuple needs at least one attribute")
+        parsed = []
+        for j, attribute in enumerate(attributes):
+            if isinstance(attribute, str) and attribute == "numeric":
+                parsed.append("numeric")
+            elif isinstance(attribute, str):
+                raise ValidationError(f"attributes[{j}] is {attribute!r}; each attribute must be 'numeric' or an int "
+                                      "k >= 2 (a categorical attribute with k categories)")
+            else:
+                parsed.append(integer(attribute, f"attributes[{j}]", low=2))
+        self.attributes = tuple(parsed)
+        self.d = len(self.attributes)
+
+    def validate(self, values, field="values"):
+        """A list of d columns: float in [-1, 1] for a numeric attribute, int64 indices for a categorical one."""
+        array = float_array(values, field, 2)
+        if array.shape[1] != self.d:
+            raise ValidationError(f"{field} has shape {array.shape}; it must have shape (n, {self.d}), one column "
+                                  "per attribute")
+        columns = []
+        for j, (column, attribute) in enumerate(zip(array.T, self.attributes)):
+            name = f"{field}[:, {j}]"
+            if attribute == "numeric":
+                columns.append(Box(1).validate(column, name)[:, 0])
+            else:
+                columns.append(index_array(column, attribute, name))
+        return columns
+
+    def sample(self, n, rng):
+        n, rng = integer(n, "n"), _check_generator(rng)
+        return np.column_stack([numeric_column(n, j, self.d, rng) if attribute == "numeric"
+                                else Categorical(attribute).sample(n, rng)
+                                for j, attribute in enumerate(self.attributes)])
+
+    def truth(self, values):
+        """Per attribute, the mean (numeric) or the frequencies (categorical)."""
+        return [float(column.mean()) if attribute == "numeric" else np.bincount(column, minlength=attribute) / column.size
+                for column, attribute in zip(self.validate(values), self.attributes)]
+
+    def names(self):
+        names = []
+        for j, attribute in enumerate(self.attributes):
+            names += [f"mean[{j}]"] if attribute == "numeric" else [f"frequency[{j}][{v}]" for v in range(attribute)]
+        return names
+
+    def to_dict(self):
+        return {"kind": self.kind, "attributes": list(self.attributes)}
+
+    def __eq__(self, other):
+        return isinstance(other, MixedTuple) and self.attributes == other.attributes
+
+    def __hash__(self):
+        return hash((self.kind, self.attributes))
+
+    def __repr__(self):
+        return f"MixedTuple({list(self.attributes)})"
+
+
+__all__ = ["Box", "Categorical", "MixedTuple", "check_indices"]

@@ -1,0 +1,169 @@
+"""Reading and writing mechanisms: ONE versioned envelope for every family (docs/math.md §3).
+
+Written (``save``, ``Mechanism.to_json``): ``format: "lipdesign.mechanism"``, ``format_version: 2``, the ``family``
+id, the constructor ``parameters`` (seeds of public randomness included), the ``guarantee`` (notion, epsilon, what
+it rests on, the exactly verified epsilons) and, for designed tables, the design ``provenance``.
+
+Read (``load``): that envelope, and the two of lipdesign 0.1.0 (``"lipdesign.mechanism"`` version 1 for designed
+tables, ``"lipdesign.harmony"`` version 1 for the fixed mechanisms, whose Python class names map to family ids
+here). Every document is validated against its schema, rebuilt, and its guarantee RE-VERIFIED exactly wherever the
+output space is finite; a table that breaks its claim, a stored epsilon below the verified one, a claim that does
+not match the family, and a missing seed of public randomness are refused. No pickle anywhere.
+"""
+
+import math
+
+import numpy as np
+
+from lipdesign.errors import FormatError, LipdesignError, VerificationError
+from lipdesign.io.schema import read_json, validate_document
+from lipdesign.mechanisms.base import FORMAT, FORMAT_VERSION
+from lipdesign.mechanisms.numeric import FLOAT_GUARANTEE
+from lipdesign.mechanisms.registry import family_class
+from lipdesign.mechanisms.table import TableMechanism
+from lipdesign.model import Prior
+from lipdesign.notions import notion_from_dict
+from lipdesign.objectives import as_objective
+
+#: The envelope of lipdesign 0.1.0's fixed mechanisms (read only).
+LEGACY_HARMONY_FORMAT = "lipdesign.harmony"
+
+#: lipdesign 0.1.0 named a fixed mechanism by its Python class in ``lipdesign.harmony``; these are their families.
+LEGACY_CLASS_NAMES = {"Laplace": "laplace", "Duchi": "duchi", "HarmonyNumeric": "harmony-numeric",
+                      "Piecewise": "piecewise", "Hybrid": "hybrid", "GRR": "grr", "OUE": "oue", "OLH": "olh",
+                      "HadamardResponse": "hadamard", "HarmonyCategorical": "harmony-categorical",
+                      "HarmonyMixed": "harmony-mixed"}
+
+#: The ``guarantee`` string of a finite mechanism in a "lipdesign.harmony" document.
+LEGACY_EXACT_GUARANTEE = "exact verification of the privacy table"
+
+#: A stored MSE must match the one recomputed from the stored table within these tolerances.
+MSE_RTOL, MSE_ATOL = 1e-9, 1e-12
+
+
+def save(mechanism, path):
+    """Write ``mechanism``'s envelope to ``path`` (the same as ``mechanism.to_json(path)``)."""
+    mechanism.to_json(path)
+
+
+def load(path):
+    """The mechanism in ``path`` (any envelope this version reads), re-verified (see the module docstring)."""
+    return mechanism_from_dict(read_json(path), str(path))
+
+
+def mechanism_from_dict(document, source="document"):
+    """Rebuild and re-verify the mechanism of an envelope (``load`` for a document already parsed)."""
+    kind = document.get("format") if isinstance(document, dict) else None
+    if kind not in (FORMAT, LEGACY_HARMONY_FORMAT):
+        raise FormatError(f"{source}: not a lipdesign mechanism (format must be {FORMAT!r} or, from lipdesign "
+                          f"0.1.0, {LEGACY_HARMONY_FORMAT!r})")
+    version = document.get("format_version")
+    if kind == FORMAT and version == FORMAT_VERSION:
+        return _current(document, source)
+    if version == 1:
+        return _legacy_table(document, source) if kind == FORMAT else _legacy_fixed(document, source)
+    readable = f"{FORMAT_VERSION} and 1" if kind == FORMAT else "1"
+    raise FormatError(f"{source}: format_version {version!r} is not supported (this lipdesign reads {kind!r} "
+                      f"version {readable})")
+
+
+def _rebuilt(build, source):
+    """Run ``build``: a broken claim stays a VerificationError, any other refusal becomes a FormatError."""
+    try:
+        return build()
+    except VerificationError as error:
+        raise VerificationError(f"{source}: {error}") from None
+    except LipdesignError as error:
+        raise FormatError(f"{source}: parameters: {error}") from None
+    except TypeError as error:
+        raise FormatError(f"{source}: parameters do not fit: {error}") from None
+
+
+def _check_public_seed(mechanism, parameters, source):
+    if mechanism.parameters().get("seed") is not None and parameters.get("seed") is None:
+        raise FormatError(f"{source}: parameters.seed is missing; {type(mechanism).__name__} uses public randomness "
+                          "and the server needs the exported seed (a fresh one would silently change the projection "
+                          "or hash)")
+
+
+def _check_epsilons(mechanism, stored, source):
+    """Refuse a finite mechanism whose claim fails, and any stored epsilon below the verified one."""
+    if mechanism.finite and not mechanism.verify().passed:
+        certificate = mechanism.verify()
+        raise VerificationError(f"{source}: {type(mechanism).__name__} is not {certificate.notion} with "
+                                f"eps={certificate.claimed_epsilon:g}: its tightest epsilon is "
+                                f"{certificate.epsilon:.12g} (exact verification)")
+    actual = mechanism.verified_epsilons()
+    for name, value in stored.items():
+        if name not in actual:
+            raise FormatError(f"{source}: verified_epsilons.{name} is {value!r}, but {type(mechanism).__name__} "
+                              f"verifies only {sorted(actual) or 'nothing (continuous output)'}")
+    for name, value in actual.items():
+        written = stored.get(name, 0.0)
+        written = math.inf if written is None else written
+        if written < value:
+            raise VerificationError(f"{source}: verified_epsilons.{name} is {stored.get(name)!r} but exact "
+                                    f"verification gives {value!r}; the file understates epsilon")
+
+
+def _current(document, source):
+    validate_document(document, "mechanism", source)
+    try:
+        cls = family_class(document["family"])
+    except LipdesignError as error:
+        raise FormatError(f"{source}: {error}") from None
+    parameters = document["parameters"]
+    mechanism = _rebuilt(lambda: cls.from_parameters(parameters, provenance=document.get("provenance")), source)
+    _check_public_seed(mechanism, parameters, source)
+    stored, actual = document["guarantee"], mechanism.guarantee.to_dict()
+    for field in ("notion", "epsilon", "basis"):
+        if stored[field] != actual[field]:
+            raise FormatError(f"{source}: guarantee.{field} is {stored[field]!r}; {cls.__name__} with these "
+                              f"parameters has {actual[field]!r}")
+    _check_epsilons(mechanism, stored["verified_epsilons"], source)
+    return mechanism
+
+
+def _legacy_table(document, source):
+    """A designed table written by lipdesign 0.1.0 (``family: "rr"``, design provenance under ``certificate``)."""
+    validate_document(document, "mechanism", source, version=1)
+    try:
+        prior = Prior.from_dict(document["prior"])
+        notion = notion_from_dict(document["notion"])
+        objective = as_objective(document["objective"])
+    except LipdesignError as error:
+        raise FormatError(f"{source}: {error}") from None
+    provenance = {**document.get("certificate", {}), "baselines": document.get("baselines", {})}
+    mechanism = _rebuilt(lambda: TableMechanism(document["table"], notion, prior, objective, provenance=provenance),
+                         source)
+    _check_epsilons(mechanism, document["verified_epsilons"], source)
+    if not np.isclose(mechanism.mse, document["mse"], rtol=MSE_RTOL, atol=MSE_ATOL):
+        raise FormatError(f"{source}: mse is {document['mse']!r} but the stored table gives {mechanism.mse!r}")
+    return mechanism
+
+
+def _legacy_fixed(document, source):
+    """A mechanism of lipdesign 0.1.0's ``lipdesign.harmony`` (class name, parameters, guarantee string)."""
+    validate_document(document, "harmony", source, version=1)
+    name = document["mechanism"]
+    if name not in LEGACY_CLASS_NAMES:
+        raise FormatError(f"{source}: mechanism: {name!r} is not a lipdesign.harmony mechanism "
+                          f"(known: {', '.join(sorted(LEGACY_CLASS_NAMES))})")
+    cls = family_class(LEGACY_CLASS_NAMES[name])
+    parameters = document["parameters"]
+    mechanism = _rebuilt(lambda: cls.from_parameters(parameters), source)
+    _check_public_seed(mechanism, parameters, source)
+    expected = LEGACY_EXACT_GUARANTEE if mechanism.finite else FLOAT_GUARANTEE
+    if document["guarantee"] != expected:
+        space = "finite" if mechanism.finite else "continuous"
+        raise FormatError(f"{source}: guarantee is {document['guarantee']!r}; {name} has a {space} output space, its "
+                          f"guarantee is {expected!r}")
+    if mechanism.finite:
+        stored = document["verified_epsilon"]
+        if stored is None:  # version 1 wrote null only for a continuous output space
+            raise VerificationError(f"{source}: verified_epsilon is None but exact verification gives "
+                                    f"{mechanism.verify().epsilon!r}; the file understates epsilon")
+        _check_epsilons(mechanism, {"claimed": stored}, source)
+    elif document["verified_epsilon"] is not None:
+        raise FormatError(f"{source}: verified_epsilon must be null for {name} (continuous output space)")
+    return mechanism

@@ -1,0 +1,34 @@
+"""Mechanisms on the one contract (``lipdesign.mechanisms.base``): perturb, aggregate, estimate, numpy only.
+
+One module per family: ``table`` (designed and loaded tables), ``rr`` (binary randomized response, GRR), ``unary``
+(OUE), ``hashing`` (OLH), ``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
+``numeric`` (Laplace, Duchi, Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's
+mixed tuples); ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
+the mergeable sufficient statistics, ``postprocess`` the consistency step, ``registry`` the family ids.
+"""
+
+from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.base import Guarantee, Mechanism, verify
+from lipdesign.mechanisms.hadamard import HadamardResponse
+from lipdesign.mechanisms.hashing import OLH
+from lipdesign.mechanisms.mixed import HarmonyMixed
+from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
+from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
+from lipdesign.mechanisms.postprocess import norm_sub
+from lipdesign.mechanisms.projection import HarmonyCategorical
+from lipdesign.mechanisms.registry import families, family_class, register
+from lipdesign.mechanisms.rr import GRR
+from lipdesign.mechanisms.sampling import TablePerturber, as_generator
+from lipdesign.mechanisms.table import (
+    TableMechanism,
+    ibu_frequencies,
+    mmse_frequencies,
+    posterior,
+    unbiased_frequencies,
+)
+from lipdesign.mechanisms.unary import OUE
+
+__all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Guarantee", "HadamardResponse", "HarmonyCategorical",
+           "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "Mechanism", "Piecewise", "TableMechanism",
+           "TablePerturber", "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies",
+           "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]

@@ -1,0 +1,119 @@
+"""Aggregates: the sufficient statistics of a set of reports, mergeable across files and machines.
+
+Counting happens where the reports are (per file, per partition, per machine); the aggregates are added with
+``+`` or ``sum`` and estimated once: ``mechanism.estimate(a + b) == mechanism.estimate(reports_a + reports_b)``.
+Integer statistics (counts, sums of signs) add exactly in any order; floating-point sums (Laplace, Piecewise,
+Hybrid reports) add up to rounding. ``to_dict`` / ``from_dict`` give a JSON form. Numpy only.
+"""
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.validation import fmt, integer
+
+FORMAT = "lipdesign.aggregate"
+FORMAT_VERSION = 1
+
+#: The dtypes a statistic may have: exact counts and sums of integers, or floating-point sums.
+DTYPES = {"int64": np.int64, "float64": np.float64}
+
+
+def _statistic(name, value):
+    array = np.asarray(value)
+    kind = "int64" if array.dtype.kind in "iub" else "float64" if array.dtype.kind == "f" else None
+    if kind is None:
+        raise ValidationError(f"statistics[{name!r}] has dtype {array.dtype}; a statistic is an array of integers "
+                              "or floats")
+    array = np.array(array, dtype=DTYPES[kind])
+    if kind == "float64" and not np.isfinite(array).all():
+        raise ValidationError(f"statistics[{name!r}] has a non-finite entry; statistics are finite sums")
+    array.setflags(write=False)
+    return array
+
+
+class Aggregate:
+    """The sufficient statistics of ``n`` reports of the mechanism with fingerprint ``mechanism``."""
+
+    __slots__ = ("family", "mechanism", "n", "statistics")
+
+    def __init__(self, mechanism, family, n, statistics):
+        for field, value in (("mechanism", mechanism), ("family", family)):
+            if not isinstance(value, str) or not value:
+                raise ValidationError(f"{field} is {fmt(value)}; it must be a non-empty string")
+        object.__setattr__(self, "mechanism", mechanism)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "n", integer(n, "n", low=0))
+        if not isinstance(statistics, dict):
+            raise ValidationError(f"statistics is {fmt(statistics)}; it must map names to arrays")
+        object.__setattr__(self, "statistics", {str(name): _statistic(name, value)
+                                                for name, value in sorted(statistics.items())})
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Aggregate is immutable; add aggregates with + instead of setting {name!r}")
+
+    def __getitem__(self, name):
+        return self.statistics[name]
+
+    def __add__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:  # sum() starts from 0
+            return self
+        if not isinstance(other, Aggregate):
+            return NotImplemented
+        if other.mechanism != self.mechanism:
+            raise ValidationError(f"aggregate is of mechanism {other.mechanism} ({other.family}); it cannot be "
+                                  f"merged with one of {self.mechanism} ({self.family}): they count different "
+                                  "reports")
+        shapes = {name: (array.shape, array.dtype) for name, array in self.statistics.items()}
+        if shapes != {name: (array.shape, array.dtype) for name, array in other.statistics.items()}:
+            raise ValidationError("aggregate statistics differ in names, shapes or dtypes; aggregates of one "
+                                  "mechanism always have the same ones")
+        return Aggregate(self.mechanism, self.family, self.n + other.n,
+                         {name: array + other.statistics[name] for name, array in self.statistics.items()})
+
+    __radd__ = __add__
+
+    def __eq__(self, other):
+        return isinstance(other, Aggregate) and (self.mechanism, self.family, self.n) == \
+            (other.mechanism, other.family, other.n) and self.statistics.keys() == other.statistics.keys() and \
+            all(np.array_equal(array, other.statistics[name]) for name, array in self.statistics.items())
+
+    __hash__ = None
+
+    def to_dict(self):
+        return {"format": FORMAT, "format_version": FORMAT_VERSION, "family": self.family,
+                "mechanism": self.mechanism, "n": self.n,
+                "statistics": {name: {"dtype": str(array.dtype), "shape": list(array.shape),
+                                      "data": array.ravel().tolist()}
+                               for name, array in self.statistics.items()}}
+
+    @classmethod
+    def from_dict(cls, document):
+        """The Aggregate of ``to_dict()``; every field is checked."""
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise ValidationError(f"format is {fmt(getattr(document, 'get', lambda _: None)('format'))}; an "
+                                  f"aggregate document has format {FORMAT!r}")
+        if document.get("format_version") != FORMAT_VERSION:
+            raise ValidationError(f"format_version is {fmt(document.get('format_version'))}; this lipdesign reads "
+                                  f"aggregates of version {FORMAT_VERSION}")
+        statistics = document.get("statistics")
+        if not isinstance(statistics, dict):
+            raise ValidationError(f"statistics is {fmt(statistics)}; it must map names to arrays")
+        arrays = {}
+        for name, entry in statistics.items():
+            if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES or \
+                    not isinstance(entry.get("shape"), list) or not isinstance(entry.get("data"), list):
+                raise ValidationError(f"statistics[{name!r}] is {fmt(entry)}; it must be {{'dtype': 'int64' or "
+                                      "'float64', 'shape': [...], 'data': [...]}")
+            try:
+                array = np.array(entry["data"], dtype=DTYPES[entry["dtype"]]).reshape(entry["shape"])
+            except (TypeError, ValueError, OverflowError):
+                raise ValidationError(f"statistics[{name!r}] data does not fit dtype {entry['dtype']} and shape "
+                                      f"{entry['shape']}") from None
+            if entry["dtype"] == "int64" and not all(isinstance(v, int) and not isinstance(v, bool)
+                                                     for v in entry["data"]):
+                raise ValidationError(f"statistics[{name!r}] has dtype int64; its data must be integers")
+            arrays[name] = array
+        return cls(document.get("mechanism"), document.get("family"), document.get("n"), arrays)
+
+    def __repr__(self):
+        return f"Aggregate({self.family}, n={self.n}, statistics={sorted(self.statistics)})"

@@ -1,0 +1,314 @@
+"""The one contract every mechanism keeps (docs/math.md §1-§3).
+
+A mechanism is an immutable object built in one step. It has
+
+- ``family``: a stable id, used in JSON (``"table"``, ``"grr"``, ``"duchi"``, ...); ``lipdesign.mechanisms.registry``
+  maps ids to classes;
+- ``input_domain``: what it accepts (``lipdesign.domains``), the one place where inputs are checked;
+- ``guarantee``: the notion, epsilon and what the claim rests on; ``verify()`` returns the exact Certificate
+  wherever the output space is finite (``privacy_table()`` is then not None);
+- ``perturb(values, *, rng=None, user_ids=None)`` -> reports (batched, numpy only; ``rng=None`` seeds from the OS);
+- ``aggregate(reports)`` -> an ``Aggregate`` of sufficient statistics, mergeable with ``+`` and ``sum`` across
+  files and machines; ``estimate(reports_or_aggregate, *, method=None, consistency=None)`` gives the same answer
+  from either;
+- ``variance(population, n=None, *, method=None)`` and ``expected_estimate(population, n=None, *, method=None)``, where
+  ``population`` is what the variance depends on: the true frequencies for a categorical input domain (with
+  ``n`` users, default 1: the per-user variance), the users' values otherwise;
+- ``parameters()`` / ``from_parameters``, ``to_dict()`` (the versioned envelope that ``lipdesign.load`` reads),
+  ``to_json(path)``.
+
+Subclasses implement ``parameters``, ``example``, ``_perturb``, ``_statistics``, ``_estimate``, ``_expected``,
+``_variance`` and, for a finite output space, ``privacy_table``. Numpy and the standard library only.
+"""
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from typing import ClassVar
+
+import numpy as np
+
+from lipdesign import __version__
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
+from lipdesign.mechanisms.sampling import as_generator
+from lipdesign.notions import LDP
+from lipdesign.validation import choice, fmt, integer, probability_vector
+from lipdesign.verification import verify_table
+
+#: The envelope every mechanism is written in (``to_dict``); ``lipdesign.io`` reads it and the older ones.
+FORMAT = "lipdesign.mechanism"
+FORMAT_VERSION = 2
+
+#: What a guarantee rests on (``Guarantee.basis``).
+EXACT_TABLE = "exact table"
+COMPOSITION = "composition of exact tables"
+CLOSED_FORM = "ideal-arithmetic closed form"
+BASES = (EXACT_TABLE, COMPOSITION, CLOSED_FORM)
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The privacy claim of a mechanism: ``notion`` ("LDP", "LIP", "BP-LIP", "WC-LIP") at ``epsilon``, resting on
+    ``basis``: the exact verification of a finite table, a composition of exactly verified parts, or (continuous
+    output only) a closed form in ideal real arithmetic; ``detail`` says more where it matters."""
+
+    notion: str
+    epsilon: float
+    basis: str
+    detail: str = ""
+
+    def to_dict(self):
+        return {"notion": self.notion, "epsilon": self.epsilon, "basis": self.basis, "detail": self.detail}
+
+    def summary(self):
+        return f"{self.notion} eps={self.epsilon:g} ({self.basis}{'; ' + self.detail if self.detail else ''})"
+
+
+def _sealed_init(init):
+    """Wrap ``__init__`` so that the object is sealed (immutable) once the outermost ``__init__`` returns."""
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        depth = self.__dict__.get("_init_depth", 0)
+        object.__setattr__(self, "_init_depth", depth + 1)
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            object.__setattr__(self, "_init_depth", depth)
+        if depth == 0:
+            object.__setattr__(self, "_sealed", True)
+
+    return wrapper
+
+
+class Mechanism:
+    """Base class of every mechanism; see the module docstring for the contract."""
+
+    #: The stable id in JSON and in the registry.
+    family: ClassVar[str] = ""
+    #: Estimation methods; the first is the default (``default_method`` may choose per instance).
+    methods: ClassVar[tuple] = ("unbiased",)
+    #: Whether public randomness is keyed by user ids (``perturb(values, user_ids=...)``).
+    uses_user_ids: ClassVar[bool] = False
+    #: Design provenance written with the envelope (designed tables); None for the fixed mechanisms.
+    provenance = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _sealed_init(cls.__dict__["__init__"])
+
+    def __setattr__(self, name, value):
+        if self.__dict__.get("_sealed"):
+            raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead of setting "
+                                 f"{name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"{type(self).__name__} is immutable; {name!r} cannot be deleted")
+
+    # -- what a family provides -----------------------------------------------------------------------------
+    def parameters(self):
+        """The constructor arguments (JSON-able), including the seeds of public randomness."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_parameters(cls, parameters, provenance=None):
+        """The mechanism of ``parameters()`` (as read back from JSON); the fixed mechanisms record no provenance."""
+        if provenance is not None:
+            raise ValidationError(f"provenance is {fmt(provenance)}; {cls.__name__} records no design provenance")
+        return cls(**parameters)
+
+    @classmethod
+    def example(cls):
+        """A small instance, for the conformance suite (``lipdesign.testing.check_mechanism``) and for docs."""
+        raise NotImplementedError
+
+    @property
+    def guarantee(self):
+        """The privacy claim; finite mechanisms rest it on their exactly verified ``privacy_table``."""
+        return Guarantee("LDP", self.epsilon, EXACT_TABLE)
+
+    def privacy_table(self):
+        """A finite table (rows: inputs, columns: outputs) whose exact epsilon is the mechanism's, or None when the
+        output space is continuous (the guarantee is then the documented closed form)."""
+        return None  # noqa: RET501 (finite families return their table)
+
+    def _certify(self):
+        """The exact Certificate of the claim (finite families; override to compose parts)."""
+        return verify_table(self.privacy_table(), LDP(self.epsilon), exact=True)
+
+    @property
+    def default_method(self):
+        return self.methods[0]
+
+    @property
+    def finite(self):
+        """Whether the output space is finite, so that ``verify()`` is an exact certificate."""
+        return self.guarantee.basis != CLOSED_FORM
+
+    # -- the contract -----------------------------------------------------------------------------------------
+    @cached_property
+    def certificate(self):
+        """The exact Certificate of the guarantee (computed once)."""
+        if not self.finite:
+            raise ValidationError(f"{type(self).__name__} has a continuous output space; its guarantee is the "
+                                  f"{self.guarantee.basis} ({self.guarantee.detail}), not a finite table")
+        return self._certify()
+
+    def verify(self):
+        """The exact Certificate of the guarantee (docs/math.md §3); ValidationError for a continuous output."""
+        return self.certificate
+
+    def verified_epsilons(self):
+        """Exactly verified tightest epsilons, by name ({} for a continuous output space; inf when unbounded)."""
+        if not self.finite:
+            return {}
+        return {"claimed": self.certificate.epsilon}
+
+    def perturb(self, values, *, rng=None, user_ids=None):
+        """One report per user for ``values`` (checked by ``input_domain``); ``rng``: an int seed, a
+        numpy Generator, or None for a generator seeded from the OS CSPRNG."""
+        values = self.input_domain.validate(values)
+        return self._perturb(values, as_generator(rng), self._user_ids(user_ids, _size(values)))
+
+    def aggregate(self, reports):
+        """The sufficient statistics of ``reports`` as an Aggregate (``+`` merges aggregates of the same mechanism;
+        an empty vector of reports gives the zero aggregate)."""
+        n, statistics = self._statistics(reports)
+        return Aggregate(self.fingerprint, self.family, n, statistics)
+
+    def estimate(self, reports, *, method=None, consistency=None):
+        """The estimate from reports or from their Aggregate (the same numbers either way). ``method``: one of
+        ``methods`` (None: ``default_method``); ``consistency="norm-sub"`` makes estimated frequencies
+        non-negative and sum to 1 (docs/math.md §8)."""
+        aggregate = self._aggregate_of(reports)
+        method = self._method(method)
+        consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
+        return self._consistent(self._estimate(aggregate, method), consistency)
+
+    def expected_estimate(self, population, n=None, *, method=None, user_ids=None):
+        """E[estimate] for ``population`` (frequencies for a categorical input domain, else the users' values):
+        the truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on it)."""
+        population, _ = self._population(population, n)
+        return self._expected(population, self._method(method), self._population_ids(user_ids, population))
+
+    def variance(self, population, n=None, *, method=None, user_ids=None):
+        """The exact variance of each entry of the estimate: for a categorical input domain ``population`` is the
+        true frequencies and ``n`` the number of users (default 1, the per-user variance); otherwise
+        ``population`` is the users' values (their number is n)."""
+        population, n = self._population(population, n)
+        return self._variance(population, n, self._method(method), self._population_ids(user_ids, population))
+
+    def population_of(self, values):
+        """(population, n) for ``variance`` and ``expected_estimate`` from the users' ``values``."""
+        if self.input_domain.kind == "categorical":
+            indices = self.input_domain.validate(values)
+            return np.bincount(indices, minlength=self.input_domain.k) / indices.size, indices.size
+        return values, None
+
+    def estimand(self, values):
+        """What the estimate targets for the population ``values`` (frequencies, means, or a list of both)."""
+        return self.input_domain.truth(values)
+
+    def estimand_names(self):
+        """Names of the entries of the (flattened) estimate."""
+        return self.input_domain.names()
+
+    @cached_property
+    def fingerprint(self):
+        """A digest of the family and parameters: aggregates merge only between reports of the same mechanism."""
+        text = json.dumps({"family": self.family, "parameters": self.parameters()}, sort_keys=True, allow_nan=False)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def to_dict(self):
+        """The versioned JSON envelope (``lipdesign.load`` reads it back and re-verifies)."""
+        verified = {name: (value if np.isfinite(value) else None) for name, value in self.verified_epsilons().items()}
+        document = {"format": FORMAT, "format_version": FORMAT_VERSION, "lipdesign_version": __version__,
+                    "family": self.family, "parameters": self.parameters(),
+                    "guarantee": {**self.guarantee.to_dict(), "verified_epsilons": verified}}
+        if self.provenance is not None:
+            document["provenance"] = json.loads(json.dumps(dict(self.provenance), default=float))
+        return document
+
+    def to_json(self, path):
+        """Write ``to_dict()`` to ``path`` (serialised first: a failure leaves no truncated file)."""
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.fingerprint == other.fingerprint
+
+    def __hash__(self):
+        return hash(self.fingerprint)
+
+    def __repr__(self):
+        arguments = ", ".join(f"{name}={value!r}" for name, value in self.parameters().items())
+        return f"{type(self).__name__}({arguments})"
+
+    # -- shared checks ----------------------------------------------------------------------------------------
+    def _method(self, method):
+        method = self.default_method if method is None else method
+        return choice(method, "method", self.methods)
+
+    def _user_ids(self, user_ids, n):
+        if user_ids is None or self.uses_user_ids:
+            return user_ids
+        raise ValidationError(f"user_ids is {fmt(user_ids)}; {type(self).__name__} keys no public randomness by "
+                              "user id, so it takes no user_ids")
+
+    def _population_ids(self, user_ids, population):
+        return self._user_ids(user_ids, _size(population))
+
+    def _population(self, population, n):
+        if self.input_domain.kind == "categorical":
+            frequencies = probability_vector(population, "frequencies", length=self.input_domain.k)
+            return frequencies, 1 if n is None else integer(n, "n")
+        values = self.input_domain.validate(population)
+        if n is not None:
+            raise ValidationError(f"n is {fmt(n)}; {type(self).__name__}'s variance depends on the users' values, "
+                                  "so pass the values and no n")
+        return values, _size(values)
+
+    def _aggregate_of(self, reports):
+        if isinstance(reports, Aggregate):
+            if reports.mechanism != self.fingerprint:
+                raise ValidationError(f"aggregate is of mechanism {reports.mechanism} ({reports.family}); this "
+                                      f"{type(self).__name__} is {self.fingerprint}: aggregates only estimate with "
+                                      "the mechanism whose reports they count")
+            aggregate = reports
+        else:
+            aggregate = self.aggregate(reports)
+        if aggregate.n == 0:
+            shape = np.shape(reports) if not isinstance(reports, Aggregate) else (0,)
+            raise ValidationError(f"reports has shape {shape}; estimating needs a non-empty vector of reports")
+        return aggregate
+
+    def _consistent(self, estimate, consistency):
+        """Consistency post-processing of the estimate (frequencies only)."""
+        if consistency is None:
+            return estimate
+        if self.input_domain.kind != "categorical":
+            raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, and "
+                                  f"{type(self).__name__} estimates means")
+        return consistent(estimate, consistency)
+
+
+def _size(values):
+    return len(values[0]) if isinstance(values, list) else len(values)
+
+
+def verify(subject, notion=None, prior=None, *, exact=False):
+    """The Certificate of a mechanism's guarantee (always exact), or of a bare ``table`` under ``notion`` with the
+    design ``prior`` for LIP notions (``exact=True``: rational arithmetic, docs/math.md §3)."""
+    if isinstance(subject, Mechanism):
+        if notion is not None or prior is not None:
+            raise ValidationError(f"notion is {notion!r} and prior is {prior!r}; a mechanism is verified against "
+                                  "its own guarantee, so pass neither")
+        return subject.verify()
+    return verify_table(subject, notion, prior, exact=exact)

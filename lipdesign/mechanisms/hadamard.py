@@ -1,0 +1,100 @@
+"""Hadamard response (docs/math.md §8, the survey's "HRR"). Numpy only."""
+
+import numpy as np
+
+from lipdesign.domains import Categorical
+from lipdesign.mechanisms.oracle import PureProtocol
+from lipdesign.mechanisms.rr import MAX_FULL_K, MAX_K, full_table_size
+from lipdesign.mechanisms.sampling import implemented_exp, index_reports, one_bit_epsilon
+from lipdesign.validation import integer
+
+
+def parity(z):
+    """popcount(z) mod 2 for non-negative int64 z (xor folding)."""
+    z = z.copy()
+    for shift in (32, 16, 8, 4, 2, 1):
+        z ^= z >> shift
+    return z & 1
+
+
+def fwht(vector):
+    """Fast Walsh-Hadamard transform: (H v)[r] = sum_y (-1)^popcount(r & y) v[y], len(v) a power of 2 (Sylvester
+    order). Each pass applies the 2 x 2 butterfly to one bit of the index."""
+    out = np.asarray(vector)
+    size, half = out.size, 1
+    while half < size:
+        pairs = out.reshape(-1, 2, half)
+        out = np.stack((pairs[:, 0] + pairs[:, 1], pairs[:, 0] - pairs[:, 1]), axis=1)
+        half *= 2
+    return out.reshape(size)
+
+
+class HadamardResponse(PureProtocol):
+    """Hadamard response (docs/math.md §8). K = the smallest power of 2 > k; value x uses row x + 1 of the
+    Sylvester Hadamard matrix H[i, j] = (-1)^popcount(i & j) (row 0, all ones, is skipped). The output y in
+    0..K-1 is uniform on C_x = {y: H[x+1, y] = +1} with probability p = e^eps/(e^eps + 1), else uniform on the
+    complement. Rows x+1 != x'+1 are orthogonal, so C_x holds half of C_x' and half of its complement: q = 1/2.
+    Reports: int64 (n,) in 0..K-1; k <= ``MAX_K`` (so K <= 2**62); epsilon in [1e-6, 10]. Aggregating a batch
+    of reports costs O(K log K) (the transform of its histogram).
+    """
+
+    family = "hadamard"
+
+    def __init__(self, epsilon, k):
+        self.epsilon = one_bit_epsilon(epsilon)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.k = integer(k, "k", low=2, high=MAX_K)
+        self.input_domain = Categorical(self.k)
+        self.K = 1 << self.k.bit_length()
+        self.p = self.exp_epsilon / (self.exp_epsilon + 1.0)
+        self.q = 0.5
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k}
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, 10)
+
+    def _perturb(self, values, rng, user_ids):
+        """Draw y uniform on 0..K-1, then flip the lowest set bit of x + 1 when y is on the wrong side: that flip
+        changes the parity of popcount((x+1) & y) and maps C_x one-to-one onto its complement."""
+        row = values + 1
+        y = rng.integers(0, self.K, size=row.size)
+        inside = parity(row & y) == 0
+        keep = rng.random(row.size) < self.p
+        return y ^ np.where(inside != keep, row & -row, 0)
+
+    def _support(self, reports):
+        """C_x = (n + (H h)[x+1]) / 2 with h the output histogram: (H h)[r] counts reports in C minus the rest."""
+        reports = index_reports(reports, self.K)
+        transform = fwht(np.bincount(reports, minlength=self.K))
+        return (reports.size + transform[1:self.k + 1]) // 2, reports.size
+
+    def privacy_table(self):
+        """Exact reduction of the k x K table (``full_table``) to 2 rows x 4 columns, O(1) whatever k.
+
+        Every output y has probability 2p/K under x if y is in C_x and 2(1-p)/K otherwise, so the ratio of any
+        output between any two inputs is e^eps, e^-eps or 1, and every output of a class below has the same
+        probability under each of the two rows. Rows: x = 0, x' = 1 (rows 1 and 2 of H); columns: the classes
+        C_x & C_x', C_x - C_x', C_x' - C_x and neither, each of K/4 outputs (distinct non-zero rows of the
+        Sylvester matrix are orthogonal and balanced: H[1] and H[2] agree on half of the K outputs, and each is
+        +1 on half of those), with the probabilities summed over the class. The ratios e^eps, e^-eps and 1 all
+        occur. The sums are the full table's entries times K/4, a power of 2, so exact: the table's ratios are
+        bit for bit those of the full table."""
+        inside, outside = self._entries()
+        quarter = self.K // 4
+        inside, outside = quarter * inside, quarter * outside
+        return np.array([[inside, inside, outside, outside], [inside, outside, inside, outside]])
+
+    def _entries(self):
+        """Pr[y | x] for y in C_x and for y outside it: 2p/K and 2(1-p)/K."""
+        scale = 2.0 / ((self.exp_epsilon + 1.0) * self.K)
+        return self.exp_epsilon * scale, scale
+
+    def full_table(self, max_k=MAX_FULL_K):
+        """The whole k x K table Pr[y | x] (2p/K on C_x, 2(1-p)/K elsewhere), for audits at small k."""
+        full_table_size(self.k, max_k)
+        inside = parity(np.arange(1, self.k + 1)[:, None] & np.arange(self.K)[None, :]) == 0
+        high, low = self._entries()
+        return np.where(inside, high, low)

@@ -1,0 +1,165 @@
+"""Harmony's collection of mixed numeric and categorical tuples (docs/math.md §9, seed 000 "mixed attributes").
+
+Each user draws ONE attribute j uniformly and reports a single bit about it, so the whole tuple is eps-LDP:
+a numeric attribute (value in [-1, 1]) goes through Harmony Alg. 2 (the value is +-d c), a categorical one
+through the Bassily-Smith projection of Alg. 3 with its row s (the value is d alpha). From the same reports
+the server estimates the mean of every numeric attribute and the frequencies of every categorical one. Numpy only.
+"""
+
+import numpy as np
+
+from lipdesign.domains import MixedTuple
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.postprocess import consistent
+from lipdesign.mechanisms.projection import MAX_SIGNS, HarmonyCategorical, signed_counts
+from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
+from lipdesign.mechanisms.sampling import (
+    implemented_exp,
+    one_bit_epsilon,
+    public_seed,
+    sign_field,
+    structured_reports,
+)
+from lipdesign.validation import index_array, integer
+
+#: The report of one user: the attribute drawn, the projection row (0 for a numeric attribute) and the bit.
+REPORT_DTYPE = np.dtype([("attribute", "<i4"), ("row", "<i4"), ("sign", "i1")])
+
+
+def attribute_seed(seed, attribute):
+    """The public seed of categorical attribute ``attribute``'s projection, derived from the mechanism's seed
+    (numpy SeedSequence([seed, attribute]), top 63 bits of its first 64-bit word)."""
+    return int(np.random.SeedSequence([seed, attribute]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+class HarmonyMixed(Mechanism):
+    """One report per user for a tuple of numeric and categorical attributes (docs/math.md §9).
+
+    ``attributes``: one entry per attribute, "numeric" (values in [-1, 1]; see ``lipdesign.Range``) or an int
+    k >= 2 (a categorical attribute with categories 0..k-1). ``m`` and ``seed``: the projection size and public
+    seed of the categorical attributes (attribute j uses ``attribute_seed(seed, j)``; ``m=None`` takes
+    HarmonyCategorical's default for its k); all projections together hold at most MAX_SIGNS signs.
+
+    ``perturb(values)``: values of shape (n, d), column j holding attribute j (category indices as numbers);
+    reports are structured (REPORT_DTYPE); the aggregate holds the sum of signs per numeric attribute and the
+    signed count of each projection row per categorical one. ``estimate(reports, method="unbiased")``: a list
+    with, per attribute, the estimated mean (float) or the estimated frequencies (array of length k), by the
+    paper's estimators with factor d; ``method`` is HarmonyCategorical's ("unbiased" solves G f = projection,
+    "projection" is the paper's, with mean G f; the default is "projection" only if some attribute has
+    m < k). ``consistency`` applies to the frequencies. Epsilon in [1e-6, 10].
+    """
+
+    family = "harmony-mixed"
+    methods = ("unbiased", "projection")
+
+    def __init__(self, epsilon, attributes, m=None, seed=None):
+        self.epsilon = one_bit_epsilon(epsilon)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.input_domain = MixedTuple(attributes)
+        self.attributes = self.input_domain.attributes
+        self.d = self.input_domain.d
+        self.m = None if m is None else integer(m, "m")
+        self.seed = public_seed(seed)
+        categorical = {}
+        for j, attribute in enumerate(self.attributes):
+            if attribute == "numeric":
+                continue
+            categorical[j] = HarmonyCategorical(self.epsilon, attribute, m=self.m, seed=attribute_seed(self.seed, j))
+            signs = sum(mechanism.m * mechanism.k for mechanism in categorical.values())
+            if signs > MAX_SIGNS:
+                raise ValidationError(f"attributes has categorical attributes needing {signs} projection signs by "
+                                      f"attribute {j}; all of them together may hold at most {MAX_SIGNS} (pass a "
+                                      "smaller m)")
+        self.categorical = categorical
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "attributes": list(self.attributes), "m": self.m, "seed": self.seed}
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, ["numeric", 4], m=32, seed=5)
+
+    @property
+    def default_method(self):
+        unbiased = all(mechanism.m >= mechanism.k for mechanism in self.categorical.values())
+        return "unbiased" if unbiased else "projection"
+
+    def privacy_table(self):
+        """Every output (j, s, b) has probability (1/d)(1/m_j) Pr[b | t] with t = t_j or a projection sign
+        in {-1, 1}, so the mechanism's epsilon is the one-bit table's."""
+        return one_bit_table(self.exp_epsilon)
+
+    def _perturb(self, columns, rng, user_ids):
+        """One structured report per row of ``values``: the attribute drawn, the row, the bit."""
+        n = columns[0].size
+        reports = np.zeros(n, dtype=REPORT_DTYPE)
+        reports["attribute"] = rng.integers(0, self.d, n)
+        inputs = np.empty(n)
+        for j, column in enumerate(columns):
+            chosen = np.flatnonzero(reports["attribute"] == j)
+            if j in self.categorical:
+                mechanism = self.categorical[j]
+                rows = rng.integers(0, mechanism.m, chosen.size)
+                reports["row"][chosen] = rows
+                inputs[chosen] = mechanism.signs[rows, column[chosen]]
+            else:
+                inputs[chosen] = column[chosen]
+        reports["sign"] = one_bit(inputs, self.exp_epsilon, rng)
+        return reports
+
+    def _statistics(self, reports):
+        structured_reports(reports, REPORT_DTYPE)
+        attribute = index_array(reports["attribute"], self.d, "reports['attribute']")
+        sign = sign_field(reports)
+        statistics = {"sign_sums": signed_counts(attribute, sign, self.d)}
+        for j in range(self.d):
+            chosen = attribute == j
+            rows = reports["row"][chosen]
+            size = self.categorical[j].m if j in self.categorical else 1
+            bad = np.flatnonzero((rows < 0) | (rows >= size))
+            if bad.size:
+                raise ValidationError(f"reports['row'] is {rows[bad[0]]} in a report on attribute {j}; it must "
+                                      f"lie in 0..{size - 1}")
+            if j in self.categorical:
+                statistics[f"row_sums_{j}"] = signed_counts(rows.astype(np.int64), sign[chosen], size)
+        return attribute.size, statistics
+
+    def _estimate(self, aggregate, method):
+        """Per attribute: the mean (1/n) sum of d c b (numeric) or the frequencies: the projection
+        (1/n) sum of d c b signs[s, l], solved against G for ``method="unbiased"``."""
+        weight = self.d * one_bit_scale(self.exp_epsilon)
+        return [self.categorical[j].project(aggregate[f"row_sums_{j}"], weight, aggregate.n, method)
+                if j in self.categorical else float(weight * aggregate["sign_sums"][j] / aggregate.n)
+                for j in range(self.d)]
+
+    def _consistent(self, estimate, consistency):
+        if consistency is None:
+            return estimate
+        return [consistent(value, consistency) if j in self.categorical else value for j, value in enumerate(estimate)]
+
+    def _population(self, population, n):
+        if n is not None:
+            raise ValidationError(f"n is {n!r}; HarmonyMixed's variance depends on the users' values, so pass the "
+                                  "values and no n")
+        columns = self.input_domain.validate(population)
+        return columns, columns[0].size
+
+    def _expected(self, columns, method, user_ids):
+        """E[estimate] for the population: the means, and the frequencies f ("unbiased") or G f ("projection":
+        the paper's cross-talk, O(1/sqrt m))."""
+        return [self.categorical[j].expected_estimate(self._frequencies(j, column), method=method)
+                if j in self.categorical else float(column.mean()) for j, column in enumerate(columns)]
+
+    def _variance(self, columns, n, method, user_ids):
+        """Per attribute, the exact variance of ``estimate(perturb(values), method)`` for this population. A
+        user's term is d c b (numeric) or d c b signs[s, :] (categorical), nonzero with probability 1/d, so
+        Var = (d c^2 - t_j^2 averaged)/n; for a categorical attribute see HarmonyCategorical.variance_with, with
+        second moment d c^2."""
+        second_moment = self.d * one_bit_scale(self.exp_epsilon) ** 2
+        return [self.categorical[j].variance_with(self._frequencies(j, column), n, method, second_moment)
+                if j in self.categorical else float((second_moment - np.mean(column**2)) / n)
+                for j, column in enumerate(columns)]
+
+    def _frequencies(self, j, column):
+        return np.bincount(column, minlength=self.categorical[j].k) / column.size

@@ -1,0 +1,337 @@
+"""Mean estimation of numeric attributes t in [-1, 1]^d under eps-LDP (docs/math.md §9). Numpy only.
+
+- ``Laplace``: t + Lap(2d/eps) per coordinate (the baseline of Harmony Sec. 3.1).
+- ``Duchi``: Duchi et al.'s multidimensional mechanism with Harmony's even-d fix (Alg. 1).
+- ``HarmonyNumeric``: Harmony Alg. 2, one randomized bit for one coordinate per user.
+
+Every ``estimate`` is unbiased and every ``variance(values)`` is the exact variance of ``estimate(perturb(values))``
+for that population.
+
+Floating-point output: ``Laplace`` reports continuous floating-point numbers. Its eps-LDP guarantee holds in
+ideal real arithmetic only; the numpy sampler is not hardened against Mironov's attack (CCS 2012: the set of
+doubles a sampler can reach depends on the input, so one output can rule inputs out). Its guarantee's detail is
+``FLOAT_GUARANTEE``; every other mechanism here has a finite privacy table verified exactly.
+"""
+
+import math
+
+import numpy as np
+
+from lipdesign.domains import Box
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.base import CLOSED_FORM, Guarantee, Mechanism
+from lipdesign.mechanisms.projection import signed_counts
+from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
+from lipdesign.mechanisms.sampling import (
+    implemented_exp,
+    one_bit_epsilon,
+    public_index,
+    public_seed,
+    sign_field,
+    structured_reports,
+)
+from lipdesign.validation import choice, float_array, fmt, integer
+
+#: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
+REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
+
+#: The detail of the guarantee of the mechanism with continuous floating-point output (Laplace).
+FLOAT_GUARANTEE = "closed form, ideal real arithmetic (floating-point sampler not hardened)"
+
+#: Largest d of ``Duchi``: its exact parameters use binomial coefficients and 2^d as Python integers, so a huge d
+#: (e.g. from a JSON file) would take long to construct; reports of d floats per user are impractical anyway.
+DUCHI_MAX_D = 4096
+
+#: Users per chunk are chosen so that an (users x d) float temporary has about this many entries.
+CHUNK_ENTRIES = 2**20
+
+
+def chunks(n, d):
+    """Slices of users so that (users x d) temporaries stay near CHUNK_ENTRIES entries."""
+    step = max(1, CHUNK_ENTRIES // d)
+    return [slice(start, min(start + step, n)) for start in range(0, n, step)]
+
+
+def numeric_reports(reports, d):
+    """Float reports of shape (n, d) (or (n,) when d == 1), finite; an empty batch is allowed."""
+    try:
+        flat = d == 1 and np.ndim(reports) == 1
+    except ValueError:  # ragged nested lists; float_array names the problem
+        flat = False
+    if np.size(reports) == 0 and np.ndim(reports) in (1, 2):
+        return np.zeros((0, d))
+    array = float_array(reports, "reports", 1 if flat else 2)
+    array = array.reshape(-1, 1) if flat else array
+    if array.shape[1] != d:
+        raise ValidationError(f"reports has shape {array.shape}; it must have shape (n, {d}), one report row per "
+                              "user")
+    return array
+
+
+class MeanOfReports(Mechanism):
+    """Mechanisms whose estimate is the mean of the reports: the aggregate holds their sum per coordinate."""
+
+    def _statistics(self, reports):
+        reports = self._checked_reports(numeric_reports(reports, self.d))
+        return reports.shape[0], {"sums": reports.sum(axis=0)}
+
+    def _checked_reports(self, reports):
+        return reports
+
+    def _estimate(self, aggregate, method):
+        return aggregate["sums"] / aggregate.n
+
+    def _expected(self, values, method, user_ids):
+        return values.mean(axis=0)
+
+
+class Laplace(MeanOfReports):
+    """t + Lap(2d/eps) per coordinate: the L1 sensitivity of t on [-1, 1]^d is 2d (docs/math.md §9, Harmony
+    Sec. 3.1). Reports: float (n, d). Continuous output, so the true eps sets the scale and there is no privacy
+    table; epsilon in [1e-6, 10] like the other numeric mechanisms.
+
+    The guarantee holds in ideal real arithmetic; the floating-point sampler is not hardened against Mironov's
+    attack. For deployment prefer the finite-output HarmonyNumeric or Duchi.
+    """
+
+    family = "laplace"
+
+    def __init__(self, epsilon, d=1):
+        self.epsilon = one_bit_epsilon(epsilon)
+        self.d = integer(d, "d")
+        self.input_domain = Box(self.d)
+        self.scale = 2.0 * self.d / self.epsilon
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d}
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, 3)
+
+    @property
+    def guarantee(self):
+        return Guarantee("LDP", self.epsilon, CLOSED_FORM, FLOAT_GUARANTEE)
+
+    def _perturb(self, values, rng, user_ids):
+        return values + rng.laplace(0.0, self.scale, values.shape)
+
+    def _variance(self, values, n, method, user_ids):
+        """2 scale^2 / n = 8 d^2 / (eps^2 n) per coordinate, whatever the values."""
+        return np.full(self.d, 2.0 * self.scale**2 / n)
+
+
+class Duchi(Mechanism):
+    """Duchi et al.'s mechanism with Harmony's even-d fix (docs/math.md §9, Harmony Alg. 1).
+
+    v_j = +-1 with Pr[v_j = 1] = (1 + t_j) / 2; with probability ``plus_probability`` the output is uniform on
+    T+ = {s in {-B, B}^d : s.v > 0}, else uniform on the rest. Every output has probability e^eps / Z or 1 / Z
+    given v, and E[s | v] = v. Reports: float (n, d) with entries +-B (``bound``); the aggregate counts the +B
+    entries per coordinate. d <= DUCHI_MAX_D (4096); epsilon in [1e-6, 10].
+
+    Sampling is exact apart from the Bernoulli draws of v and u (``rng.random() < p``, as in every mechanism
+    here): u ~ Bernoulli(plus_probability), then w uniform on {-1, 1}^d from fair bits, redrawn until
+    (sum(w) > 0) == u, and s = B w v. Given u, the accepted w is exactly uniform on its half (rejection sampling;
+    each round accepts with probability >= 1/4). No floating-point distribution of the agreement count is used,
+    so even the rarest outputs (all coordinates agreeing with v, probability ~2^-d) keep their exact probability.
+    """
+
+    family = "duchi"
+
+    def __init__(self, epsilon, d=1):
+        self.epsilon = one_bit_epsilon(epsilon)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.d = integer(d, "d")
+        if self.d > DUCHI_MAX_D:
+            raise ValidationError(f"d is {self.d}; Duchi needs d <= {DUCHI_MAX_D} (its exact parameters use "
+                                  "binomial coefficients of d; use HarmonyNumeric for more coordinates)")
+        self.input_domain = Box(self.d)
+        d, e = self.d, self.exp_epsilon
+        # C = |T+|; M = binom(d-1, floor((d-1)/2)); the integer ratios keep every float finite for any d.
+        self.plus_count = 2 ** (d - 1) - (math.comb(d, d // 2) // 2 if d % 2 == 0 else 0)
+        middle = math.comb(d - 1, (d - 1) // 2)
+        self.plus_probability = e / ((e - 1.0) + 2**d / self.plus_count)
+        self.bound = (2**d / middle + (self.plus_count / middle) * (e - 1.0)) / (e - 1.0)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d}
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, 4)
+
+    def _agreements(self, plus, rng):
+        """Uniform w in {-1, 1}^d (int8) per user, with sum(w) > 0 exactly where ``plus``: fair bits, redrawn for
+        the rejected users only (rounds over users, not a loop over users)."""
+        d = self.d
+        agree = np.empty((plus.size, d), dtype=np.int8)
+        pending = np.arange(plus.size)
+        while pending.size:
+            bits = rng.integers(0, 2, size=(pending.size, d), dtype=np.int8)
+            accepted = (2 * bits.sum(axis=1, dtype=np.int64) > d) == plus[pending]
+            agree[pending[accepted]] = 2 * bits[accepted] - 1
+            pending = pending[~accepted]
+        return agree
+
+    def _perturb(self, values, rng, user_ids):
+        n, d = values.shape
+        reports = np.empty((n, d))
+        for rows in chunks(n, d):
+            t = values[rows]
+            v = np.where(rng.random(t.shape) < (1.0 + t) / 2.0, 1.0, -1.0)
+            plus = rng.random(t.shape[0]) < self.plus_probability
+            reports[rows] = self.bound * self._agreements(plus, rng) * v
+        return reports
+
+    def _statistics(self, reports):
+        reports = numeric_reports(reports, self.d)
+        off = np.flatnonzero(np.abs(np.abs(reports.ravel()) - self.bound) > 1e-9 * self.bound)
+        if off.size:
+            row, column = np.unravel_index(off[0], reports.shape)
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; Duchi reports are "
+                                  f"+-B = +-{self.bound:.12g} (reports of another mechanism or epsilon?)")
+        return reports.shape[0], {"positives": np.count_nonzero(reports > 0, axis=0)}
+
+    def _estimate(self, aggregate, method):
+        return self.bound * (2 * aggregate["positives"] - aggregate.n) / aggregate.n
+
+    def _expected(self, values, method, user_ids):
+        return values.mean(axis=0)
+
+    def _variance(self, values, n, method, user_ids):
+        """sum_i (B^2 - t_ij^2) / n^2 per coordinate (E[s_j^2] = B^2, E[s_j] = t_j)."""
+        return (self.bound**2 - values**2).sum(axis=0) / n**2
+
+    def privacy_table(self):
+        """Rows v = (1,...,1) and -v; columns: the outputs with s.v > 0, < 0 (and = 0 when d is even).
+
+        Within a column every output has the same probability under each row, and every output has
+        probability e^eps / Z or 1 / Z under any v, so the table's largest ratio is the mechanism's.
+        """
+        e = self.exp_epsilon
+        if self.d % 2:
+            row = np.array([e, 1.0])
+        else:
+            row = np.array([e, 1.0, math.comb(self.d, self.d // 2) / self.plus_count])
+        row = row / row.sum()
+        other = row.copy()
+        other[[0, 1]] = row[[1, 0]]
+        return np.vstack([row, other])
+
+    def full_table(self, max_d=12):
+        """(signs, table): ``signs`` lists {-1, 1}^d (int8, 2^d x d); ``table[a, b]`` = Pr[s = B signs[b] | v =
+        signs[a]], the whole 2^d x 2^d table, for audits at small d (at most ``max_d``)."""
+        if self.d > max_d:
+            raise ValidationError(f"d is {self.d}; the full table has 4^d entries, so it is built for d <= {max_d}")
+        codes = np.arange(2**self.d)
+        signs = np.where((codes[:, None] >> np.arange(self.d)) & 1, 1, -1).astype(np.int8)
+        dots = signs.astype(np.int64) @ signs.T.astype(np.int64)
+        z = (self.exp_epsilon - 1.0) * self.plus_count + 2**self.d
+        return signs, np.where(dots > 0, self.exp_epsilon, 1.0) / z
+
+
+class HarmonyNumeric(Mechanism):
+    """Harmony Alg. 2 (docs/math.md §9): each user reports one randomized bit (``rr.one_bit``) for one coordinate j.
+
+    ``coordinates="private"``: j is drawn uniformly by the user; the report stands for +-d c in coordinate j and
+    the estimate is (1/n) sum of d c sign per coordinate (per-user variance d c^2 - t_j^2).
+    ``coordinates="public"``: j = public_index(seed, user_id, d), which the server recomputes from the user id
+    (Harmony Sec. 3.2); ``perturb`` then needs ``user_ids`` and the estimate is c (sum of signs) / n_j per
+    coordinate, n_j the number of reports for it: given the hashed buckets, unbiased for the mean of t_j over
+    bucket j (a hash-chosen subsample of the users). A coordinate nobody reported on is estimated as nan.
+    Reports: structured array of REPORT_DTYPE (fields "coordinate" int32 and "sign" int8 in {-1, 1}); the
+    aggregate holds the sum of signs and the number of reports per coordinate. Epsilon in [1e-6, 10].
+    """
+
+    family = "harmony-numeric"
+    MODES = ("private", "public")
+
+    def __init__(self, epsilon, d=1, coordinates="private", seed=None):
+        self.epsilon = one_bit_epsilon(epsilon)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.d = integer(d, "d")
+        self.input_domain = Box(self.d)
+        self.coordinates = choice(coordinates, "coordinates", self.MODES)
+        if coordinates == "private" and seed is not None:
+            raise ValidationError(f"seed is {fmt(seed)}; a seed is only used with coordinates='public'")
+        self.seed = public_seed(seed) if coordinates == "public" else None
+        self.scale = one_bit_scale(self.exp_epsilon)
+
+    @property
+    def uses_user_ids(self):
+        return self.coordinates == "public"
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d, "coordinates": self.coordinates, "seed": self.seed}
+
+    @classmethod
+    def example(cls):
+        return cls(2.0, 5)
+
+    def _public_coordinates(self, n, user_ids):
+        """The hashed coordinate of each of n users in public mode; None in private mode."""
+        if self.coordinates == "private":
+            return None
+        if user_ids is None:
+            raise ValidationError("user_ids is None; coordinates='public' derives each user's coordinate from "
+                                  "its user id")
+        ids = np.asarray(user_ids)
+        if ids.ndim != 1 or ids.shape[0] != n:
+            raise ValidationError(f"user_ids has shape {ids.shape}; it must have shape ({n},), one id per row of "
+                                  "values")
+        return public_index(self.seed, ids, self.d)
+
+    def _perturb(self, values, rng, user_ids):
+        n = values.shape[0]
+        coordinate = self._public_coordinates(n, user_ids)
+        if coordinate is None:
+            coordinate = rng.integers(0, self.d, n)
+        reports = np.empty(n, dtype=REPORT_DTYPE)
+        reports["coordinate"] = coordinate
+        reports["sign"] = one_bit(values[np.arange(n), coordinate], self.exp_epsilon, rng)
+        return reports
+
+    def _statistics(self, reports):
+        """Sums of signs and report counts per coordinate, from a structured array with exactly the fields of
+        REPORT_DTYPE, both of integer dtype."""
+        structured_reports(reports, REPORT_DTYPE)
+        coordinate = reports["coordinate"]
+        bad = np.flatnonzero((coordinate < 0) | (coordinate >= self.d))
+        if bad.size:
+            raise ValidationError(f"reports['coordinate'][{bad[0]}] is {coordinate[bad[0]]}; coordinates lie in "
+                                  f"0..{self.d - 1}")
+        coordinate = coordinate.astype(np.int64)
+        return coordinate.size, {"sign_sums": signed_counts(coordinate, sign_field(reports), self.d),
+                                 "counts": np.bincount(coordinate, minlength=self.d)}
+
+    def _estimate(self, aggregate, method):
+        sums = aggregate["sign_sums"]
+        if self.coordinates == "private":
+            return self.d * self.scale * sums / aggregate.n
+        with np.errstate(invalid="ignore"):
+            return self.scale * sums / aggregate["counts"]
+
+    def _expected(self, values, method, user_ids):
+        """The mean of each coordinate (private), or given the hashed buckets the mean of t_j over the users of
+        bucket j (public; nan for an empty bucket)."""
+        n = values.shape[0]
+        coordinate = self._public_coordinates(n, user_ids)
+        if coordinate is None:
+            return values.mean(axis=0)
+        own = values[np.arange(n), coordinate]
+        with np.errstate(invalid="ignore"):
+            return np.bincount(coordinate, weights=own, minlength=self.d) / np.bincount(coordinate, minlength=self.d)
+
+    def _variance(self, values, n, method, user_ids):
+        """Private: sum_i (d c^2 - t_ij^2) / n^2. Public, given the hashed buckets: sum over the users of bucket
+        j of (c^2 - t_ij^2) / n_j^2 (nan for an empty bucket)."""
+        coordinate = self._public_coordinates(n, user_ids)
+        if coordinate is None:
+            return (self.d * self.scale**2 - values**2).sum(axis=0) / n**2
+        own = values[np.arange(n), coordinate]
+        counts = np.bincount(coordinate, minlength=self.d)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.bincount(coordinate, weights=self.scale**2 - own**2, minlength=self.d) / counts**2
+
+    def privacy_table(self):
+        return one_bit_table(self.exp_epsilon)

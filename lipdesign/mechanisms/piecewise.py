@@ -1,0 +1,302 @@
+"""The Piecewise and Hybrid mechanisms of Wang et al. (ICDE 2019) for means of t in [-1, 1]^d, made
+finite-output (docs/math.md §9). Numpy only.
+
+t is rounded at random to a grid of M + 1 points (``grid``, unbiased), and the Piecewise output for a grid point
+is sampled as one of finitely many bins of constant density plus a point uniform in the bin, which reproduces the
+Piecewise distribution for grid inputs exactly. The float reported given the bin does not depend on the input, so
+the privacy claim is the bin table (``privacy_table``), verified exactly; with several attributes per user the
+claim is the sequential composition of the per-attribute tables.
+"""
+
+import math
+from functools import cached_property
+
+import numpy as np
+
+from lipdesign.domains import Box
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.numeric import MeanOfReports, chunks
+from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
+from lipdesign.mechanisms.sampling import (
+    TablePerturber,
+    implemented_exp,
+    one_bit_epsilon,
+    realized_probability,
+)
+from lipdesign.notions import LDP
+from lipdesign.validation import fmt, integer
+from lipdesign.verification import compose, verify_table
+
+#: eps* of Wang et al. (ICDE 2019, "~0.61"): the root of (s + 3) / (3 (s - 1)^2) = c^2 with s = e^(eps/2),
+#: c = (e^eps + 1) / (e^eps - 1). Above it the PM/Duchi mix of ``Hybrid`` beats Duchi's worst case.
+HYBRID_THRESHOLD = 0.6093524930273998
+
+#: Default input grid M of ``Piecewise`` and ``Hybrid`` (M + 1 grid points, at most 2M + 1 output bins): the
+#: rounding adds at most (1/M)^2 e^(eps/2) / (e^(eps/2) - 1) to the per-attribute variance.
+DEFAULT_GRID = 256
+
+#: Largest requested input grid M of ``Piecewise`` and ``Hybrid``. The grid used is the smallest M' >= M whose bins
+#: are all at least a quarter of the spacing wide (``separated_grid``), so every bin has probability at least
+#: 1/(4 M' (e^(eps/2) + 1)); at M <= 256 that keeps the alias sampler's resolution (about 2^-43 / n_out per entry)
+#: below a third of EXP_MARGIN, and ``privacy_table`` (the REALISED table) then verifies. Exact verification
+#: takes about a second at M = 256.
+MAX_GRID = 256
+
+#: Smallest per-attribute epsilon of ``Piecewise``: below it the grid cannot keep its bins apart within a few
+#: hundred points (their spacing shrinks with e^(eps/2) - 1). PM's worst-case variance is above Duchi's for
+#: eps < 1.29 anyway (``Hybrid`` uses the one-bit mechanism alone below eps* = 0.609).
+PIECEWISE_MIN_EPSILON = 0.01
+
+
+def _piecewise_bound(half_exp):
+    """C = (e^(eps/2) + 1) / (e^(eps/2) - 1), the largest |output| of the Piecewise mechanism."""
+    return (half_exp + 1.0) / (half_exp - 1.0)
+
+
+def _piecewise_variance(values, exp_epsilon):
+    """t^2 / (e^(eps/2) - 1) + (e^(eps/2) + 3) / (3 (e^(eps/2) - 1)^2): the continuous PM (docs/math.md §9)."""
+    half_exp = math.sqrt(exp_epsilon)
+    return values**2 / (half_exp - 1.0) + (half_exp + 3.0) / (3.0 * (half_exp - 1.0) ** 2)
+
+
+def separated_grid(grid, half_exp):
+    """The smallest M >= ``grid`` with frac(M / s) in [1/4, 3/4], s = e^(eps/2). The left ends l_i of the PM's
+    high-density intervals are spaced (C + 1)/M apart and each right end r_j = l_j + (C - 1) sits a fraction
+    frac(M (C - 1)/(C + 1)) = frac(M / s) of a spacing past an l_i, so every bin is at least a quarter spacing
+    wide: no sliver bin whose probability the sampler could not resolve."""
+    size = grid
+    while not 0.25 <= (size / half_exp) % 1.0 <= 0.75:
+        size += 1
+    return size
+
+
+class PiecewiseGrid:
+    """The finite-output Piecewise mechanism of one attribute: randomized rounding of t to the grid
+    g_i = -1 + 2i/M (i = 0..M), then Wang et al.'s PM at g_i sampled as (bin, uniform point in the bin).
+
+    M is ``separated_grid`` of the requested grid. Bin edges: the sorted union of -C, C and every l_i, r_i (as
+    computed floats, exact duplicates removed), so
+    each bin lies inside or outside [l_i, r_i] for every i: the PM density is constant on it under every grid
+    input, Pr[bin | g_i] = density x width, and edge + U width given the bin reproduces the PM exactly
+    (E[output | g_i] = g_i). The float output given the bin does not depend on the input, so the privacy of
+    the sampler is that of the (M + 1) x bins table it realises, ``realized_table`` (rows: grid inputs): the bins
+    are drawn by alias tables (lipdesign.runtime.TablePerturber), whose exact output distribution, including
+    the resolution of numpy's uniforms, is what ``privacy_table`` returns and ``verify`` checks. The rounding
+    is pre-processing: any input's output distribution is a mixture of the rows. The point in the bin,
+    edge + U width, is rounded to a double, but that rounding is the same for every input.
+    """
+
+    def __init__(self, exp_epsilon, grid):
+        self.exp_epsilon = exp_epsilon
+        self.half_exp = math.sqrt(exp_epsilon)
+        self.grid = separated_grid(grid, self.half_exp)
+        bound = _piecewise_bound(self.half_exp)
+        self.bound = bound
+        self.points = -1.0 + 2.0 * np.arange(self.grid + 1) / self.grid
+        left = (bound + 1.0) / 2.0 * self.points - (bound - 1.0) / 2.0
+        right = left + (bound - 1.0)
+        left[0], right[-1] = -bound, bound  # ideal values: l_0 = -C, r_M = C
+        left = np.clip(left, -bound, bound)
+        right = np.clip(right, -bound, bound)
+        self.edges = np.unique(np.concatenate([[-bound, bound], left, right]))
+        self.widths = np.diff(self.edges)
+        inside = (left[:, None] <= self.edges[None, :-1]) & (self.edges[None, 1:] <= right[:, None])
+        # Density e^eps' on [l_i, r_i] and 1 elsewhere, up to the common factor; rows normalised.
+        weights = np.where(inside, exp_epsilon, 1.0) * self.widths
+        self.table = weights / weights.sum(axis=1, keepdims=True)
+        self.sampler = TablePerturber(self.table)
+
+    def round(self, values, rng):
+        """Grid indices i with E[g_i] = t: i = floor((t + 1) M / 2) (at most M - 1), plus 1 with probability
+        equal to the fractional part."""
+        position = (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
+        low = np.minimum(np.floor(position), self.grid - 1)
+        return low.astype(np.int64) + (rng.random(position.shape) < position - low)
+
+    def rounding_variance(self, values):
+        """Var of g under the randomized rounding: (g_{i+1} - t)(t - g_i), computed as the sampler rounds."""
+        position = (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
+        fraction = position - np.minimum(np.floor(position), self.grid - 1)
+        return fraction * (1.0 - fraction) * (2.0 / self.grid) ** 2
+
+    @cached_property
+    def realized_table(self):
+        """The (M + 1) x bins table the alias sampler realises exactly (TablePerturber.realized_table), computed
+        once (about a second at M = 256)."""
+        table = self.sampler.realized_table()
+        table.setflags(write=False)
+        return table
+
+    def sample_bins(self, indices, rng):
+        return self.sampler.perturb(indices, rng)
+
+    def outputs(self, bins, rng):
+        """A point uniform in each bin: edge + U width (the same float for the same bin and U, whatever the
+        input)."""
+        return self.edges[bins] + rng.random(np.shape(bins)) * self.widths[bins]
+
+    def perturb(self, values, rng):
+        return self.outputs(self.sample_bins(self.round(values, rng), rng), rng)
+
+    def variance(self, values):
+        """Var_PM(t) + rv(t) s / (s - 1): E over rounding of Var_PM(g) is Var_PM(t) + rv / (s - 1) (Var_PM is
+        t^2 / (s - 1) + const), plus the variance rv of g itself."""
+        return _piecewise_variance(values, self.exp_epsilon) + \
+            self.rounding_variance(values) * (self.half_exp / (self.half_exp - 1.0))
+
+
+class _AttributeSampling(MeanOfReports):
+    """Wang et al.'s extension to d attributes: each user perturbs k = max(1, min(d, floor(eps / 2.5)))
+    attributes drawn uniformly without replacement, each with eps / k, scaled by d / k; the others report 0.
+    The attribute subset is drawn independently of the data, so sequential composition gives eps-LDP from the
+    per-attribute table (``privacy_table``, verified at eps / k; ``verify`` reports k times its epsilon).
+    Reports: float (n, d); the aggregate holds their sums. ``grid`` (M, 2..MAX_GRID): the input grid of the
+    finite-output Piecewise part. Epsilon in [1e-6, 10]."""
+
+    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+        self.epsilon = one_bit_epsilon(epsilon)
+        self.d = integer(d, "d")
+        self.input_domain = Box(self.d)
+        self.grid = integer(grid, "grid", low=2, high=MAX_GRID)
+        self.attributes = max(1, min(self.d, math.floor(self.epsilon / 2.5)))
+        self.attribute_epsilon = self.epsilon / self.attributes
+        self.attribute_exp = implemented_exp(self.attribute_epsilon)
+        self.half_exp = math.sqrt(self.attribute_exp)
+        self.bound = _piecewise_bound(self.half_exp)
+
+    @cached_property
+    def piecewise(self):
+        """The finite-output Piecewise mechanism of one attribute at eps / k (built on first use)."""
+        return PiecewiseGrid(self.attribute_exp, self.grid)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "d": self.d, "grid": self.grid}
+
+    @property
+    def guarantee(self):
+        if self.attributes == 1:
+            return Guarantee("LDP", self.epsilon, EXACT_TABLE)
+        return Guarantee("LDP", self.epsilon, COMPOSITION,
+                         f"{self.attributes} attributes per user, each with an exact table at eps/{self.attributes}")
+
+    def _perturb(self, values, rng, user_ids):
+        n, d = values.shape
+        k = self.attributes
+        reports = np.zeros((n, d))
+        for rows in chunks(n, d):
+            count = rows.stop - rows.start
+            chosen = np.argpartition(rng.random((count, d)), k - 1, axis=1)[:, :k]
+            users = np.arange(rows.start, rows.stop)[:, None]
+            reports[users, chosen] = (d / k) * self._perturb_one(values[users, chosen], rng)
+        return reports
+
+    def _checked_reports(self, reports):
+        """Raise unless every report lies in [-B, B], B = (d / k) C (up to rounding)."""
+        bound = self.d / self.attributes * self.bound
+        outside = np.flatnonzero(np.abs(reports.ravel()) > bound * (1.0 + 1e-9))
+        if outside.size:
+            row, column = np.unravel_index(outside[0], reports.shape)
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; {type(self).__name__} "
+                                  f"reports lie in [-{bound:.12g}, {bound:.12g}] (reports of another mechanism or "
+                                  "epsilon?)")
+        return reports
+
+    def _variance(self, values, n, method, user_ids):
+        """sum_i [(d/k) (Var_1D(t_ij; eps/k) + t_ij^2) - t_ij^2] / n^2 per coordinate."""
+        scale = self.d / self.attributes
+        per_user = scale * (self._variance_one(values) + values**2) - values**2
+        return per_user.sum(axis=0) / n**2
+
+    def _certify(self):
+        """The per-attribute table verified exactly at eps / k, its certified epsilon times k (rounded up)
+        against the claim eps (sequential composition over the k sampled attributes, docs/math.md §9)."""
+        single = verify_table(self.privacy_table(), LDP(self.attribute_epsilon), exact=True)
+        return compose(single, self.attributes, self.epsilon)
+
+
+class Piecewise(_AttributeSampling):
+    """Wang et al.'s Piecewise mechanism (ICDE 2019, docs/math.md §9) with a finite output space: t is rounded at
+    random to the grid g_i = -1 + 2i/M (unbiased), then the PM output for g_i (density e^(eps/2)(e^(eps/2) -
+    1) / (2 (e^(eps/2) + 1)) on [l(g_i), r(g_i)], e^-eps times that elsewhere on [-C, C]) is sampled exactly as
+    a bin of constant density (alias table) and a point uniform in it. Unbiased; variance Var_PM(t) + (g_{i+1}
+    - t)(t - g_i) e^(eps/2) / (e^(eps/2) - 1) per attribute, at most (1/M)^2 e^(eps/2)/(e^(eps/2) - 1) above
+    the continuous PM's. M is the requested ``grid`` raised to ``separated_grid``. The output given its bin
+    does not depend on the input, so ``privacy_table`` (grid inputs x bins, as realised) is the whole privacy
+    claim, verified exactly. Needs eps / k >= PIECEWISE_MIN_EPSILON.
+    """
+
+    family = "piecewise"
+
+    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+        super().__init__(epsilon, d, grid)
+        if self.attribute_epsilon < PIECEWISE_MIN_EPSILON:
+            raise ValidationError(f"epsilon is {fmt(epsilon)}; Piecewise needs epsilon / k >= "
+                                  f"{PIECEWISE_MIN_EPSILON:g} per perturbed attribute (use Hybrid or Duchi, which "
+                                  "have the lower variance there)")
+
+    @classmethod
+    def example(cls):
+        return cls(3.0, 2, grid=16)
+
+    def _perturb_one(self, values, rng):
+        return self.piecewise.perturb(values, rng)
+
+    def _variance_one(self, values):
+        return self.piecewise.variance(values)
+
+    def privacy_table(self):
+        """(M + 1) x bins: Pr[bin | g_i] for the grid inputs as the sampler realises it (rounding is
+        pre-processing: any input's output distribution is a mixture of these rows)."""
+        return self.piecewise.realized_table
+
+
+class Hybrid(_AttributeSampling):
+    """Wang et al.'s Hybrid mechanism (ICDE 2019, docs/math.md §9): above eps* (HYBRID_THRESHOLD, per attribute)
+    the finite-output Piecewise mechanism (see ``Piecewise``) with probability alpha = 1 - e^(-eps/2), else the
+    one-bit Duchi mechanism (+-c) on t itself; at or below eps* always the one-bit mechanism. Finite output
+    space: ``privacy_table`` is verified exactly.
+    """
+
+    family = "hybrid"
+
+    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+        super().__init__(epsilon, d, grid)
+        self.piecewise_probability = 1.0 - 1.0 / self.half_exp if self.attribute_epsilon > HYBRID_THRESHOLD \
+            else 0.0
+        self.scale = one_bit_scale(self.attribute_exp)
+
+    @classmethod
+    def example(cls):
+        return cls(3.0, 2, grid=16)
+
+    def _perturb_one(self, values, rng):
+        bit = self.scale * one_bit(values, self.attribute_exp, rng)
+        if not self.piecewise_probability:
+            return bit
+        piecewise = self.piecewise.perturb(values, rng)
+        return np.where(rng.random(values.shape) < self.piecewise_probability, piecewise, bit)
+
+    def _variance_one(self, values):
+        alpha = self.piecewise_probability
+        if not alpha:
+            return self.scale**2 - values**2
+        return alpha * self.piecewise.variance(values) + (1.0 - alpha) * (self.scale**2 - values**2)
+
+    @cached_property
+    def _table(self):
+        if not self.piecewise_probability:
+            return one_bit_table(self.attribute_exp)
+        alpha = realized_probability(self.piecewise_probability)  # the branch coin random() < alpha
+        bits = one_bit_table(self.attribute_exp, self.piecewise.points)
+        table = np.hstack([alpha * self.piecewise.realized_table, (1.0 - alpha) * bits])
+        table.setflags(write=False)
+        return table
+
+    def privacy_table(self):
+        """At or below eps*: ``one_bit_table``. Above: rows g_i (i = 0..M), columns the Piecewise bins then +c,
+        -c: [alpha Pr[bin | g_i], (1 - alpha) Pr[+-1 | g_i]], every probability as the samplers realise it.
+        Column by column this bounds every input: a bin's probability is alpha times a mixture of the rows'
+        (rounding), and the one-bit branch, which runs on t itself, has Pr[+-1 | t] monotone in t, so its
+        extremes are the rows t = -1 and +1."""
+        return self._table

@@ -1,0 +1,34 @@
+"""Consistency post-processing of estimated frequencies (docs/math.md §8). Numpy only."""
+
+import numpy as np
+
+from lipdesign.validation import float_array
+
+#: The spellings of ``estimate(..., consistency=...)``.
+CONSISTENCY = ("norm-sub",)
+
+
+def norm_sub(frequencies):
+    """Norm-Sub consistency (Wang et al., NDSS 2020; docs/math.md §8): a non-negative estimate summing to 1.
+
+    Repeat: set the negative entries to 0, then add the same amount to every remaining positive entry so the
+    total is 1, until no entry is negative (at most ``len(frequencies)`` rounds, each vectorised). If no entry is
+    positive the result is uniform. Example: ``[0.6, 0.5, -0.1] -> [0.55, 0.45, 0.0]``.
+    """
+    estimate = float_array(frequencies, "frequencies", 1)
+    estimate[estimate < 0] = 0.0
+    if not (estimate > 0).any():
+        return np.full(estimate.size, 1.0 / estimate.size)
+    for _ in range(estimate.size + 1):
+        positive = estimate > 0
+        estimate[positive] += (1.0 - estimate[positive].sum()) / np.count_nonzero(positive)
+        negative = estimate < 0
+        if not negative.any():
+            break
+        estimate[negative] = 0.0
+    return estimate
+
+
+def consistent(frequencies, consistency):
+    """``frequencies`` after the consistency step ``consistency`` (one of CONSISTENCY, or None for none)."""
+    return frequencies if consistency is None else norm_sub(frequencies)

@@ -1,0 +1,164 @@
+"""Harmony's categorical mechanism: the Bassily-Smith random projection (Harmony Alg. 3, docs/math.md §9).
+Numpy only."""
+
+from functools import cached_property
+
+import numpy as np
+
+from lipdesign.domains import Categorical
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
+from lipdesign.mechanisms.sampling import (
+    implemented_exp,
+    one_bit_epsilon,
+    public_seed,
+    sign_field,
+    structured_reports,
+)
+from lipdesign.validation import index_array, integer
+
+#: HarmonyCategorical keeps its public projection in memory: at most this many signs (m * k), 64 MiB.
+MAX_SIGNS = 2**26
+
+#: Elements per temporary array in chunked products (32 MiB of floats).
+BLOCK = 2**22
+
+
+def projection_signs(m, k, seed):
+    """The public m x k signs: bit j (least significant first) of the w-th 64-bit output of the PCG64 bit
+    generator of ``numpy.random.default_rng(seed)`` gives entry 64 w + j in row-major order, 0 -> +1, 1 -> -1.
+    Bit-generator streams (PCG64, SeedSequence) are stable across numpy versions, unlike Generator methods."""
+    words = np.random.default_rng(seed).bit_generator.random_raw(-(-m * k // 64))
+    bits = np.unpackbits(np.asarray(words, dtype="<u8").view(np.uint8), bitorder="little")[:m * k]
+    return (1 - 2 * bits.astype(np.int8)).reshape(m, k)
+
+
+def signed_counts(rows, sign, size):
+    """sum of ``sign`` (+-1) per row index, as exact integers (int64, length ``size``)."""
+    positive = sign > 0
+    return np.bincount(rows[positive], minlength=size) - np.bincount(rows[~positive], minlength=size)
+
+
+class HarmonyCategorical(Mechanism):
+    """Harmony Alg. 3, Bassily-Smith random projection (docs/math.md §9). Public Phi = signs / sqrt(m), signs in
+    {-1, +1}^(m x k) from ``seed`` (see ``projection_signs``). A user with value v picks a row s uniformly and
+    reports sign = one_bit(signs[s, v]) (+signs[s, v] with probability e^eps/(e^eps + 1)); the paper's report
+    alpha = c m Phi[s, v] times the kept/flipped sign is c sqrt(m) sign. Reports: structured array
+    [("row", "<i4"), ("sign", "i1")]; the aggregate holds the signed count of each row.
+
+    ``m`` defaults to max(4096, 4k). The per-user variance does not grow with m (every term of the estimate is
+    +-c), only memory and time (m k). The projection estimate has mean G f, G = Phi^T Phi, whose cross-talk
+    sum_{v != l} f_v G[v, l] has standard deviation sqrt(sum_{v != l} f_v^2 / m) <= 1/sqrt(m) <= 1/64 over the
+    draw of Phi, below the sampling error c/sqrt(n) only while n < c^2 m: at n = 10^6, eps = 1, k = 64 it is
+    several standard deviations, which is why the default method is "unbiased" (whenever m >= k; with fewer rows
+    the paper's "projection" is the only estimate there is). "unbiased" removes the cross-talk and needs G well
+    conditioned: at m = 4k its eigenvalues lie near [(1 - 1/2)^2, (1 + 1/2)^2] (Marchenko-Pastur), so inverting
+    G costs a factor about m/(m - k) = 4/3 in variance. m k is capped at ``MAX_SIGNS``; epsilon in [1e-6, 10].
+    """
+
+    family = "harmony-categorical"
+    methods = ("unbiased", "projection")
+    report_dtype = np.dtype([("row", "<i4"), ("sign", "i1")])
+
+    def __init__(self, epsilon, k, m=None, seed=None):
+        self.epsilon = one_bit_epsilon(epsilon)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.k = integer(k, "k", low=2)
+        self.input_domain = Categorical(self.k)
+        self.m = max(4096, 4 * self.k) if m is None else integer(m, "m")
+        if self.m * self.k > MAX_SIGNS:
+            raise ValidationError(f"m * k is {self.m} * {self.k} = {self.m * self.k}; the public projection must "
+                                  f"hold at most {MAX_SIGNS} signs (pass a smaller m)")
+        self.seed = public_seed(seed)
+        self.signs = projection_signs(self.m, self.k, self.seed)
+        self.signs.setflags(write=False)
+        self.scale = one_bit_scale(self.exp_epsilon)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k, "m": self.m, "seed": self.seed}
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, 5, m=64, seed=3)
+
+    @property
+    def default_method(self):
+        return "unbiased" if self.m >= self.k else "projection"
+
+    @cached_property
+    def gram(self):
+        """G = Phi^T Phi = signs^T signs / m (k x k, unit diagonal); E[projection estimate] = G f."""
+        gram = np.zeros((self.k, self.k))
+        step = max(1, BLOCK // self.k)
+        for start in range(0, self.m, step):
+            block = self.signs[start:start + step].astype(float)
+            gram += block.T @ block
+        gram /= self.m
+        gram.setflags(write=False)
+        return gram
+
+    @cached_property
+    def gram_inverse(self):
+        """G^-1, for the unbiased estimate; ValidationError when m < k or G is singular."""
+        if self.m < self.k:
+            raise ValidationError(f"method is 'unbiased' but m is {self.m} and k is {self.k}; it needs m >= k "
+                                  "(G = Phi^T Phi has rank at most m)")
+        eigenvalues, vectors = np.linalg.eigh(self.gram)
+        if eigenvalues[0] <= self.k * np.finfo(float).eps * eigenvalues[-1]:
+            raise ValidationError(f"method is 'unbiased' but the projection of seed {self.seed} has linearly "
+                                  "dependent columns; it needs G = Phi^T Phi nonsingular (use another seed or a "
+                                  "larger m)")
+        inverse = (vectors / eigenvalues) @ vectors.T
+        inverse.setflags(write=False)
+        return inverse
+
+    def _perturb(self, values, rng, user_ids):
+        out = np.empty(values.size, dtype=self.report_dtype)
+        out["row"] = rng.integers(0, self.m, size=values.size)
+        out["sign"] = one_bit(self.signs[out["row"], values], self.exp_epsilon, rng)
+        return out
+
+    def _statistics(self, reports):
+        structured_reports(reports, self.report_dtype)
+        rows = index_array(reports["row"], self.m, "reports['row']")
+        return rows.size, {"row_sums": signed_counts(rows, sign_field(reports), self.m)}
+
+    def _estimate(self, aggregate, method):
+        """"unbiased": the solution of G f = projection, mean f for this fixed Phi (needs m >= k). "projection"
+        (the paper's): f(l) = <z_bar, Phi[:, l]> = (1/n) sum_i c sign_i signs[s_i, l], mean G f, biased by the
+        cross-talk of this Phi."""
+        return self.project(aggregate["row_sums"], self.scale, aggregate.n, method)
+
+    def project(self, row_sums, weight, n, method):
+        """(weight/n) sum_s row_sums[s] signs[s, :] (the paper's projection for weight c), solved against G for
+        ``method="unbiased"``. Shared with HarmonyMixed, whose weight carries a factor d."""
+        per_row = row_sums * weight
+        projection = np.empty(self.k)
+        step = max(1, BLOCK // self.m)
+        for start in range(0, self.k, step):
+            projection[start:start + step] = per_row @ self.signs[:, start:start + step]
+        projection /= n
+        return self.gram_inverse @ projection if method == "unbiased" else projection
+
+    def _expected(self, frequencies, method, user_ids):
+        """E[estimate]: G f for the projection method, f for the unbiased one."""
+        return self.gram @ frequencies if method == "projection" else frequencies
+
+    def _variance(self, frequencies, n, method, user_ids):
+        return self.variance_with(frequencies, n, method, self.scale**2)
+
+    def variance_with(self, frequencies, n, method, second_moment):
+        """Per-value variance when each user's term is Z = w signs[s, :] with E[w^2] = ``second_moment``:
+        E[Z Z^T] = second_moment G and E[Z] = G[:, v], so Cov(projection) = (second_moment G - G diag(f) G)/n:
+        Var f(l) = (second_moment - sum_v f_v G[v, l]^2)/n; for the unbiased G^-1 projection
+        Cov = (second_moment G^-1 - diag(f))/n: Var = (second_moment (G^-1)[l, l] - f_l)/n."""
+        if method == "projection":
+            return (second_moment - frequencies @ self.gram**2) / n
+        return (second_moment * np.diag(self.gram_inverse) - frequencies) / n
+
+    def privacy_table(self):
+        """Exact reduction to ``one_bit_table``: output (s, b) has probability (1/m) Pr[b | t = signs[s, v]], so
+        every likelihood ratio is 1 or the one-bit ratio e^eps (attained by any v, v' whose columns of signs
+        differ somewhere; only if all k columns coincide is the mechanism more private than the table)."""
+        return one_bit_table(self.exp_epsilon)

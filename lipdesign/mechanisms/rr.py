@@ -1,0 +1,155 @@
+"""Randomized response: the binary one-bit mechanism on t in [-1, 1] and generalised randomized response over k
+values, the only GRR of the package (docs/math.md §8, §9). Numpy only.
+
+- ``one_bit``: +1 with probability 1/2 + t (e^eps - 1) / (2 (e^eps + 1)), else -1 (Harmony Alg. 2 and 3, Duchi's
+  one-dimensional mechanism); ``one_bit_scale`` makes c * bit unbiased for t; ``one_bit_table`` is its privacy
+  table as the sampler realises it.
+- ``GRR``: the true value with probability p = e^eps/(e^eps + k - 1), every other value with q = 1/(e^eps + k - 1),
+  sampled as a mixture whose realised table never exceeds its claim (``grr_mixing_probability``).
+"""
+
+import math
+
+import numpy as np
+
+from lipdesign.domains import Categorical
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.oracle import PureProtocol
+from lipdesign.mechanisms.sampling import implemented_exp, index_reports, realized_probability
+from lipdesign.validation import MAX_EPSILON, integer
+from lipdesign.validation import epsilon as checked_epsilon
+
+#: Largest k of GRR (and of OUE and HadamardResponse): outputs and their arithmetic stay in int64.
+MAX_K = 2**62 - 1
+
+#: ``full_table()`` is built for k <= this by default (a k x k float table, at most 32 MiB).
+MAX_FULL_K = 2048
+
+
+def _plus_probability(values, exp_epsilon):
+    """Pr[+1 | t] = 1/2 + t (e^eps - 1) / (2 (e^eps + 1)), computed as ``one_bit`` samples it."""
+    return 0.5 + np.asarray(values) * ((exp_epsilon - 1.0) / (2.0 * (exp_epsilon + 1.0)))
+
+
+def one_bit(values, exp_epsilon, rng):
+    """Binary randomized response on values t in [-1, 1] (docs/math.md §9): +1 with probability
+    1/2 + t (e^eps - 1) / (2 (e^eps + 1)), else -1; int8, same shape as ``values``. E[c * bit] = t with
+    c = ``one_bit_scale``; both outcomes have probabilities within a factor e^eps for any two inputs. ``rng`` must
+    already be a Generator."""
+    plus = _plus_probability(values, exp_epsilon)
+    return np.where(rng.random(np.shape(values)) < plus, 1, -1).astype(np.int8)
+
+
+def one_bit_scale(exp_epsilon):
+    """c = (e^eps + 1) / (e^eps - 1), the factor that makes c * one_bit(t) unbiased for t (docs/math.md §9)."""
+    return (exp_epsilon + 1.0) / (exp_epsilon - 1.0)
+
+
+def one_bit_table(exp_epsilon, values=(1.0, -1.0)):
+    """The privacy table of ``one_bit`` as the sampler realises it (``realized_probability``): rows t in
+    ``values`` (by default the extreme inputs +1, -1), outputs +1, -1. Pr[+1 | t] is monotone in t, so the
+    largest ratio over [-1, 1] is attained at the two extreme inputs."""
+    plus = realized_probability(_plus_probability(np.asarray(values, dtype=float), exp_epsilon))
+    return np.column_stack([plus, 1.0 - plus])
+
+
+def grr_mixing_probability(exp_epsilon, size, field="k"):
+    """alpha of GRR on 0..size-1 written as a mixture (docs/math.md §8): the true value with probability alpha,
+    else a value uniform on ALL size values, which is GRR with keep probability alpha + (1 - alpha)/size =
+    e^eps/(e^eps + size - 1) for alpha = (e^eps - 1)/(e^eps - 1 + size).
+
+    alpha is rounded DOWN to numpy's 2^-53 grid, so ``rng.random() < alpha`` realises exactly this alpha, and the
+    ratio of the realised table, 1 + size alpha/(1 - alpha), stays below e^eps whatever the size (a keep
+    probability rounded to the grid would not: for size = 2^40 it overshoots eps by 4e-5). ValidationError when
+    alpha rounds to 0 (the domain is too large for this epsilon: the reports would carry no information)."""
+    alpha = math.floor((exp_epsilon - 1.0) / (exp_epsilon - 1.0 + size) * 2**53) / 2**53
+    if alpha <= 0:
+        raise ValidationError(f"{field} is {size}; at this epsilon randomized response over {size} values keeps the "
+                              "true value with probability below 2^-53 (no information): use a smaller domain or "
+                              "a larger epsilon")
+    return alpha
+
+
+def grr_probabilities(alpha, size):
+    """(keep, lie): the realised Pr[y = x] and Pr[y = y'] for y' != x of the mixture with ``alpha``."""
+    lie = (1.0 - alpha) / size
+    return alpha + lie, lie
+
+
+def randomized_response(truth, size, alpha, rng):
+    """GRR on 0..size-1 (docs/math.md §8) as the mixture of ``grr_mixing_probability``: the truth with
+    probability alpha, else a value uniform on all size values (``integers`` is exactly uniform)."""
+    keep = rng.random(truth.shape) < alpha
+    return np.where(keep, truth, rng.integers(0, size, size=truth.shape))
+
+
+def grr_reduced_table(alpha, size):
+    """Exact reduction of the size x size GRR table to 2 rows x 3 columns (2 x 2 when size = 2), O(1).
+
+    Every column y of the full table is ``keep`` in row y and ``lie`` in every other row, so the ratio of any
+    output between two inputs is keep/lie, lie/keep or 1. Rows: inputs x = 0, x' = 1; columns: y = x (ratio
+    keep/lie), y = x' (lie/keep) and the other size - 2 outputs merged, (size - 2) lie in both rows (ratio 1;
+    absent when size = 2). The entries are the same floats as the full table's, so even the exact rational
+    ratios coincide."""
+    keep, lie = grr_probabilities(alpha, size)
+    if size == 2:
+        return np.array([[keep, lie], [lie, keep]])
+    rest = (size - 2) * lie
+    return np.array([[keep, lie, rest], [lie, keep, rest]])
+
+
+def full_table_size(k, max_k):
+    if k > max_k:
+        raise ValidationError(f"k is {k}; the full table has O(k^2) entries, so it is built for k <= {max_k} "
+                              "(pass a larger max_k; privacy_table() is the exact O(1) reduction)")
+
+
+class GRR(PureProtocol):
+    """Generalised randomized response (docs/math.md §8): the true value with probability p = e^eps/(e^eps + k - 1),
+    every other value with q = 1/(e^eps + k - 1). Sampled as a mixture (``grr_mixing_probability``: the truth with
+    probability alpha, else uniform on all k values), whose realised p and q are the ones used here, for estimation
+    and in the privacy table. Reports: int64 (n,) in 0..k-1; 2 <= k <= ``MAX_K``.
+
+    Epsilon lies in (0, 30], the range of the designed tables, whose baseline GRR is: the mixture keeps its
+    realised ratio below e^eps (1 - EXP_MARGIN) at any epsilon, and a domain too large for the epsilon (alpha
+    below 2^-53) is refused.
+    """
+
+    family = "grr"
+
+    def __init__(self, epsilon, k):
+        self.epsilon = checked_epsilon(epsilon, high=MAX_EPSILON)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.k = integer(k, "k", low=2, high=MAX_K)
+        self.input_domain = Categorical(self.k)
+        self.alpha = grr_mixing_probability(self.exp_epsilon, self.k)
+        self.p, self.q = grr_probabilities(self.alpha, self.k)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k}
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, 6)
+
+    def _perturb(self, values, rng, user_ids):
+        return randomized_response(values, self.k, self.alpha, rng)
+
+    def _support(self, reports):
+        reports = index_reports(reports, self.k)
+        return np.bincount(reports, minlength=self.k), reports.size
+
+    def privacy_table(self):
+        """Exact 2 x 3 reduction of the k x k GRR table (2 x 2 for k = 2); see ``grr_reduced_table``."""
+        return grr_reduced_table(self.alpha, self.k)
+
+    def full_table(self, max_k=MAX_FULL_K):
+        """The whole k x k table Pr[y | x] (rows x, columns y), for audits and baselines at small k."""
+        full_table_size(self.k, max_k)
+        keep, lie = grr_probabilities(self.alpha, self.k)
+        table = np.full((self.k, self.k), lie)
+        np.fill_diagonal(table, keep)
+        return table
+
+
+__all__ = ["GRR", "MAX_K", "grr_mixing_probability", "one_bit", "one_bit_scale", "one_bit_table"]

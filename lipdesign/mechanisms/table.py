@@ -1,0 +1,337 @@
+"""Designed (or loaded) perturbation tables: the ``table`` family, and the estimators of a finite table.
+
+Table convention (docs/math.md §1): ``Q`` has shape ``(k, n_out)``, ``Q[x, y] = Pr[Y=y | X=x]``, every row sums to
+1. The estimators take the table and the report COUNTS (``counts[y]`` = number of reports equal to y; non-integer
+expected counts are fine), in that order, and the design prior as a keyword: ``posterior(table, prior=...)``,
+``mmse_frequencies(table, counts, prior=...)`` (docs/math.md §4), ``unbiased_frequencies(table, counts, prior=...)``
+(GLS inversion, §4, §8), ``ibu_frequencies(table, counts)`` (expectation maximisation, §4). Numpy only.
+"""
+
+import math
+import warnings
+from types import MappingProxyType
+
+import numpy as np
+
+from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
+from lipdesign.mechanisms.sampling import TablePerturber, index_reports
+from lipdesign.model import Prior
+from lipdesign.notions import LDP, LIP, WorstCaseLIP, notion_from_dict
+from lipdesign.objectives import WeightedSum, as_objective, mse
+from lipdesign.validation import choice, float_array, integer, non_negative, probability_vector, real_number
+from lipdesign.verification import check_table, verify_table
+
+#: The estimate of a designed table: the histogram, or the sum of f(X) over the users (WeightedSum designs).
+WHAT = ("histogram", "sum")
+
+#: ``ibu_frequencies`` stops when no frequency moves by more than this in one iteration.
+IBU_TOLERANCE = 1e-10
+
+
+def _counts(counts, n_out, table=None):
+    array = non_negative(float_array(counts, "counts", 1), "counts")
+    if array.shape != (n_out,):
+        raise ValidationError(f"counts has shape {array.shape}; it must have shape ({n_out},), one count per output "
+                              "of the table")
+    if not array.sum() > 0:
+        raise ValidationError("counts sums to 0; at least one report is needed")
+    if table is not None:
+        impossible = (table.sum(axis=0) == 0) & (array > 0)
+        if impossible.any():
+            y = int(np.argmax(impossible))
+            raise ValidationError(f"counts[{y}] is {array[y]!r} but column {y} of the table is all zero; a report "
+                                  "the table can never produce must have count 0")
+    return array
+
+
+def posterior(table, *, prior):
+    """``post[y, x] = Pr[X=x | Y=y] = P_x Q[x, y] / (P . q_y)`` (docs/math.md §4), shape ``(n_out, k)``. An output
+    with ``Pr[Y=y] = 0`` gets the prior as its row, so every row is a distribution."""
+    q = check_table(table)
+    p = probability_vector(prior, "prior", length=q.shape[0])
+    joint = p[:, None] * q
+    evidence = joint.sum(axis=0)
+    post = np.empty((q.shape[1], q.shape[0]))
+    seen = evidence > 0
+    post[seen] = joint[:, seen].T / evidence[seen, None]
+    post[~seen] = p
+    return post
+
+
+def mmse_frequencies(table, counts, *, prior):
+    """MMSE estimate of the histogram: ``sum_y (c_y / n) posterior[y]`` (docs/math.md §4). Each report is replaced
+    by E[1[X=x] | Y=y]; the result is a distribution, biased toward the prior (on exact expected counts
+    ``n * table.T @ prior`` it returns the prior)."""
+    post = posterior(table, prior=prior)
+    c = _counts(counts, post.shape[0])
+    return (c / c.sum()) @ post
+
+
+def _check_rank(q, what="table"):
+    k, rank = q.shape[0], int(np.linalg.matrix_rank(q))
+    if rank < k:
+        raise ValidationError(f"{what} has rank {rank} < k = {k} (its {k} rows are linearly dependent), so no "
+                              'unbiased estimate exists; use method="ibu" or "mmse" instead')
+
+
+def gls_matrix(table, *, prior=None):
+    """B with ``unbiased_frequencies(table, c, prior) = B @ (c / n)`` (k x n_out; docs/math.md §4, §11).
+
+    The estimate minimises (c/n - Q^T f)^T W (c/n - Q^T f) subject to sum(f) = 1: W = D^-1, D = diag(Q^T prior)
+    (GLS; outputs with D = 0 get weight 0), or W = I without ``prior``. With A = Q W Q^T, G = A^-1 Q W and
+    u = A^-1 1, f = G c/n + u (1 - 1^T G c/n) / (1^T u), and since c/n sums to 1 this is B c/n with
+    B = G + u (1^T - 1^T G) / (1^T u). Needs rank(Q) = k.
+    """
+    q = check_table(table)
+    k, n_out = q.shape
+    _check_rank(q)
+    weights = np.ones(n_out)
+    if prior is not None:
+        mass = q.T @ probability_vector(prior, "prior", length=k)
+        weights = np.divide(1.0, mass, out=np.zeros(n_out), where=mass > 0)
+        if not (mass > 0).all():
+            _check_rank(q[:, mass > 0], "table restricted to the outputs with positive probability under prior")
+    weighted = q * weights
+    inverse_gram = np.linalg.solve(weighted @ q.T, np.column_stack([weighted, np.ones(k)]))
+    g, u = inverse_gram[:, :n_out], inverse_gram[:, n_out]
+    return g + np.outer(u, 1.0 - g.sum(axis=0)) / u.sum()
+
+
+def unbiased_frequencies(table, counts, *, prior=None):
+    """Unbiased inversion of the report histogram (docs/math.md §4, §8): ``gls_matrix(table, prior) @ (c/n)``.
+    Entries may be negative; they sum to 1. For GRR this is (C_v/n - q)/(p - q)."""
+    matrix = gls_matrix(table, prior=prior)
+    c = _counts(counts, matrix.shape[1])
+    return matrix @ (c / c.sum())
+
+
+def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=None):
+    """Iterative Bayesian update (EM for the histogram, docs/math.md §4); works for any table.
+
+    ``f <- f * (Q @ ((c/n) / (Q^T f)))`` with 0/0 = 0, from the uniform distribution (or ``init``), until the
+    largest absolute change is below ``tol`` (a RuntimeWarning if ``max_iter`` iterations do not get there; the
+    last iterate is returned). Every iterate is a distribution. Counts on an output the table can never produce
+    are refused, and ``init`` must give positive probability to every output that was reported.
+    """
+    q = check_table(table)
+    k, n_out = q.shape
+    c = _counts(counts, n_out, q)
+    tol = real_number(tol, "tol")
+    if not tol > 0:
+        raise ValidationError(f"tol is {tol!r}; it must be a finite number > 0")
+    max_iter = integer(max_iter, "max_iter")
+    if init is None:
+        f = np.full(k, 1.0 / k)
+    else:
+        f = probability_vector(init, "init", length=k)
+        unreachable = (q.T @ f == 0) & (c > 0)
+        if unreachable.any():
+            y = int(np.argmax(unreachable))
+            raise ValidationError(f"init gives output {y} probability 0 but counts[{y}] is {c[y]!r}; init must give "
+                                  "positive probability to every reported output")
+    frequencies = c / c.sum()
+    for _ in range(max_iter):
+        predicted = q.T @ f
+        ratio = np.divide(frequencies, predicted, out=np.zeros(n_out), where=predicted > 0)
+        new = f * (q @ ratio)
+        new /= new.sum()  # exact in exact arithmetic; removes rounding drift
+        change = np.max(np.abs(new - f))
+        f = new
+        if change < tol:
+            return f
+    warnings.warn(f"ibu_frequencies did not converge in max_iter={max_iter} iterations (last change {change:.3g} "
+                  f">= tol {tol:g}); returning the last iterate", RuntimeWarning, stacklevel=2)
+    return f
+
+
+class TableMechanism(Mechanism):
+    """A finite table with the notion it is verified against, the design prior and the design objective.
+
+    ``TableMechanism(table, notion, prior, objective="histogram", provenance=None)`` verifies the claim EXACTLY
+    (rational arithmetic on the stored numbers, docs/math.md §3) and refuses a table that breaks it
+    (VerificationError); ``ld.design`` builds one, ``ld.load`` rebuilds one. Read-only afterwards.
+
+    - ``table[x, y] = Pr[Y=y | X=x]``; ``prior``, ``notion``, ``objective``; ``labels`` of the values.
+    - ``epsilons``: the exactly verified tightest epsilons under the claimed notion ("claimed"), plain LIP for X
+      under the design prior ("LIP for X") and LDP ("LDP").
+    - ``mse``: the per-user MSE of the MMSE estimate under the design prior (docs/math.md §4), the design
+      objective; ``provenance``: what the design step recorded (method, solver, mix, ``baselines``: the MSEs of the
+      optimal LDP table and of GRR at the same epsilon and prior).
+    - ``estimate(reports, method=...)``: "mmse" (default; posterior mean under the design prior), "unbiased" (GLS;
+      needs rank k), "ibu"; ``what="histogram"`` or ``"sum"`` (the sum of f(X) over users; the default for a
+      WeightedSum design).
+    """
+
+    family = "table"
+    methods = ("mmse", "unbiased", "ibu")
+
+    def __init__(self, table, notion, prior, objective="histogram", *, provenance=None):
+        self.prior = prior if isinstance(prior, Prior) else Prior(prior)
+        if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
+            raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")
+        notion.check(self.prior)
+        self.notion = notion
+        self.objective = as_objective(objective)
+        self.objective.functions(self.prior.k)
+        table = np.array(check_table(table, self.prior.k), dtype=float)
+        table.setflags(write=False)
+        self.table = table
+        self.input_domain = self.prior.domain
+        claimed = verify_table(table, notion, self.prior, exact=True)
+        if not claimed.passed:
+            raise VerificationError(f"the table is not {notion.kind} with eps={notion.epsilon:g}: its tightest "
+                                    f"epsilon is {claimed.epsilon:.12g} (exact verification), attained at "
+                                    f"{claimed.worst}")
+        self._claimed = claimed
+        self.epsilons = MappingProxyType({
+            "claimed": claimed.epsilon,
+            "LIP for X": verify_table(table, LIP(notion.epsilon), self.prior, exact=True).epsilon,
+            "LDP": verify_table(table, LDP(notion.epsilon), self.prior, exact=True).epsilon})
+        self.mse = mse(table, self.prior, self.objective)
+        self.provenance = MappingProxyType(dict(provenance or {}))
+        self.sampler = TablePerturber(table)
+
+    def parameters(self):
+        return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "objective": self.objective.to_dict(),
+                "table": self.table.tolist()}
+
+    @classmethod
+    def from_parameters(cls, parameters, provenance=None):
+        return cls(parameters["table"], notion_from_dict(parameters["notion"]), Prior.from_dict(parameters["prior"]),
+                   parameters["objective"], provenance=provenance)
+
+    @classmethod
+    def example(cls):
+        """The exactly eps-LIP binary channel of docs/math.md §6 at P = (0.2, 0.8), eps = 0.6 (flip the rare value
+        with 1/(1+e^eps), the common one with (1 - p e^eps)/((1+e^eps)(1-p))), as designed tables store it."""
+        e, p = math.exp(0.6), 0.2
+        rare, common = 1.0 / (1.0 + e), (1.0 - p * e) / ((1.0 + e) * (1.0 - p))
+        table = np.array([[1.0 - rare, rare], [common, 1.0 - common]]) * (1.0 - 1e-9) + 0.5e-9
+        return cls(table, LIP(0.6), Prior([p, 1.0 - p], labels=["rare", "common"]))
+
+    @property
+    def labels(self):
+        return self.prior.labels
+
+    @property
+    def baselines(self):
+        return dict(self.provenance.get("baselines", {}))
+
+    @property
+    def guarantee(self):
+        detail = []
+        if getattr(self.notion, "secret", None) is not None:
+            detail.append(f"for a latent secret of {self.notion.secret.m} values")
+        if getattr(self.notion, "prior_set", None) is not None:
+            detail.append(f"over a {self.notion.prior_set.kind} prior set")
+        return Guarantee(self.notion.kind, self.notion.epsilon, EXACT_TABLE, ", ".join(detail))
+
+    def privacy_table(self):
+        return self.table
+
+    def _certify(self):
+        return self._claimed
+
+    def verified_epsilons(self):
+        return dict(self.epsilons)
+
+    def __repr__(self):
+        return (f"TableMechanism({self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, "
+                f"k={self.prior.k}, {self.table.shape[1]} outputs)")
+
+    def summary(self):
+        lines = [(f"{self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, k={self.prior.k}, "
+                  f"{self.table.shape[1]} outputs: MSE {self.mse:.6g}")]
+        lines += [f"  {name}: MSE {value:.6g}" for name, value in self.baselines.items()]
+        lines.append("  verified eps: " + ", ".join(f"{k} {v:.6g}" for k, v in self.epsilons.items()))
+        return "\n".join(lines)
+
+    # -- perturb, aggregate, estimate ------------------------------------------------------------------------
+    def _perturb(self, values, rng, user_ids):
+        return self.sampler.perturb(values, rng)
+
+    def _statistics(self, reports):
+        reports = index_reports(reports, self.table.shape[1])
+        return reports.size, {"counts": np.bincount(reports, minlength=self.table.shape[1])}
+
+    def _estimate(self, aggregate, method):
+        counts = aggregate["counts"]
+        if method == "mmse":
+            return mmse_frequencies(self.table, counts, prior=self.prior.probabilities)
+        if method == "unbiased":
+            return unbiased_frequencies(self.table, counts, prior=self.prior.probabilities)
+        return ibu_frequencies(self.table, counts)
+
+    def _what(self, what):
+        if what is None:
+            return "sum" if isinstance(self.objective, WeightedSum) else "histogram"
+        what = choice(what, "what", WHAT)
+        if what == "sum" and not isinstance(self.objective, WeightedSum):
+            raise ValidationError("what is 'sum'; it needs a mechanism designed for ld.WeightedSum(values)")
+        return what
+
+    def _sum_of(self, frequencies, n):
+        return float(n * frequencies @ np.asarray(self.objective.values))
+
+    def estimate(self, reports, *, method=None, consistency=None, what=None):
+        """The estimated histogram (``what="histogram"``) or sum of f(X) over the users (``what="sum"``; default for
+        a WeightedSum design), from reports or their Aggregate; see the class docstring for ``method``."""
+        what = self._what(what)
+        aggregate = self._aggregate_of(reports)
+        frequencies = super().estimate(aggregate, method=method, consistency=consistency)
+        return frequencies if what == "histogram" else self._sum_of(frequencies, aggregate.n)
+
+    def _estimator_matrix(self, method):
+        """E with estimate = E (c / n): the posterior means (mmse) or the GLS inverse (unbiased)."""
+        if method == "mmse":
+            return posterior(self.table, prior=self.prior.probabilities).T
+        if method == "unbiased":
+            return gls_matrix(self.table, prior=self.prior.probabilities)
+        raise ValidationError("method is 'ibu'; the iterative Bayesian update is not linear in the counts and has "
+                              "no closed-form mean or variance (use 'unbiased' or 'mmse')")
+
+    def _expected(self, frequencies, method, user_ids):
+        matrix = self._estimator_matrix(method)
+        return frequencies if method == "unbiased" else matrix @ (self.table.T @ frequencies)
+
+    def covariance(self, frequencies=None, n=1, *, method=None):
+        """Cov of the estimated histogram for n users with true frequencies (default: the design prior), given
+        their values: the counts are sums of independent draws from the rows of Q, so
+        Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: ``_estimator_matrix``)."""
+        frequencies, n = self._population(self.prior.probabilities if frequencies is None else frequencies, n)
+        matrix = self._estimator_matrix(self._method(method))
+        q = self.table
+        reports = (np.diag(q.T @ frequencies) - q.T @ (frequencies[:, None] * q)) / n
+        return matrix @ reports @ matrix.T
+
+    def _variance(self, frequencies, n, method, user_ids):
+        return np.diag(self.covariance(frequencies, n, method=method)).copy()
+
+    def expected_estimate(self, population=None, n=None, *, method=None, user_ids=None, what=None):
+        """E[estimate] for true frequencies ``population`` (default: the design prior) and n users (the sum scales
+        with n)."""
+        what = self._what(what)
+        population = self.prior.probabilities if population is None else population
+        expected = super().expected_estimate(population, method=method, user_ids=user_ids)
+        return expected if what == "histogram" else self._sum_of(expected, 1 if n is None else integer(n, "n"))
+
+    def variance(self, population=None, n=None, *, method=None, user_ids=None, what=None):
+        """The variance of each estimated frequency, or of the estimated sum (``what="sum"``: v^T Cov v n^2), for
+        true frequencies ``population`` (default: the design prior) and n users (default 1), given their values."""
+        what = self._what(what)
+        population = self.prior.probabilities if population is None else population
+        if what == "histogram":
+            return super().variance(population, n, method=method, user_ids=user_ids)
+        values = np.asarray(self.objective.values)
+        covariance = self.covariance(population, 1 if n is None else n, method=method)
+        return float(values @ covariance @ values) * (1 if n is None else integer(n, "n")) ** 2
+
+    def estimand(self, values, what=None):
+        frequencies = self.input_domain.truth(values)
+        if self._what(what) == "histogram":
+            return frequencies
+        return self._sum_of(frequencies, len(values))
+
+    def estimand_names(self, what=None):
+        return ["sum"] if self._what(what) == "sum" else self.input_domain.names()

@@ -1,0 +1,150 @@
+"""Sets of plausible priors for bounded-prior LIP, kept as the vertices to enforce (docs/math.md §2).
+
+Numpy only; scipy is imported only to test membership of a general polytope.
+"""
+
+import itertools
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.model.prior import frozen
+from lipdesign.validation import PROBABILITY_ATOL, float_array, probability_vector, real_number
+from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
+
+
+class PriorSet:
+    """A set of plausible priors for bounded-prior LIP (docs/math.md §2), kept as the vertices that must be enforced.
+
+    Build it with ``PriorSet.finite``, ``PriorSet.box``, ``PriorSet.tv_ball`` or ``PriorSet.polytope``.
+    ``vertices`` is an (n, k) array; the LIP ratio is linear-fractional in the prior, so enforcing the
+    constraints at the vertices enforces them on the whole set.
+    """
+
+    def __init__(self, kind, vertices, parameters):
+        self.kind = kind
+        self.vertices = frozen(vertices)
+        self.parameters = parameters
+
+    @property
+    def k(self):
+        return self.vertices.shape[1]
+
+    @classmethod
+    def finite(cls, priors):
+        """A finite set of priors; every member is enforced."""
+        if not hasattr(priors, "__iter__"):
+            raise ValidationError(f"prior_set.priors must be a list of priors (got {priors!r})")
+        priors = float_array([getattr(p, "probabilities", p) for p in priors], "prior_set.priors", 2)
+        rows = np.array([probability_vector(p, f"prior_set.priors[{i}]") for i, p in enumerate(priors)])
+        return cls("finite", np.unique(rows, axis=0), {"priors": rows.tolist()})
+
+    @classmethod
+    def polytope(cls, vertices):
+        """The convex hull of the given priors (its vertices are enforced)."""
+        rows = cls.finite(vertices).vertices
+        return cls("polytope", rows, {"vertices": rows.tolist()})
+
+    @classmethod
+    def box(cls, lower, upper):
+        """Per-value intervals lower <= P <= upper intersected with the simplex."""
+        lower = float_array(lower, "prior_set.lower", 1)
+        upper = float_array(upper, "prior_set.upper", 1)
+        if lower.size != upper.size:
+            raise ValidationError(f"prior_set.lower has {lower.size} entries but prior_set.upper has {upper.size}")
+        for name, bad in (("lower", lower < 0), ("upper", upper > 1), ("upper", upper < lower)):
+            if bad.any():
+                x = int(np.argmax(bad))
+                raise ValidationError(
+                    f"prior_set.{name}[{x}] is {(lower if name == 'lower' else upper)[x]:g}; "
+                    "need 0 <= lower <= upper <= 1")
+        if lower.sum() > 1 + PROBABILITY_ATOL or upper.sum() < 1 - PROBABILITY_ATOL:
+            raise ValidationError(
+                f"prior_set box is empty: sum(lower) = {lower.sum():.6g}, sum(upper) = {upper.sum():.6g}; "
+                "need sum(lower) <= 1 <= sum(upper)")
+        _check_vertex_budget("box", lower.size * 2 ** (lower.size - 1))
+        vertices = box_slice_vertices(np.ones(lower.size), lower, upper, atol=PROBABILITY_ATOL)
+        return cls("box", vertices, {"lower": lower.tolist(), "upper": upper.tolist()})
+
+    @classmethod
+    def tv_ball(cls, center, radius):
+        """Priors within total-variation distance ``radius`` (half the L1 distance) of ``center``."""
+        center = probability_vector(getattr(center, "probabilities", center), "prior_set.center")
+        radius = real_number(radius, "prior_set.radius", 0.0, 1.0)
+        _check_vertex_budget("tv_ball", center.size**2 * 2 ** max(center.size - 2, 0))
+        return cls("tv_ball", _tv_ball_vertices(center, radius), {"center": center.tolist(), "radius": radius})
+
+    def contains(self, probabilities, atol=1e-9):
+        """Whether a prior lies in the set (an LP over convex combinations of the vertices)."""
+        probabilities = np.asarray(probabilities, dtype=float)
+        if self.kind == "finite":
+            return bool(np.abs(self.vertices - probabilities).max(axis=1).min() <= atol)
+        if self.kind == "box":
+            lower, upper = np.array(self.parameters["lower"]), np.array(self.parameters["upper"])
+            return bool(((probabilities >= lower - atol) & (probabilities <= upper + atol)).all())
+        if self.kind == "tv_ball":
+            return bool(0.5 * np.abs(probabilities - self.parameters["center"]).sum()
+                        <= self.parameters["radius"] + atol)
+        from scipy.optimize import linprog
+
+        n = self.vertices.shape[0]
+        # min s  s.t.  -s <= V^T w - p <= s,  sum w = 1,  w >= 0
+        a_ub = np.block([[self.vertices.T, -np.ones((self.k, 1))], [-self.vertices.T, -np.ones((self.k, 1))]])
+        b_ub = np.concatenate([probabilities, -probabilities])
+        result = linprog(np.r_[np.zeros(n), 1.0], A_ub=a_ub, b_ub=b_ub,
+                         A_eq=np.r_[np.ones(n), 0.0][None], b_eq=[1.0], method="highs")
+        return bool(result.status == 0 and result.fun <= atol)
+
+    def to_dict(self):
+        return {"kind": self.kind, **self.parameters}
+
+    @classmethod
+    def from_dict(cls, data):
+        kind = data.get("kind")
+        builders = {
+            "finite": lambda: cls.finite(data["priors"]),
+            "polytope": lambda: cls.polytope(data["vertices"]),
+            "box": lambda: cls.box(data["lower"], data["upper"]),
+            "tv_ball": lambda: cls.tv_ball(data["center"], data["radius"]),
+        }
+        if kind not in builders:
+            raise ValidationError(f"prior_set.kind is {kind!r}; expected one of {sorted(builders)}")
+        return builders[kind]()
+
+    def __repr__(self):
+        return f"PriorSet.{self.kind}({len(self.vertices)} vertices, k={self.k})"
+
+
+#: Prior sets whose vertex enumeration would examine more candidates than this are refused.
+MAX_VERTEX_CANDIDATES = 2_000_000
+
+
+def _check_vertex_budget(kind, candidates):
+    if candidates > MAX_VERTEX_CANDIDATES:
+        raise ValidationError(
+            f"prior_set {kind} would examine {candidates} candidate vertices (limit {MAX_VERTEX_CANDIDATES}); "
+            "use fewer values or a finite set / polytope of priors")
+
+
+def _tv_ball_vertices(center, radius):
+    """Vertices of {p in simplex : sum_x (center_x - p_x)_+ <= radius} (TV ball intersected with the simplex).
+
+    A vertex either is a simplex corner e_j inside the ball, or moves exactly ``radius`` of mass to one
+    receiver j from donors that are each emptied or untouched, except at most one partial donor i.
+    """
+    k = center.size
+    found = [np.eye(k)[j] for j in range(k) if 1.0 - center[j] <= radius + 1e-15]
+    if radius == 0:
+        return center[None]
+    for j, i in itertools.permutations(range(k), 2):
+        others = np.array([x for x in range(k) if x not in (i, j)], dtype=int)
+        emptied = bit_patterns(others.size)
+        taken = emptied.astype(float) @ center[others]
+        partial = radius - taken
+        ok = (partial >= 0) & (partial <= center[i])
+        points = np.tile(center, (ok.sum(), 1))
+        points[:, others] = np.where(emptied[ok], 0.0, center[others])
+        points[:, i] = center[i] - partial[ok]
+        points[:, j] = center[j] + radius
+        found.extend(points)
+    return unique_rows(np.array(found))

@@ -1,0 +1,181 @@
+"""A latent secret G correlated with X, T[g, x] = Pr[X=x | G=g] (docs/math.md §1-§2).
+
+Given as a conditional table, a joint table or a networkx DAG (networkx is imported only for DAGs).
+"""
+
+import string
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.model.prior import frozen
+from lipdesign.validation import (
+    PROBABILITY_ATOL,
+    float_array,
+    labels_for,
+    probability_vector,
+    stochastic_rows,
+)
+
+
+class SecretModel:
+    """A latent secret G correlated with X: ``conditional[g, x] = Pr[X=x | G=g]`` (docs/math.md §1).
+
+    ``secret_prior`` (Pr[G]) is optional: LIP never uses it (docs/math.md §2), but when given, the prior of X
+    used in a design must equal its marginal ``secret_prior @ conditional``.
+    """
+
+    def __init__(self, conditional, secret_prior=None, secret_labels=None):
+        self.conditional = frozen(stochastic_rows(conditional, "secret.conditional"))
+        self.secret_prior = None if secret_prior is None else frozen(
+            probability_vector(secret_prior, "secret.secret_prior", length=self.m))
+        self.secret_labels = labels_for(secret_labels, self.m, "secret.secret_labels")
+
+    @classmethod
+    def from_conditional(cls, conditional, secret_prior=None, secret_labels=None):
+        """From ``conditional[g, x] = Pr[X=x | G=g]`` and, optionally, Pr[G]."""
+        return cls(conditional, secret_prior, secret_labels)
+
+    @classmethod
+    def from_joint(cls, joint, secret_labels=None):
+        """From ``joint[g, x] = Pr[G=g, X=x]`` (entries sum to 1)."""
+        joint = float_array(joint, "secret.joint", 2)
+        if (joint < 0).any() or abs(joint.sum() - 1) > PROBABILITY_ATOL:
+            raise ValidationError(
+                f"secret.joint must be non-negative and sum to 1 (got sum {joint.sum():.12g}, min {joint.min():g})")
+        secret_prior = joint.sum(axis=1)
+        empty = np.flatnonzero(secret_prior <= 0)
+        if empty.size:
+            raise ValidationError(f"secret.joint row {empty[0]} is all zero; every secret value needs mass")
+        return cls(joint / secret_prior[:, None], secret_prior, secret_labels)
+
+    @classmethod
+    def from_dag(cls, graph, secret, observed):
+        """From a networkx DAG over discrete variables (for example G -> R -> X with X = f(R)).
+
+        Every node carries ``states`` (a count or a list of labels) and either ``cpt``, an array of shape
+        ``(*parent sizes, own size)`` whose last axis sums to 1, or ``function``, an integer array of shape
+        ``(*parent sizes)`` giving the node's state (a deterministic node). Parents are taken in the order of
+        the node's ``parents`` attribute (default: ``graph.predecessors``). Pr[G, X] is obtained by
+        marginalisation, then T = Pr[X | G].
+        """
+        joint, labels = _dag_marginal(graph, secret, observed)
+        model = cls.from_joint(joint, secret_labels=labels[secret])
+        model.observed_labels = labels[observed]
+        return model
+
+    @property
+    def m(self):
+        return self.conditional.shape[0]
+
+    @property
+    def k(self):
+        return self.conditional.shape[1]
+
+    def check_prior(self, prior):
+        """Raise unless the model fits ``prior``: same domain size and, if Pr[G] is known, the same marginal."""
+        if self.k != prior.k:
+            raise ValidationError(f"secret.conditional has {self.k} columns but the prior has {prior.k} values")
+        if self.secret_prior is not None:
+            marginal = self.secret_prior @ self.conditional
+            gap = np.abs(marginal - prior.probabilities)
+            if gap.max() > 1e-6:
+                x = int(np.argmax(gap))
+                raise ValidationError(
+                    f"prior[{x}] is {prior.probabilities[x]:.6g} but the secret model's marginal Pr[X={x}] is "
+                    f"{marginal[x]:.6g}; the prior must equal secret_prior @ conditional")
+
+    def to_dict(self):
+        return {
+            "conditional": self.conditional.tolist(),
+            "secret_prior": None if self.secret_prior is None else self.secret_prior.tolist(),
+            "secret_labels": list(self.secret_labels),
+        }
+
+    @classmethod
+    def from_dict(cls, data):
+        if "dag" in data:
+            return cls.from_dag(dag_from_dict(data["dag"]), data["dag"]["secret"], data["dag"]["observed"])
+        if "joint" in data:
+            return cls.from_joint(data["joint"], data.get("secret_labels"))
+        return cls(data["conditional"], data.get("secret_prior"), data.get("secret_labels"))
+
+    def __repr__(self):
+        return f"SecretModel(m={self.m}, k={self.k})"
+
+
+def _node_states(graph, node):
+    states = graph.nodes[node].get("states")
+    if isinstance(states, bool) or not (isinstance(states, int) and states >= 1 or isinstance(states, (list, tuple))):
+        raise ValidationError(
+            f"secret.dag node {node!r} has states {states!r}; it needs a positive count or a list of labels")
+    labels = list(range(states)) if isinstance(states, int) else list(states)
+    return labels_for(labels, len(labels), f"secret.dag node {node!r} states")
+
+
+def _dag_marginal(graph, secret, observed, max_entries=10**7):
+    import networkx as nx
+
+    if not isinstance(graph, nx.DiGraph) or not nx.is_directed_acyclic_graph(graph):
+        raise ValidationError("secret.dag must be a networkx DiGraph without cycles")
+    for name in (secret, observed):
+        if name not in graph:
+            raise ValidationError(f"secret.dag has no node {name!r}")
+    if secret == observed:
+        raise ValidationError(f"secret.dag: the secret and the observed node are both {secret!r}; they must differ")
+    order = list(nx.topological_sort(graph))
+    if len(order) > len(string.ascii_letters):
+        raise ValidationError(f"secret.dag has {len(order)} nodes; at most {len(string.ascii_letters)} are supported")
+    labels = {node: _node_states(graph, node) for node in order}
+    if np.prod([len(labels[node]) for node in order], dtype=float) > max_entries:
+        raise ValidationError(f"secret.dag's joint table would exceed {max_entries} entries; marginalise it first")
+    letter = dict(zip(order, string.ascii_letters))
+    joint, axes = np.ones(()), ""
+    for node in order:
+        data = graph.nodes[node]
+        parents = list(data.get("parents", graph.predecessors(node)))
+        if len(set(parents)) != len(parents) or set(parents) != set(graph.predecessors(node)):
+            raise ValidationError(f"secret.dag node {node!r}: 'parents' {parents} differ from its in-edges")
+        shape = tuple(len(labels[parent]) for parent in parents)
+        size = len(labels[node])
+        if "function" in data:
+            function = np.asarray(data["function"])
+            if function.shape != shape or function.dtype.kind not in "iu" or function.min(initial=0) < 0 \
+                    or function.max(initial=0) >= size:
+                raise ValidationError(
+                    f"secret.dag node {node!r}: 'function' must be an integer array of shape {shape} "
+                    f"with states in 0..{size - 1}")
+            cpt = np.eye(size)[function]
+        elif "cpt" in data:
+            cpt = float_array(data["cpt"], f"secret.dag node {node!r} cpt", len(shape) + 1)
+            if cpt.shape != shape + (size,):
+                raise ValidationError(f"secret.dag node {node!r}: cpt has shape {cpt.shape}; expected {shape + (size,)}")
+            if (cpt < 0).any() or np.abs(cpt.sum(axis=-1) - 1).max() > PROBABILITY_ATOL:
+                raise ValidationError(f"secret.dag node {node!r}: cpt entries must be >= 0 and sum to 1 over the node's states")
+        else:
+            raise ValidationError(f"secret.dag node {node!r} needs a 'cpt' or a 'function'")
+        parent_axes = "".join(letter[parent] for parent in parents)
+        joint = np.einsum(f"{axes},{parent_axes}{letter[node]}->{axes}{letter[node]}", joint, cpt)
+        axes += letter[node]
+    keep = letter[secret] + letter[observed]
+    joint = np.einsum(f"{axes}->{keep}", joint)
+    return joint, labels
+
+
+def dag_from_dict(data):
+    """Build the networkx DAG of a spec file: ``{"nodes": {name: {states, parents, cpt | function}}, ...}``."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for name, node in data["nodes"].items():
+        attributes = dict(node)
+        if "function" in attributes:
+            try:
+                attributes["function"] = np.asarray(attributes["function"], dtype=np.int64)
+            except (TypeError, ValueError):
+                raise ValidationError(
+                    f"secret.dag node {name!r}: 'function' must be a rectangular array of state indices") from None
+        graph.add_node(name, **attributes)
+        for parent in node.get("parents", []):
+            graph.add_edge(parent, name)
+    return graph

@@ -1,0 +1,19 @@
+"""Deprecated: the names of lipdesign 0.1.0's ``lipdesign.runtime``, kept for one release.
+
+The sampler and the estimators are in ``lipdesign.mechanisms`` (``sampling``, ``table``, ``postprocess``). The
+estimators now take (table, counts) positionally and the prior as a keyword: ``mmse_frequencies(table, counts,
+prior=p)``, ``unbiased_frequencies(table, counts, prior=p)``. ``grr_table`` is gone: its table failed exact
+verification for some (k, epsilon); use ``lipdesign.mechanisms.GRR(epsilon, k).full_table()``.
+"""
+
+import warnings
+
+from lipdesign.mechanisms.postprocess import norm_sub
+from lipdesign.mechanisms.sampling import TablePerturber, as_generator
+from lipdesign.mechanisms.table import ibu_frequencies, mmse_frequencies, posterior, unbiased_frequencies
+
+warnings.warn("lipdesign.runtime is deprecated: import from lipdesign.mechanisms (it goes away in the next "
+              "release)", DeprecationWarning, stacklevel=2)
+
+__all__ = ["TablePerturber", "as_generator", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior",
+           "unbiased_frequencies"]

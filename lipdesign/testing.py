@@ -1,0 +1,203 @@
+"""The conformance suite of the mechanism contract (scikit-learn's ``check_estimator`` is the model).
+
+``check_mechanism(mechanism)`` runs every check below on one instance and raises AssertionError naming the check
+and what failed; the test suite runs it on ``example()`` of every registered family, so a new family cannot skip
+it. Use it on your own families after ``lipdesign.mechanisms.register``.
+"""
+
+import json
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.io import mechanism_from_dict
+from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.base import CLOSED_FORM, Mechanism
+from lipdesign.mechanisms.registry import families, family_class
+from lipdesign.simulation import simulate
+
+#: Users in the statistical check: the estimate of each quantity must lie within Z_LIMIT closed-form standard
+#: deviations of its expectation (two-sided 2e-9 per quantity for a normal estimate; the seed is fixed).
+STATISTICAL_USERS = 20_000
+Z_LIMIT = 6.0
+
+#: Floating-point sums of reports (Laplace, Piecewise, Hybrid) added in another order agree to about n ulps.
+FLOAT_SUM_RTOL = 1e-12
+
+
+def _same_reports(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _flat(estimate):
+    return np.hstack(estimate).astype(float) if isinstance(estimate, list) else np.atleast_1d(estimate).astype(float)
+
+
+def _same_numbers(a, b):
+    return np.array_equal(_flat(a), _flat(b), equal_nan=True)
+
+
+def _same_aggregate(a, b):
+    """Equal, except that floating-point sums may differ by rounding (they add in another order)."""
+    if (a.mechanism, a.family, a.n, sorted(a.statistics)) != (b.mechanism, b.family, b.n, sorted(b.statistics)):
+        return False
+    return all(np.array_equal(x, b[name]) if x.dtype.kind == "i" else
+               np.allclose(x, b[name], rtol=FLOAT_SUM_RTOL, atol=FLOAT_SUM_RTOL * max(1, a.n))
+               for name, x in a.statistics.items())
+
+
+def _close_numbers(a, b):
+    return np.allclose(_flat(a), _flat(b), rtol=FLOAT_SUM_RTOL, atol=FLOAT_SUM_RTOL, equal_nan=True)
+
+
+def _refuses(call, field, check):
+    try:
+        call()
+    except ValidationError as error:
+        assert field in str(error), f"{check}: the error {str(error)!r} does not name {field!r}"
+        return
+    raise AssertionError(f"{check}: no ValidationError naming {field!r}")
+
+
+def _population(mechanism, n, rng):
+    values = mechanism.input_domain.sample(n, rng)
+    return values, (np.arange(n) if mechanism.uses_user_ids else None)
+
+
+def check_family(mechanism, rng):
+    """The family id is a registered, stable string that maps back to the class."""
+    assert isinstance(mechanism, Mechanism), f"family: {mechanism!r} is not a lipdesign Mechanism"
+    assert isinstance(mechanism.family, str) and mechanism.family in families(), \
+        f"family: {mechanism.family!r} is not registered (lipdesign.mechanisms.register)"
+    assert family_class(mechanism.family) is type(mechanism), \
+        f"family: {mechanism.family!r} is registered to {family_class(mechanism.family).__name__}"
+
+
+def check_immutable(mechanism, rng):
+    """Attributes cannot be set or deleted, held arrays are read-only, and a returned privacy table cannot be
+    used to change the mechanism."""
+    for action in (lambda: setattr(mechanism, "epsilon", 123.0), lambda: delattr(mechanism, "input_domain")):
+        try:
+            action()
+        except AttributeError:
+            continue
+        raise AssertionError("immutable: an attribute could be set or deleted")
+    for name, value in vars(mechanism).items():
+        if isinstance(value, np.ndarray):
+            assert not value.flags.writeable, f"immutable: the array {name!r} is writeable"
+    table = mechanism.privacy_table()
+    if table is not None and table.flags.writeable:
+        before = np.array(table)
+        table[...] = 0.0
+        assert np.array_equal(mechanism.privacy_table(), before), "immutable: privacy_table() is the mechanism's own"
+
+
+def check_json_round_trip(mechanism, rng):
+    """to_dict() is JSON (no NaN), and the envelope, from_parameters and the fingerprint all round-trip to an equal
+    mechanism that perturbs identically."""
+    text = json.dumps(mechanism.to_dict(), allow_nan=False)
+    loaded = mechanism_from_dict(json.loads(text), "round trip")
+    rebuilt = type(mechanism).from_parameters(json.loads(json.dumps(mechanism.parameters())))
+    for other in (loaded, rebuilt):
+        assert other == mechanism and other.fingerprint == mechanism.fingerprint, "json: the round trip changed it"
+    values, ids = _population(mechanism, 200, rng)
+    assert _same_reports(mechanism.perturb(values, rng=3, user_ids=ids), loaded.perturb(values, rng=3, user_ids=ids)), \
+        "json: the loaded mechanism perturbs differently"
+
+
+def _bad_values(domain):
+    if domain.kind == "categorical":
+        return [[domain.k], [0.5], [[0]], []]
+    if domain.kind == "box":
+        return [np.full((2, domain.d), 2.0), np.full((2, domain.d), np.nan), np.zeros((2, domain.d + 1))]
+    return [np.zeros((2, domain.d + 1)), np.full((2, domain.d), np.nan)]
+
+
+def check_input_validation(mechanism, rng):
+    """Bad values, rng, user ids, methods and consistency options are refused with a ValidationError naming them."""
+    for bad in _bad_values(mechanism.input_domain):
+        _refuses(lambda bad=bad: mechanism.perturb(bad, rng=0), "values", "input validation")
+    values, ids = _population(mechanism, 10, rng)
+    _refuses(lambda: mechanism.perturb(values, rng="seed", user_ids=ids), "rng", "input validation")
+    if not mechanism.uses_user_ids:
+        _refuses(lambda: mechanism.perturb(values, rng=0, user_ids=np.arange(10)), "user_ids", "input validation")
+    reports = mechanism.perturb(values, rng=0, user_ids=ids)
+    _refuses(lambda: mechanism.estimate(reports, method="no such method"), "method", "input validation")
+    _refuses(lambda: mechanism.estimate(reports, consistency="no such step"), "consistency", "input validation")
+
+
+def check_reproducible(mechanism, rng):
+    """A seed fixes the reports; a Generator with that seed gives the same ones; rng=None is seeded from the OS."""
+    values, ids = _population(mechanism, 2000, rng)
+    first = mechanism.perturb(values, rng=11, user_ids=ids)
+    assert _same_reports(first, mechanism.perturb(values, rng=11, user_ids=ids)), "reproducible: same seed, new reports"
+    assert _same_reports(first, mechanism.perturb(values, rng=np.random.default_rng(11), user_ids=ids)), \
+        "reproducible: a Generator seeded alike gives other reports"
+    assert not _same_reports(first, mechanism.perturb(values, rng=12, user_ids=ids)), \
+        "reproducible: another seed gives the same reports"
+    assert not _same_reports(mechanism.perturb(values, user_ids=ids), mechanism.perturb(values, user_ids=ids)), \
+        "reproducible: two OS-seeded runs (rng=None) gave the same reports"
+
+
+def check_aggregate(mechanism, rng):
+    """Aggregates of parts (one of them empty) add up to the aggregate of the whole, survive JSON, estimate exactly
+    as the reports do, and refuse another mechanism's aggregate."""
+    values, ids = _population(mechanism, 1000, rng)
+    reports = mechanism.perturb(values, rng=5, user_ids=ids)
+    whole = mechanism.aggregate(reports)
+    parts = [mechanism.aggregate(reports[:300]), mechanism.aggregate(reports[300:300]),
+             mechanism.aggregate(reports[300:])]
+    assert whole.n == len(reports) and parts[1].n == 0, "aggregate: wrong number of reports"
+    assert _same_aggregate(sum(parts), whole) and _same_aggregate(parts[0] + parts[1] + parts[2], whole), \
+        "aggregate: parts do not add up"
+    assert Aggregate.from_dict(json.loads(json.dumps(whole.to_dict(), allow_nan=False))) == whole, \
+        "aggregate: the JSON round trip changed it"
+    assert _same_numbers(mechanism.estimate(reports), mechanism.estimate(whole)), \
+        "aggregate: estimate(reports) differs from estimate(aggregate)"
+    assert _close_numbers(mechanism.estimate(whole), mechanism.estimate(sum(parts))), \
+        "aggregate: the merged aggregate estimates differently"
+    stranger = Aggregate("0" * 32, whole.family, whole.n, dict(whole.statistics))
+    _refuses(lambda: whole + stranger, "mechanism", "aggregate")
+    _refuses(lambda: mechanism.estimate(stranger), "mechanism", "aggregate")
+    _refuses(lambda: mechanism.estimate(parts[1]), "reports", "aggregate")
+
+
+def check_verification(mechanism, rng):
+    """A finite output space has an exact, passing certificate within the claim; a continuous one says so."""
+    guarantee = mechanism.guarantee
+    if mechanism.finite:
+        certificate = mechanism.verify()
+        assert mechanism.privacy_table() is not None, "verification: a finite mechanism without a privacy table"
+        assert certificate.exact and certificate.passed, f"verification: {certificate.summary()}"
+        assert certificate.epsilon <= guarantee.epsilon, "verification: the certified epsilon exceeds the claim"
+        assert mechanism.verified_epsilons()["claimed"] == certificate.epsilon, "verification: stale epsilons"
+    else:
+        assert guarantee.basis == CLOSED_FORM and mechanism.privacy_table() is None, \
+            "verification: a continuous mechanism must rest on its closed form and have no table"
+        _refuses(mechanism.verify, "continuous", "verification")
+
+
+def check_estimate_statistics(mechanism, rng):
+    """On a seeded population every estimated quantity lies within Z_LIMIT closed-form standard deviations of its
+    expectation (``simulate``), and variance/expected_estimate have the estimate's shape."""
+    result = simulate(mechanism, STATISTICAL_USERS, rng=rng)
+    assert len(result.names) == result.estimate.size == result.expected.size == result.std.size, \
+        "statistics: names, estimate, expectation and variance differ in size"
+    finite = np.isfinite(result.z_scores)
+    assert finite.any(), "statistics: no quantity has a finite z-score"
+    worst = int(np.argmax(np.where(finite, np.abs(result.z_scores), 0)))
+    assert abs(result.z_scores[worst]) < Z_LIMIT, \
+        f"statistics: {result.names[worst]} is {result.z_scores[worst]:.2f} sd from its expectation"
+
+
+CHECKS = (check_family, check_immutable, check_json_round_trip, check_input_validation, check_reproducible,
+          check_aggregate, check_verification, check_estimate_statistics)
+
+
+def check_mechanism(mechanism, *, seed=20261201):
+    """Run every check of CHECKS on ``mechanism`` (seeded); raise AssertionError at the first failure. Returns the
+    names of the checks run."""
+    for check in CHECKS:
+        check(mechanism, np.random.default_rng([seed, CHECKS.index(check)]))
+    return [check.__name__ for check in CHECKS]
