@@ -1,6 +1,7 @@
 """Bad input gets a lipdesign error naming the field, never a raw traceback (found in review)."""
 
 import json
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -20,25 +21,25 @@ def dag(**overrides):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: ld.Prior([0.5, 0.5], labels=3), "labels must be a list"),
+    (lambda: ld.Prior([0.5, 0.5], labels=3), "labels is 3; it must be a list"),
     (lambda: ld.Prior([0.5, 0.5], labels=["1", 1]), "repeats"),
     (lambda: ld.Prior([1e308, 1e308], normalize=True), "too large to add up"),
-    (lambda: ld.Prior.from_counts([1, 2], pseudocount="a"), "pseudocount must be a number"),
-    (lambda: ld.PriorSet.tv_ball([0.5, 0.5], "a"), "prior_set.radius must be a number"),
+    (lambda: ld.Prior.from_counts([1, 2], pseudocount="a"), "pseudocount is 'a'; it must be a number"),
+    (lambda: ld.PriorSet.tv_ball([0.5, 0.5], "a"), "prior_set.radius is 'a'; it must be a number"),
     (lambda: ld.PriorSet.tv_ball(np.full(30, 1 / 30), 0.1), "candidate vertices"),
     (lambda: ld.PriorSet.box(np.zeros(40), np.ones(40)), "candidate vertices"),
     (lambda: ld.PriorSet.finite(0.5), "prior_set.priors must be a list"),
-    (lambda: ld.LIP(True), "epsilon must be a number"),
-    (lambda: ld.LDP(800), r"epsilon must lie in \(0, 30\]"),
+    (lambda: ld.LIP(True), "epsilon is True; it must be a number"),
+    (lambda: ld.LDP(800), r"epsilon is 800; it must lie in \(0, 30\]"),
     (lambda: ld.SecretModel.from_dag(dag(), "G", "G"), "must differ"),
     (lambda: ld.SecretModel.from_dag(dag(parents=["G", "G"]), "G", "X"), "differ from its in-edges"),
     (lambda: ld.WeightedSum([1e308, 0, 0]), "within"),
     (lambda: ld.design(PRIOR, ld.LIP(1.0), np.array([1, 2])), "objective"),
     (lambda: ld.design(PRIOR, ld.LIP(1.0), max_rays="10"), "max_rays"),
-    (lambda: ld.verify(np.eye(3), "LDP"), "verify needs a notion"),
-    (lambda: ld.design(PRIOR, ld.LIP(1.0)).perturb(None), "values must be an array"),
-    (lambda: ld.design(PRIOR, ld.LIP(1.0)).perturb(["low", 1.5]), "not one of the labels"),
-    (lambda: ld.design(PRIOR, ld.LIP(1.0)).estimate([0, 1], method=None), "method is None"),
+    (lambda: ld.verify(np.eye(3), "LDP"), "notion is 'LDP'; verify needs"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0)).perturb(None), "values has shape \\(\\); it must be a vector"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0)).perturb(["low", 1.5]), "it must be one of the labels"),
+    (lambda: ld.design(PRIOR, ld.LIP(1.0)).estimate([0, 1], method=3), "method is 3; it must be one of"),
 ])
 def test_bad_input_is_a_clear_error(call, message):
     with pytest.raises(ld.LipdesignError, match=message):
@@ -69,8 +70,13 @@ def test_mechanism_files_must_store_probabilities(tmp_path):
     path = tmp_path / "m.json"
     ld.design(PRIOR, ld.LIP(1.0)).to_json(path)
     document = json.loads(path.read_text())
-    document["prior"] = {"counts": [2, 3, 5]}
+    document["parameters"]["prior"] = {"counts": [2, 3, 5]}
     path.write_text(json.dumps(document))
+    with pytest.raises(ld.FormatError, match="probabilities"):
+        ld.load(path)
+    legacy = json.loads((Path(__file__).parent / "data/v1/lip-histogram.json").read_text())  # lipdesign 0.1.0's
+    legacy["prior"] = {"counts": [2, 3, 5]}
+    path.write_text(json.dumps(legacy))
     with pytest.raises(ld.FormatError, match="probabilities"):
         ld.load(path)
     path.write_text("[" * 100000)

@@ -32,8 +32,9 @@ def test_verify_fails_with_exit_1_on_a_tampered_table(tmp_path):
     out = tmp_path / "mech.json"
     assert lipdesign("design", ROOT / "examples/screen-time-lip.json", "-o", out, cwd=tmp_path).returncode == 0
     document = json.loads(out.read_text())
-    document["table"] = [[1.0 if x == y else 0.0 for y in range(len(document["table"][0]))]
-                         for x in range(len(document["table"]))]
+    table = document["parameters"]["table"]
+    document["parameters"]["table"] = [[1.0 if x == y else 0.0 for y in range(len(table[0]))]
+                                       for x in range(len(table))]
     out.write_text(json.dumps(document))
     result = lipdesign("verify", out, cwd=tmp_path)
     assert result.returncode == 1 and result.stdout.startswith("FAIL")
@@ -52,7 +53,7 @@ def test_demo_writes_the_table_and_the_plot(tmp_path):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ({"prior": {"probabilities": [0.5, 0.6]}, "notion": {"kind": "LIP", "epsilon": 1}}, "prior must sum to 1"),
+    ({"prior": {"probabilities": [0.5, 0.6]}, "notion": {"kind": "LIP", "epsilon": 1}}, "prior sums to 1.1; it must sum to 1"),
     ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LIP", "epsilon": 0}}, "notion/epsilon"),
     ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "DP", "epsilon": 1}}, "notion/kind"),
     ({"prior": {"probabilities": [0.5, 0.5]}}, "'notion' is a required property"),

@@ -1,6 +1,8 @@
-"""JSON export: versioned envelope, schema, exact re-verification on load."""
+"""JSON export of designed tables: the versioned envelope, its schema, and exact re-verification on load, for the
+envelope written now (format_version 2) and for lipdesign 0.1.0's (format_version 1, tests/data/v1)."""
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -8,17 +10,31 @@ import pytest
 
 import lipdesign as ld
 
+#: The same design as the ``exported`` fixture, written by lipdesign 0.1.0.
+LEGACY = Path(__file__).resolve().parent / "data" / "v1" / "bp-lip-tv-secret-weighted-sum.json"
 
-@pytest.fixture
-def exported(tmp_path):
+
+def design():
     conditional = np.array([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]])
     secret = ld.SecretModel(conditional, [0.5, 0.5], secret_labels=["no", "yes"])
     prior = ld.Prior([0.35, 0.3, 0.35], labels=["low", "mid", "high"])
     notion = ld.LIP(0.5, secret=secret, prior_set=ld.PriorSet.tv_ball(prior.probabilities, 0.02))
-    mechanism = ld.design(prior, notion, ld.WeightedSum([0.0, 1.0, 2.0]))
+    return ld.design(prior, notion, ld.WeightedSum([0.0, 1.0, 2.0]))
+
+
+@pytest.fixture
+def exported(tmp_path):
+    mechanism = design()
     path = tmp_path / "m.json"
     mechanism.to_json(path)
     return mechanism, path
+
+
+@pytest.fixture
+def legacy(tmp_path):
+    path = tmp_path / "legacy.json"
+    shutil.copy(LEGACY, path)
+    return path
 
 
 def rewrite(path, change):
@@ -38,49 +54,98 @@ def test_round_trip_keeps_everything_and_reverifies(exported):
     assert loaded.prior.labels == ("low", "mid", "high")
     assert loaded.objective == mechanism.objective
     assert loaded.epsilons == mechanism.epsilons
+    assert loaded.baselines == mechanism.baselines and dict(loaded.provenance) == dict(mechanism.provenance)
     assert ld.verify(loaded, exact=True).passed
     document = json.loads(path.read_text())
-    assert document["format"] == "lipdesign.mechanism" and document["format_version"] == 1
+    assert document["format"] == "lipdesign.mechanism" and document["format_version"] == 2
     assert document["lipdesign_version"] == ld.__version__
+    assert document["family"] == "table"
+    assert document["guarantee"] == {"notion": "BP-LIP", "epsilon": 0.5, "basis": "exact table",
+                                     "detail": "for a latent secret of 2 values, over a tv_ball prior set",
+                                     "verified_epsilons": dict(mechanism.epsilons)}
 
 
-def test_a_table_that_breaks_its_claim_is_refused(exported):
+def test_the_legacy_file_of_the_same_design_loads_as_the_same_mechanism(legacy):
+    mechanism = design()
+    loaded = ld.load(legacy)
+    assert loaded == mechanism  # same family and parameters: same table, prior, notion, objective
+    assert loaded.epsilons == mechanism.epsilons
+
+
+def test_a_table_that_breaks_its_claim_is_refused(exported, legacy):
     _, path = exported
-
     # Releasing X itself leaks max |ln(T[g,x] / P_x)| >= ln(0.6 / 0.35) > 0.5 about the secret.
-    rewrite(path, lambda d: d.update(table=np.eye(3).tolist()))
+    rewrite(path, lambda d: d["parameters"].update(table=np.eye(3).tolist()))
     with pytest.raises(ld.VerificationError, match="tightest epsilon"):
         ld.load(path)
+    rewrite(legacy, lambda d: d.update(table=np.eye(3).tolist()))
+    with pytest.raises(ld.VerificationError, match="tightest epsilon"):
+        ld.load(legacy)
 
 
-def test_a_claim_tighter_than_the_table_is_refused(exported):
+def test_a_claim_tighter_than_the_table_is_refused(exported, legacy):
     _, path = exported
-    rewrite(path, lambda d: d["notion"].update(epsilon=0.1))
+    rewrite(path, lambda d: d["parameters"]["notion"].update(epsilon=0.1))
     with pytest.raises(ld.VerificationError, match="not BP-LIP with eps=0.1"):
         ld.load(path)
+    rewrite(legacy, lambda d: d["notion"].update(epsilon=0.1))
+    with pytest.raises(ld.VerificationError, match="not BP-LIP with eps=0.1"):
+        ld.load(legacy)
 
 
-def test_understated_stored_epsilons_are_refused(exported):
+def test_a_guarantee_that_does_not_match_the_parameters_is_refused(exported):
     _, path = exported
-    rewrite(path, lambda d: d["verified_epsilons"].update(LDP=0.01))
+    for field, value in (("epsilon", 0.1), ("notion", "LDP"), ("basis", "ideal-arithmetic closed form")):
+        mechanism, _ = exported
+        mechanism.to_json(path)
+        rewrite(path, lambda d, field=field, value=value: d["guarantee"].update({field: value}))
+        with pytest.raises(ld.FormatError, match=f"guarantee.{field}"):
+            ld.load(path)
+
+
+def test_understated_stored_epsilons_are_refused(exported, legacy):
+    _, path = exported
+    rewrite(path, lambda d: d["guarantee"]["verified_epsilons"].update(LDP=0.01))
     with pytest.raises(ld.VerificationError, match="understates epsilon"):
         ld.load(path)
+    rewrite(legacy, lambda d: d["verified_epsilons"].update(LDP=0.01))
+    with pytest.raises(ld.VerificationError, match="understates epsilon"):
+        ld.load(legacy)
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda d: d.update(format_version=2), "format_version 2 is not supported"),
+    (lambda d: d.update(format_version=3), "format_version 3 is not supported"),
     (lambda d: d.update(format="something.else"), "not a lipdesign mechanism"),
-    (lambda d: d.pop("table"), "'table' is a required property"),
-    (lambda d: d["notion"].update(epsilon=-1), "notion/epsilon"),
-    (lambda d: d["table"][0].append(0.0), "table must be a rectangular array of numbers"),
-    (lambda d: d["prior"].update(probabilities=[0.5, 0.5, 0.5]), "prior must sum to 1"),
+    (lambda d: d["parameters"].pop("table"), "'table' is a required property"),
+    (lambda d: d["parameters"]["notion"].update(epsilon=-1), "notion/epsilon"),
+    (lambda d: d["parameters"]["table"][0].append(0.0), "table is .*; it must be a rectangular array of numbers"),
+    (lambda d: d["parameters"]["prior"].update(probabilities=[0.5, 0.5, 0.5]), "prior sums to 1.5; it must sum to 1"),
     (lambda d: d.update(pickle="gAN9cQAu"), "Additional properties"),
+    (lambda d: d.update(family="gaussian"), "family is 'gaussian'; it must be one of the registered families"),
+    (lambda d: d.update(provenance=[1]), "provenance"),
 ])
 def test_malformed_documents_get_clear_errors(exported, change, message):
     _, path = exported
     rewrite(path, change)
     with pytest.raises(ld.LipdesignError, match=message):
         ld.load(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(format_version=2), "'parameters' is a required property"),  # a version 1 body is not v2
+    (lambda d: d.update(format_version=3), "format_version 3 is not supported"),
+    (lambda d: d.update(format="something.else"), "not a lipdesign mechanism"),
+    (lambda d: d.pop("table"), "'table' is a required property"),
+    (lambda d: d["notion"].update(epsilon=-1), "notion/epsilon"),
+    (lambda d: d["table"][0].append(0.0), "table is .*; it must be a rectangular array of numbers"),
+    (lambda d: d["prior"].update(probabilities=[0.5, 0.5, 0.5]), "prior sums to 1.5; it must sum to 1"),
+    (lambda d: d.update(pickle="gAN9cQAu"), "Additional properties"),
+    (lambda d: d.update(mse=0.5), "mse is 0.5 but the stored table gives"),
+])
+def test_malformed_legacy_documents_get_clear_errors(legacy, change, message):
+    rewrite(legacy, change)
+    with pytest.raises(ld.LipdesignError, match=message):
+        ld.load(legacy)
 
 
 def test_not_json_and_missing_file(tmp_path):
@@ -90,6 +155,12 @@ def test_not_json_and_missing_file(tmp_path):
         ld.load(path)
     with pytest.raises(ld.FormatError, match="cannot read"):
         ld.load(tmp_path / "missing.json")
+
+
+def test_save_is_to_json(exported, tmp_path):
+    mechanism, path = exported
+    ld.save(mechanism, tmp_path / "saved.json")
+    assert (tmp_path / "saved.json").read_text() == path.read_text()
 
 
 def test_no_pickle_anywhere_in_the_package():

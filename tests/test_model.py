@@ -1,4 +1,4 @@
-"""Declarations validate on construction (MATH §1-2) and prior sets yield the right vertices."""
+"""Declarations validate on construction (docs/math.md §1-2) and prior sets yield the right vertices."""
 
 import math
 
@@ -14,7 +14,7 @@ import lipdesign as ld
     ([0.5, -0.1, 0.6], r"prior\[1\] is -0.1; every entry must be >= 0"),
     ([0.5, float("nan"), 0.5], r"prior\[1\] is nan; every entry must be finite"),
     ([0.0, 0.0], "positive total mass"),
-    ([0.2, 0.3, 0.4], r"must sum to 1 within 1e-09 \(got 0.9"),
+    ([0.2, 0.3, 0.4], r"prior sums to 0.9; it must sum to 1 within 1e-09"),
     ([[0.5, 0.5]], "must be a vector"),
     ("abc", "rectangular array of numbers"),
 ])
@@ -27,7 +27,7 @@ def test_prior_normalises_only_when_asked_and_from_counts():
     assert ld.Prior([2.0, 6.0], normalize=True).probabilities.tolist() == [0.25, 0.75]
     prior = ld.Prior.from_counts([1, 0, 3], labels=["a", "b", "c"], pseudocount=1)
     assert prior.probabilities.tolist() == pytest.approx([2 / 7, 1 / 7, 4 / 7])
-    with pytest.raises(ld.ValidationError, match="labels has 2 entries; expected 3"):
+    with pytest.raises(ld.ValidationError, match="labels has 2 entries; it must have 3"):
         ld.Prior([0.2, 0.3, 0.5], labels=["a", "b"])
     with pytest.raises(ld.ValidationError, match="repeats 'a'"):
         ld.Prior([0.2, 0.3, 0.5], labels=["a", "b", "a"])
@@ -125,7 +125,7 @@ def test_prior_set_membership_and_errors():
         ld.PriorSet.box([0.5, 0.6], [0.9, 0.9])
     with pytest.raises(ld.ValidationError, match="radius"):
         ld.PriorSet.tv_ball(p, 1.5)
-    with pytest.raises(ld.ValidationError, match=r"priors\[1\] must sum to 1"):
+    with pytest.raises(ld.ValidationError, match=r"priors\[1\] sums to 1.5; it must sum to 1"):
         ld.PriorSet.finite([p, [0.5, 0.5, 0.5]])
 
 

@@ -1,4 +1,4 @@
-"""solvers/: extreme-ray enumeration and the closed forms it must agree with (MATH §5)."""
+"""solvers/: extreme-ray enumeration and the closed forms it must agree with (docs/math.md §5)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lipdesign as ld
-from lipdesign import designer
+from lipdesign.designer import rays as designer_rays
 from solvers.rays import EnumerationLimitError, box_slice_vertices, cone_extreme_rays, staircase_rays
 
 
@@ -26,7 +26,7 @@ def test_double_description_finds_the_closed_form_rays(k, rng):
     e = math.exp(epsilon)
     closed = box_slice_vertices(prior, np.full(k, 1 / e), np.full(k, e))
     assert np.allclose(closed @ prior, 1) and (closed >= 1 / e - 1e-12).all() and (closed <= e + 1e-12).all()
-    # every closed-form vertex has at most one coordinate strictly inside the box (MATH §5)
+    # every closed-form vertex has at most one coordinate strictly inside the box (docs/math.md §5)
     inside = (closed > 1 / e + 1e-12) & (closed < e - 1e-12)
     assert (inside.sum(axis=1) <= 1).all()
     assert as_set(cone_extreme_rays(lip_rows(prior, epsilon))) == as_set(closed)
@@ -54,6 +54,6 @@ def test_enumeration_limits_are_enforced(monkeypatch, rng):
         cone_extreme_rays(rows, max_rays=20)
     with pytest.raises(EnumerationLimitError, match="time limit"):
         cone_extreme_rays(rows, time_limit=0.0)
-    monkeypatch.setattr(designer, "MAX_DD_RAYS", 20)
+    monkeypatch.setattr(designer_rays, "MAX_DD_RAYS", 20)
     with pytest.raises(ld.ProblemTooLargeError, match="too large for extreme-ray enumeration"):
         ld.design(prior, ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.1)))

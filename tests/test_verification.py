@@ -1,4 +1,4 @@
-"""Tightest epsilon (MATH §3) against closed forms, exact mode, and prior-set extremes."""
+"""Tightest epsilon (docs/math.md §3) against closed forms, exact mode, and prior-set extremes."""
 
 import math
 from fractions import Fraction
@@ -36,7 +36,7 @@ def test_lip_epsilon_of_grr_matches_a_direct_computation():
 
 
 def test_latent_secret_epsilon_is_the_convex_combination_bound():
-    # The identity table releases X; its LIP leakage for G is max |ln(T[g,x] / P_x)| (MATH §2, Prop. 1).
+    # The identity table releases X; its LIP leakage for G is max |ln(T[g,x] / P_x)| (docs/math.md §2, Prop. 1).
     conditional = np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]])
     secret = ld.SecretModel(conditional, [0.5, 0.5])
     prior = ld.Prior([0.35, 0.3, 0.35])
@@ -102,7 +102,7 @@ def test_exp_bounds_bracket_and_log_upper_rounds_up():
 
 
 def brute_force_bp_epsilon(table, vertices):
-    """max over enforced priors, outputs and inputs of |ln(q[x] / P.q)| with G = X (MATH §3)."""
+    """max over enforced priors, outputs and inputs of |ln(q[x] / P.q)| with G = X (docs/math.md §3)."""
     ratios = table[None, :, :] / np.einsum("vk,ky->vy", vertices, table)[:, None, :]
     return np.abs(np.log(ratios)).max()
 
@@ -134,11 +134,11 @@ def test_worst_case_lip_is_ldp_for_x(rng):
 
 
 def test_verify_needs_what_it_checks():
-    with pytest.raises(ld.ValidationError, match="needs a notion"):
+    with pytest.raises(ld.ValidationError, match="notion is None; verify needs"):
         ld.verify(np.eye(2))
     with pytest.raises(ld.ValidationError, match="design prior"):
         ld.verify(np.eye(2), ld.LIP(1.0))
     with pytest.raises(ld.ValidationError, match="row 0 sums to 0.9"):
         ld.verify(np.array([[0.5, 0.4], [0.5, 0.5]]), ld.LDP(1.0))
-    with pytest.raises(ld.ValidationError, match="3 rows but the prior has 2"):
+    with pytest.raises(ld.ValidationError, match=r"table has 3 rows; it must have one per value of the prior \(2\)"):
         ld.verify(np.eye(3), ld.LIP(1.0), ld.Prior([0.5, 0.5]))

@@ -61,7 +61,7 @@ class OLH(PureProtocol):
         if g is None:
             g = min(round(math.exp(self.epsilon)) + 1, HASH_PRIME)
         self.g = integer(g, "g", low=2, high=HASH_PRIME)
-        self.alpha = grr_mixing_probability(self.exp_epsilon, self.g, "g")
+        self.alpha = grr_mixing_probability(self.epsilon, self.exp_epsilon, self.g, "g")
         self.p, lie = grr_probabilities(self.alpha, self.g)
         collision = hash_collision(self.g)
         self.q = collision * self.p + (1.0 - collision) * lie

@@ -9,6 +9,7 @@ values, the only GRR of the package (docs/math.md §8, §9). Numpy only.
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -16,11 +17,15 @@ from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.oracle import PureProtocol
 from lipdesign.mechanisms.sampling import implemented_exp, index_reports, realized_probability
+from lipdesign.verification import exp_bounds
 from lipdesign.validation import MAX_EPSILON, integer
 from lipdesign.validation import epsilon as checked_epsilon
 
 #: Largest k of GRR (and of OUE and HadamardResponse): outputs and their arithmetic stay in int64.
 MAX_K = 2**62 - 1
+
+#: ``grr_mixing_probability`` lowers alpha by at most this many 2^-53 steps to meet the claim exactly.
+MAX_GRID_STEPS = 64
 
 #: ``full_table()`` is built for k <= this by default (a k x k float table, at most 32 MiB).
 MAX_FULL_K = 2048
@@ -53,21 +58,30 @@ def one_bit_table(exp_epsilon, values=(1.0, -1.0)):
     return np.column_stack([plus, 1.0 - plus])
 
 
-def grr_mixing_probability(exp_epsilon, size, field="k"):
+def grr_mixing_probability(epsilon, exp_epsilon, size, field="k"):
     """alpha of GRR on 0..size-1 written as a mixture (docs/math.md §8): the true value with probability alpha,
     else a value uniform on ALL size values, which is GRR with keep probability alpha + (1 - alpha)/size =
     e^eps/(e^eps + size - 1) for alpha = (e^eps - 1)/(e^eps - 1 + size).
 
-    alpha is rounded DOWN to numpy's 2^-53 grid, so ``rng.random() < alpha`` realises exactly this alpha, and the
-    ratio of the realised table, 1 + size alpha/(1 - alpha), stays below e^eps whatever the size (a keep
-    probability rounded to the grid would not: for size = 2^40 it overshoots eps by 4e-5). ValidationError when
-    alpha rounds to 0 (the domain is too large for this epsilon: the reports would carry no information)."""
-    alpha = math.floor((exp_epsilon - 1.0) / (exp_epsilon - 1.0 + size) * 2**53) / 2**53
-    if alpha <= 0:
-        raise ValidationError(f"{field} is {size}; at this epsilon randomized response over {size} values keeps the "
-                              "true value with probability below 2^-53 (no information): use a smaller domain or "
-                              "a larger epsilon")
-    return alpha
+    alpha is rounded DOWN to numpy's 2^-53 grid, so ``rng.random() < alpha`` realises exactly this alpha, and then
+    lowered by one grid step at a time until, in exact rational arithmetic, both the realised ratio
+    1 + size alpha/(1 - alpha) and the ratio of the table's floats keep/lie stay below a lower bound of e^eps. The
+    float quotient alone is not enough: at large epsilon 1 - alpha is a few thousand grid steps, so one step of
+    rounding moves the ratio by 1e-4 (eps = 30, size = 4: 30.00013 before the check). ValidationError when alpha
+    reaches 0 (the domain is too large for this epsilon: the reports would carry no information)."""
+    steps = math.floor((exp_epsilon - 1.0) / (exp_epsilon - 1.0 + size) * 2**53)
+    bound = exp_bounds(epsilon)[0]
+    for _ in range(MAX_GRID_STEPS):
+        if steps <= 0:
+            break
+        alpha = steps / 2**53
+        keep, lie = grr_probabilities(alpha, size)
+        if 1 + Fraction(size * steps, 2**53 - steps) <= bound and Fraction(keep) <= bound * Fraction(lie):
+            return alpha
+        steps -= 1
+    raise ValidationError(f"{field} is {size}; at this epsilon randomized response over {size} values cannot keep "
+                          "the true value with a probability on the 2^-53 grid within the claim (no information "
+                          "left): use a smaller domain or a larger epsilon")
 
 
 def grr_probabilities(alpha, size):
@@ -122,7 +136,7 @@ class GRR(PureProtocol):
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.k = integer(k, "k", low=2, high=MAX_K)
         self.input_domain = Categorical(self.k)
-        self.alpha = grr_mixing_probability(self.exp_epsilon, self.k)
+        self.alpha = grr_mixing_probability(self.epsilon, self.exp_epsilon, self.k)
         self.p, self.q = grr_probabilities(self.alpha, self.k)
 
     def parameters(self):

@@ -19,7 +19,7 @@ from lipdesign.mechanisms.sampling import TablePerturber, index_reports
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP, notion_from_dict
 from lipdesign.objectives import WeightedSum, as_objective, mse
-from lipdesign.validation import choice, float_array, integer, non_negative, probability_vector, real_number
+from lipdesign.validation import choice, float_array, fmt, integer, non_negative, probability_vector, real_number
 from lipdesign.verification import check_table, verify_table
 
 #: The estimate of a designed table: the histogram, or the sum of f(X) over the users (WeightedSum designs).
@@ -40,7 +40,7 @@ def _counts(counts, n_out, table=None):
         impossible = (table.sum(axis=0) == 0) & (array > 0)
         if impossible.any():
             y = int(np.argmax(impossible))
-            raise ValidationError(f"counts[{y}] is {array[y]!r} but column {y} of the table is all zero; a report "
+            raise ValidationError(f"counts[{y}] is {fmt(array[y])} but column {y} of the table is all zero; a report "
                                   "the table can never produce must have count 0")
     return array
 
@@ -117,9 +117,8 @@ def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=N
     q = check_table(table)
     k, n_out = q.shape
     c = _counts(counts, n_out, q)
-    tol = real_number(tol, "tol")
-    if not tol > 0:
-        raise ValidationError(f"tol is {tol!r}; it must be a finite number > 0")
+    if not real_number(tol, "tol") > 0:
+        raise ValidationError(f"tol is {fmt(tol)}; it must be a finite number > 0")
     max_iter = integer(max_iter, "max_iter")
     if init is None:
         f = np.full(k, 1.0 / k)
@@ -128,7 +127,7 @@ def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=N
         unreachable = (q.T @ f == 0) & (c > 0)
         if unreachable.any():
             y = int(np.argmax(unreachable))
-            raise ValidationError(f"init gives output {y} probability 0 but counts[{y}] is {c[y]!r}; init must give "
+            raise ValidationError(f"init gives output {y} probability 0 but counts[{y}] is {fmt(c[y])}; init must give "
                                   "positive probability to every reported output")
     frequencies = c / c.sum()
     for _ in range(max_iter):

@@ -1,4 +1,4 @@
-"""Optimal design (MATH §5, §6): reference values, exactness against independent computations,
+"""Optimal design (docs/math.md §5, §6): reference values, exactness against independent computations,
 the guarantee of every designed table, and clear errors."""
 
 import itertools
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import lipdesign as ld
 from lipdesign.designer import exact_repair
-from lipdesign.utility import gains
+from lipdesign.mechanisms.sampling import implemented_exp
+from lipdesign.objectives import gains
 
 
 def brute_force_vertices(inequalities, k):
@@ -45,7 +46,7 @@ def second_moment(prior, objective):
 
 
 def lip_rows(prior, epsilon, conditional=None):
-    """Direct LIP constraints of MATH §2, written out in the test: e^eps P.q - T[g].q >= 0 and
+    """Direct LIP constraints of docs/math.md §2, written out in the test: e^eps P.q - T[g].q >= 0 and
     T[g].q - e^-eps P.q >= 0."""
     conditional = np.eye(len(prior)) if conditional is None else conditional
     e = math.exp(epsilon)
@@ -73,16 +74,17 @@ def test_large_epsilons_stay_optimal_after_exact_repair(epsilon):
     # With eps large the MSE is tiny; the repair must not swamp it (review finding).
     mechanism = ld.design([0.2, 0.3, 0.5], ld.LIP(epsilon))
     assert ld.verify(mechanism, exact=True).passed
-    assert mechanism.certificate["uniform_mix"] < 1e-12
+    assert mechanism.provenance["uniform_mix"] < 1e-12
     assert mechanism.mse <= mechanism.baselines["optimal LDP"] + 1e-12
-    assert mechanism.mse == pytest.approx(mechanism.certificate["mse_before_repair"], abs=1e-13)
+    assert mechanism.mse == pytest.approx(mechanism.provenance["mse_before_repair"], abs=1e-13)
 
 
 def test_grr_baseline_matches_the_uniform_prior_closed_form():
-    # MATH §8: MMSE histogram MSE of GRR under a uniform prior is 1 - (e^2eps + k - 1)/(e^eps + k - 1)^2.
+    # docs/math.md §8: MMSE histogram MSE of GRR under a uniform prior is 1 - (e^2eps + k - 1)/(e^eps + k - 1)^2,
+    # at the e^eps the package's GRR runs at (e^eps (1 - 1e-10), docs/math.md §3).
     k, epsilon = 5, 1.3
     mechanism = ld.design(np.full(k, 1 / k), ld.LIP(epsilon))
-    e = math.exp(epsilon)
+    e = implemented_exp(epsilon)
     assert mechanism.baselines["GRR"] == pytest.approx(1 - (e**2 + k - 1) / (e + k - 1) ** 2, rel=1e-12)
 
 
@@ -95,13 +97,13 @@ def test_binary_closed_form_equals_the_lp(p_rare, epsilon):
         closed = ld.design(prior, ld.LIP(epsilon), objective, baselines=False)
         via_lp = ld.design(prior, ld.LIP(epsilon, prior_set=ld.PriorSet.finite([prior])), objective,
                            baselines=False)
-        assert closed.certificate["method"].startswith("closed form")
-        assert via_lp.certificate["method"].startswith("extreme-ray LP")
+        assert closed.provenance["method"].startswith("closed form")
+        assert via_lp.provenance["method"].startswith("extreme-ray LP")
         assert closed.mse == pytest.approx(via_lp.mse, abs=1e-9)
 
 
 def test_binary_closed_form_flip_probabilities():
-    # MATH §6, both regimes, from the formulas directly.
+    # docs/math.md §6, both regimes, from the formulas directly.
     epsilon = 0.6
     e = math.exp(epsilon)
     table = ld.design([0.2, 0.8], ld.LIP(epsilon), baselines=False).table
@@ -136,7 +138,7 @@ def test_lip_design_equals_brute_force_over_extreme_rays_large(k, rng):
 def test_ldp_design_equals_brute_force_over_extreme_rays(k, rng):
     prior = rng.dirichlet(np.ones(k))
     rays = brute_force_vertices(ldp_rows(k, 0.8), k)
-    assert len(rays) == 2**k - 2  # MATH §5 ray count
+    assert len(rays) == 2**k - 2  # docs/math.md §5 ray count
     best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
     assert ld.design(prior, ld.LDP(0.8), baselines=False).mse == pytest.approx(best, abs=2e-7)
 
@@ -147,7 +149,7 @@ def test_latent_secret_design_equals_brute_force(k, m, rng):
     conditional = rng.dirichlet(np.ones(k), size=m)
     epsilon = 0.5
     rays = brute_force_vertices(lip_rows(prior, epsilon, conditional), k)
-    assert (np.count_nonzero(rays > 1e-12, axis=1) <= m + 1).all()  # MATH §5: support <= m + 1
+    assert (np.count_nonzero(rays > 1e-12, axis=1) <= m + 1).all()  # docs/math.md §5: support <= m + 1
     best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
     secret = ld.SecretModel(conditional)
     mechanism = ld.design(prior, ld.LIP(epsilon, secret=secret), baselines=False)
@@ -172,7 +174,7 @@ def test_worst_case_lip_without_secret_is_ldp(rng):
 
 
 def test_no_noise_release_when_the_secret_is_weakly_correlated():
-    # MATH §2 (seed 001, Prop. 1): Y = X is eps-LIP for G iff max_g T[g,x] <= e^eps P_x and
+    # docs/math.md §2 (seed 001, Prop. 1): Y = X is eps-LIP for G iff max_g T[g,x] <= e^eps P_x and
     # P_x <= e^eps min_g T[g,x]; then the optimal histogram MSE is 0.
     secret_prior = np.array([0.5, 0.5])
     conditional = np.array([[0.3, 0.3, 0.4], [0.25, 0.35, 0.4]])
@@ -219,11 +221,11 @@ def test_every_designed_table_passes_exact_verification(problem):
     certificate = ld.verify(mechanism, exact=True)
     assert certificate.passed, certificate.summary()
     assert np.abs(mechanism.table.sum(axis=1) - 1).max() <= 4e-16 * mechanism.table.shape[1]
-    # eps-LDP implies every LIP variant, so LIP can only do better; GRR is one LDP table (MATH §2).
+    # eps-LDP implies every LIP variant, so LIP can only do better; GRR is one LDP table (docs/math.md §2).
     assert mechanism.mse <= mechanism.baselines["optimal LDP"] + 1e-9
     assert mechanism.baselines["optimal LDP"] <= mechanism.baselines["GRR"] + 1e-9
     if isinstance(notion, ld.LIP) and notion.secret is None:
-        # eps-LIP for X with a full-support prior implies 2 eps-LDP (MATH §2).
+        # eps-LIP for X with a full-support prior implies 2 eps-LDP (docs/math.md §2).
         assert mechanism.epsilons["LDP"] <= 2 * notion.epsilon + 1e-9
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import lipdesign as ld
 from lipdesign.errors import ValidationError
-from lipdesign.harmony import HarmonyMixed
+from lipdesign.mechanisms import HarmonyMixed
 
 ATTRIBUTES = ["numeric", 3, "numeric", 4]
 
@@ -119,8 +119,9 @@ def test_parameters_and_json_round_trip(tmp_path):
     assert loaded == mechanism
     assert np.array_equal(loaded.categorical[1].signs, mechanism.categorical[1].signs)
     document = json.loads(path.read_text())
-    assert document["format"] == "lipdesign.harmony" and document["verified_epsilon"] <= 0.5
-    document["verified_epsilon"] = 0.4
+    assert document["format"] == "lipdesign.mechanism" and document["format_version"] == 2
+    assert document["guarantee"]["verified_epsilons"]["claimed"] <= 0.5
+    document["guarantee"]["verified_epsilons"]["claimed"] = 0.4
     path.write_text(json.dumps(document))
     with pytest.raises(ld.VerificationError, match="understates"):
         ld.load(path)

@@ -1,4 +1,5 @@
-"""Tests of lipdesign.runtime (numpy-only perturbers and estimators).
+"""Tests of a finite table's runtime: the alias sampler (lipdesign.mechanisms.sampling) and the estimators
+(lipdesign.mechanisms.table, postprocess), numpy only.
 
 Statistical tests state their false-alarm rate: chi-square goodness-of-fit tests reject at p < 1e-6 per row
 (about 20 rows in this file, so a false alarm rate below 2e-5 per run, Bonferroni), and z-tests use 5 standard
@@ -19,21 +20,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import lipdesign as ld
 from lipdesign.errors import ValidationError
-from lipdesign.runtime import (
-    TablePerturber,
-    as_generator,
-    counts,
-    grr_table,
-    ibu_frequencies,
-    mmse_frequencies,
-    norm_sub,
-    posterior,
-    unbiased_frequencies,
-)
+from lipdesign.mechanisms import GRR
+from lipdesign.mechanisms.postprocess import norm_sub
+from lipdesign.mechanisms.sampling import TablePerturber, as_generator
+from lipdesign.mechanisms.table import ibu_frequencies, mmse_frequencies, posterior, unbiased_frequencies
 
 REPO = Path(__file__).resolve().parents[1]
 P_THRESHOLD = 1e-6
+
+
+def grr_table(k, epsilon):
+    """The ideal GRR table of docs/math.md §8, written here independently of the library: a convenient full-rank
+    table with known estimator closed forms (the library's own GRR is lipdesign.mechanisms.GRR)."""
+    e = math.exp(epsilon)
+    return (np.ones((k, k)) + (e - 1) * np.eye(k)) / (e + k - 1)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -262,11 +264,11 @@ def test_shapes():
 @pytest.mark.parametrize(
     "values, message",
     [
-        ([0, 1, 2, 7], "values contains 7 at position 3; must be an index in 0..2"),
-        ([0, -1], "values contains -1 at position 1; must be an index in 0..2"),
-        ([0.0, 1.5], "values contains 1.5 at position 1; must be an integer index in 0..2"),
+        ([0, 1, 2, 7], "values contains 7 at position 3; it must be an index in 0..2"),
+        ([0, -1], "values contains -1 at position 1; it must be an index in 0..2"),
+        ([0.0, 1.5], "values contains 1.5 at position 1; it must be an integer index in 0..2"),
         ([0.0, float("nan")], "values contains nan at position 1"),
-        ([0.0, 3.0], "values contains 3 at position 1; must be an index in 0..2"),
+        ([0.0, 3.0], "values contains 3 at position 1; it must be an index in 0..2"),
         ([[0, 1], [5, 0]], "values contains 5 at position (1, 0)"),
         (["a", "b"], "values has dtype <U1"),
         ([True, False], "values has dtype bool"),
@@ -282,7 +284,7 @@ def test_bad_value_after_first_chunk_reports_its_position():
     values = np.zeros(200_000, dtype=np.int64)
     values[150_001] = 3
     with pytest.raises(
-        ValidationError, match=r"values contains 3 at position 150001; must be an index in 0\.\.2"
+        ValidationError, match=r"values contains 3 at position 150001; it must be an index in 0\.\.2"
     ):
         TablePerturber(grr_table(3, 1.0)).perturb(values, rng=1)
 
@@ -296,13 +298,13 @@ def test_bad_rng(rng):
 @pytest.mark.parametrize(
     "table, message",
     [
-        ([0.5, 0.5], "table must be a 2-D array (got shape (2,))"),
-        (np.zeros((0, 3)), "table must not be empty"),
+        ([0.5, 0.5], "table has shape (2,); it must be a 2-D array"),
+        (np.zeros((0, 3)), "table is empty; it must have at least one entry"),
         ([[0.5, float("nan")], [0.5, 0.5]], "table[0, 1] is nan; every entry must be finite"),
         ([[1.2, -0.2], [0.5, 0.5]], "table[0, 1] is -0.2; every entry must be >= 0"),
         ([[0.5, 0.5], [0.6, 0.5]], "table row 1 sums to 1.1; each row must sum to 1 within 1e-09"),
-        ([["a", "b"]], "table must be a rectangular array of numbers"),
-        ([[1.0], [0.5, 0.5]], "table must be a rectangular array of numbers"),
+        ([["a", "b"]], "it must be a rectangular array of numbers"),
+        ([[1.0], [0.5, 0.5]], "it must be a rectangular array of numbers"),
     ],
 )
 def test_bad_tables(table, message):
@@ -312,16 +314,18 @@ def test_bad_tables(table, message):
 
 
 def test_counts():
+    """A table mechanism's aggregate counts the reports per output (the counts every estimator takes)."""
+    mechanism = ld.TableMechanism(GRR(1.0, 5).full_table(), ld.LDP(1.0), np.full(5, 0.2))
     reports = np.array([3, 0, 3, 1, 3, 0])
-    assert counts(reports, 5).tolist() == [2, 1, 0, 3, 0]
-    assert counts([], 3).tolist() == [0, 0, 0]
-    assert counts(reports, 5).dtype == np.int64
+    assert mechanism.aggregate(reports)["counts"].tolist() == [2, 1, 0, 3, 0]
+    assert mechanism.aggregate([])["counts"].tolist() == [0, 0, 0, 0, 0]
+    assert mechanism.aggregate(reports)["counts"].dtype == np.int64
     with pytest.raises(
-        ValidationError, match=r"reports contains 5 at position 2; must be an index in 0\.\.4"
+        ValidationError, match=r"reports contains 5 at position 2; it must be an index in 0\.\.4"
     ):
-        counts([0, 1, 5], 5)
-    with pytest.raises(ValidationError, match=r"^n_out is 0; must be a positive int"):
-        counts([0], 0)
+        mechanism.aggregate([0, 1, 5])
+    with pytest.raises(ValidationError, match=r"^table has shape \(1, 0\)|^table is empty"):
+        ld.TableMechanism(np.zeros((1, 0)), ld.LDP(1.0), [1.0])
 
 
 # ------------------------------------------------------------------ estimation
@@ -340,7 +344,7 @@ def test_posterior_matches_direct_bayes():
     table[:, 2] = 0.0  # an output that never occurs: its posterior row is the prior (documented)
     table /= table.sum(axis=1, keepdims=True)
     prior = np.array([0.1, 0.2, 0.3, 0.4])
-    post = posterior(table, prior)
+    post = posterior(table, prior=prior)
     assert post.shape == (6, 4)
     for y in range(6):
         evidence = sum(prior[x] * table[x, y] for x in range(4))
@@ -356,13 +360,13 @@ def test_mmse_on_expected_counts_is_the_prior():
         prior = rng.dirichlet(np.ones(k))
         c = 1000 * (table.T @ prior)  # exact expected counts
         # sum_y Pr[Y=y] Pr[X=x | Y=y] = Pr[X=x]
-        np.testing.assert_allclose(mmse_frequencies(table, prior, c), prior, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(mmse_frequencies(table, c, prior=prior), prior, rtol=0, atol=1e-12)
 
 
 def test_mmse_is_a_distribution_on_skewed_counts():
     table = grr_table(3, 1.0)
     prior = np.array([0.2, 0.3, 0.5])
-    est = mmse_frequencies(table, prior, [100, 0, 0])
+    est = mmse_frequencies(table, [100, 0, 0], prior=prior)
     assert np.all(est >= 0) and est.sum() == pytest.approx(1.0, abs=1e-12)
     # one report, y = 0: the estimate is the posterior of y = 0, by hand: prior * Q[:, 0] normalised
     e = math.e
@@ -431,13 +435,13 @@ def test_unbiased_rank_deficient(table):
 
 
 def test_unbiased_bad_counts():
-    with pytest.raises(ValidationError, match=r"counts has shape \(3,\); must have shape \(4,\)"):
+    with pytest.raises(ValidationError, match=r"counts has shape \(3,\); it must have shape \(4,\)"):
         unbiased_frequencies(grr_table(4, 1.0), [1, 2, 3])
     with pytest.raises(ValidationError, match=r"counts\[1\] is -1; every entry must be >= 0"):
         unbiased_frequencies(grr_table(4, 1.0), [1, -1, 3, 4])
     with pytest.raises(ValidationError, match=r"counts sums to 0"):
         unbiased_frequencies(grr_table(4, 1.0), [0, 0, 0, 0])
-    with pytest.raises(ValidationError, match=r"prior must sum to 1 within 1e-09 \(got 0.9\)"):
+    with pytest.raises(ValidationError, match=r"prior sums to 0.9; it must sum to 1 within 1e-09"):
         unbiased_frequencies(grr_table(2, 1.0), [1, 1], prior=[0.5, 0.4])
 
 
@@ -469,9 +473,9 @@ def test_ibu_validation_and_warning():
         ibu_frequencies(np.array([[0.0, 1.0], [0.0, 1.0]]), [3, 1])
     with pytest.raises(ValidationError, match=r"init gives output 0 probability 0 but counts\[0\] is 2.0"):
         ibu_frequencies(table, [2, 1, 1], init=[0.0, 1.0])
-    with pytest.raises(ValidationError, match=r"^tol is 0; must be a finite number > 0"):
+    with pytest.raises(ValidationError, match=r"^tol is 0; it must be a finite number > 0"):
         ibu_frequencies(table, [2, 1, 1], tol=0)
-    with pytest.raises(ValidationError, match=r"^max_iter is 0; must be a positive int"):
+    with pytest.raises(ValidationError, match=r"^max_iter is 0; it must be an integer >= 1"):
         ibu_frequencies(table, [2, 1, 1], max_iter=0)
     with pytest.warns(RuntimeWarning, match="did not converge"):
         ibu_frequencies(grr_table(4, 0.1), [1, 2, 3, 4], max_iter=2)
@@ -508,30 +512,46 @@ def test_norm_sub_properties(freqs):
 
 
 def test_norm_sub_bad_input():
-    with pytest.raises(ValidationError, match=r"freqs\[1\] is nan; every entry must be finite"):
+    with pytest.raises(ValidationError, match=r"frequencies\[1\] is nan; every entry must be finite"):
         norm_sub([0.5, float("nan")])
-    with pytest.raises(ValidationError, match=r"freqs must not be empty"):
+    with pytest.raises(ValidationError, match=r"frequencies is empty; it must have at least one entry"):
         norm_sub([])
 
 
 def test_grr_table():
-    for k, eps in ((2, 0.0), (4, 1.0), (12, 3.5), (3, 800.0)):
-        t = grr_table(k, eps)
+    """The package's only GRR (lipdesign.mechanisms.GRR): its full table against the closed form of
+    docs/math.md §8, within the 1e-10 margin and the 2^-53 grid it samples on, up to eps = 30 (the designs' range)."""
+    for k, eps in ((2, 1e-3), (4, 1.0), (12, 3.5), (3, 30.0)):
+        t = GRR(eps, k).full_table()
         assert t.shape == (k, k)
         np.testing.assert_allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-15)
-        if eps < 700:
-            e = math.exp(eps)
-            assert t[0, 0] == pytest.approx(e / (e + k - 1), rel=1e-14)
-            assert t[0, 1] == pytest.approx(1 / (e + k - 1), rel=1e-14)
-        else:
-            assert np.array_equal(t, np.eye(k))  # no overflow to nan
-    assert np.array_equal(grr_table(1, 1.0), [[1.0]])
-    with pytest.raises(ValidationError, match=r"^k is 0; must be a positive int"):
-        grr_table(0, 1.0)
-    with pytest.raises(ValidationError, match=r"^epsilon is -1.0; must be a finite number >= 0"):
-        grr_table(3, -1.0)
+        e = math.exp(eps)
+        assert t[0, 0] == pytest.approx(e / (e + k - 1), rel=2e-10)
+        assert t[0, 1] == pytest.approx(1 / (e + k - 1), rel=1e-9)
+        assert t[0, 0] / t[0, 1] <= e  # no overflow, and never above the claim
+    with pytest.raises(ValidationError, match=r"^k is 1; it must be an integer in 2\.\."):
+        GRR(1.0, 1)
+    with pytest.raises(ValidationError, match=r"^k is 0; it must be an integer in 2\.\."):
+        GRR(1.0, 0)
+    with pytest.raises(ValidationError, match=r"^epsilon is -1.0; it must lie in \(0, 30\]"):
+        GRR(-1.0, 3)
     with pytest.raises(ValidationError, match=r"^epsilon is inf"):
-        grr_table(3, float("inf"))
+        GRR(float("inf"), 3)
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0])
+def test_every_grr_table_passes_exact_ldp_verification(epsilon):
+    """The defect of lipdesign 0.1.0's runtime.grr_table (94 of 228 (k, eps) failed exact verification, e.g. k = 3,
+    eps = 1): the GRR the package hands out now passes at every k = 2..39, for its full table and its reduction."""
+    for k in range(2, 40):
+        mechanism = GRR(epsilon, k)
+        for table in (mechanism.full_table(), mechanism.privacy_table()):
+            certificate = ld.verify(table, ld.LDP(epsilon), exact=True)
+            assert certificate.passed, (k, epsilon, certificate.summary())
+    t = math.exp(-1.0)  # lipdesign 0.1.0's runtime.grr_table(3, 1.0), computed as it did: it fails
+    old = np.full((3, 3), t / (1 + 2 * t))
+    np.fill_diagonal(old, 1 / (1 + 2 * t))
+    assert not ld.verify(old, ld.LDP(1.0), exact=True).passed
 
 
 def test_grr_end_to_end_within_five_sigma():
@@ -545,7 +565,7 @@ def test_grr_end_to_end_within_five_sigma():
     prior = np.array([0.4, 0.3, 0.15, 0.1, 0.05])
     x = rng.choice(k, size=n, p=prior)
     reports = TablePerturber(grr_table(k, eps)).perturb(x, rng=rng)
-    est = unbiased_frequencies(grr_table(k, eps), counts(reports, k))
+    est = unbiased_frequencies(grr_table(k, eps), np.bincount(reports, minlength=k))
     f = np.bincount(x, minlength=k) / n
     e = math.exp(eps)
     p, q = e / (e + k - 1), 1 / (e + k - 1)
@@ -557,7 +577,7 @@ def test_grr_end_to_end_within_five_sigma():
 
 def test_import_is_numpy_only():
     code = (
-        "import lipdesign.runtime, sys; "
+        "import lipdesign.mechanisms, sys; "
         "print(sorted(m for m in ('scipy','cvxpy','networkx','jsonschema','matplotlib') if m in sys.modules))"
     )
     env = dict(os.environ)

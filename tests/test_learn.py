@@ -1,4 +1,4 @@
-"""LDP learning (Harmony Alg. 4): lipdesign.harmony.learning.
+"""LDP learning (Harmony Alg. 4): lipdesign.learn.
 
 Every expected value is computed here from the paper's definitions (losses, Alg. 2 variance m c^2 - g_j^2) on
 data generated with fixed seeds, never read back from the implementation.
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from lipdesign.errors import ValidationError
-from lipdesign.harmony import LDPLinearRegression, LDPLinearSVC, LDPLogisticRegression, learning
+from lipdesign.learn import LDPLinearRegression, LDPLinearSVC, LDPLogisticRegression, linear
 
 CLASSIFIERS = [LDPLogisticRegression, LDPLinearSVC]
 ESTIMATORS = [LDPLinearRegression, *CLASSIFIERS]
@@ -74,9 +74,9 @@ def test_report_mean_is_unbiased_for_the_clipped_gradient(cls):
     exact = np.clip(SLOPES[cls](x @ alpha, y)[:, None] * x + lam * alpha, -1, 1)
     if cls is not LDPLogisticRegression:
         assert np.mean(np.abs(exact) == 1) > 0.05  # the test exercises clipping
-    clipped = learning._clipped_gradients(cls._derivative, x, y, alpha, penalty)
+    clipped = linear._clipped_gradients(cls._derivative, x, y, alpha, penalty)
     np.testing.assert_allclose(clipped, exact, atol=1e-12)
-    estimate = learning._report_mean(exact, math.exp(epsilon), np.random.default_rng(8))
+    estimate = linear._report_mean(exact, math.exp(epsilon), np.random.default_rng(8))
     variance = np.mean(m * c_of(epsilon) ** 2 - exact**2, axis=0)  # Alg. 2, per coordinate
     assert_within_5_sigma(estimate, exact.mean(axis=0), variance, users)
 
@@ -116,13 +116,13 @@ def test_users_are_counted_once(n, batch):
 def test_each_user_joins_exactly_one_batch(monkeypatch):
     """Record the feature rows every mini-batch computes gradients on: distinct users, none twice."""
     seen = []
-    original = learning._clipped_gradients
+    original = linear._clipped_gradients
 
     def recording(derivative, x, y, alpha, penalty):
         seen.append(x.copy())
         return original(derivative, x, y, alpha, penalty)
 
-    monkeypatch.setattr(learning, "_clipped_gradients", recording)
+    monkeypatch.setattr(linear, "_clipped_gradients", recording)
     n = 2000
     X, y = regression_data(n, 6)  # continuous features: every row is distinct
     model = LDPLinearRegression(1.0, batch_size=150, reduced_dim=BETA.size, random_state=1).fit(X, y)
@@ -345,7 +345,7 @@ def _bad_cases():
         (LDPLinearRegression(epsilon=0), X, y, "epsilon"),
         (LDPLinearRegression(epsilon=-1.0), X, y, "epsilon"),
         (LDPLinearRegression(epsilon="big"), X, y, "epsilon"),
-        (LDPLinearRegression(epsilon="1"), X, y, "epsilon is '1'; it must be a real number"),
+        (LDPLinearRegression(epsilon="1"), X, y, "epsilon is '1'; it must be a number"),
         (LDPLogisticRegression(epsilon="1"), Xc, yc, "epsilon is '1'"),
         (LDPLinearSVC(epsilon=np.str_("2.0")), Xc, yc, "epsilon is '2.0'"),
         (LDPLinearRegression(epsilon=True), X, y, "epsilon is True"),
@@ -380,21 +380,21 @@ def test_classifiers_say_not_fitted(cls, method):
 
 
 def test_default_batch_size_rejects_text_epsilon():
-    assert learning.default_batch_size(1, 6) == learning.default_batch_size(1.0, 6)
+    assert linear.default_batch_size(1, 6) == linear.default_batch_size(1.0, 6)
     with pytest.raises(ValidationError, match="epsilon is '1'"):
-        learning.default_batch_size("1", 6)
+        linear.default_batch_size("1", 6)
     with pytest.raises(ValidationError, match="epsilon is '1'"):
-        learning.default_reduced_dim(5, 3000, "1")
+        linear.default_reduced_dim(5, 3000, "1")
 
 
 def test_default_reduced_dim_keeps_all_features_while_10_batches_fit():
     """r = d as soon as n // |G|(r = d) >= 10 (MIN_DEFAULT_ITERATIONS); below, the largest r that still does."""
-    assert learning.MIN_DEFAULT_ITERATIONS == 10
-    batch = learning.default_batch_size(1.0, 6)  # d = 5 plus the intercept
-    assert learning.default_reduced_dim(5, 10 * batch, 1.0) == 5
-    smaller = learning.default_reduced_dim(5, 10 * batch - 1, 1.0)
+    assert linear.MIN_DEFAULT_ITERATIONS == 10
+    batch = linear.default_batch_size(1.0, 6)  # d = 5 plus the intercept
+    assert linear.default_reduced_dim(5, 10 * batch, 1.0) == 5
+    smaller = linear.default_reduced_dim(5, 10 * batch - 1, 1.0)
     assert smaller < 5
-    assert (10 * batch - 1) // learning.default_batch_size(1.0, smaller + 1) >= 10
+    assert (10 * batch - 1) // linear.default_batch_size(1.0, smaller + 1) >= 10
 
 
 def test_logistic_small_n_beats_the_majority_class():
@@ -419,7 +419,7 @@ def test_predict_checks_fitting_and_shapes():
     with pytest.raises(ValidationError, match="not fitted"):
         model.predict(X)
     model.fit(X, y)
-    with pytest.raises(ValidationError, match=r"expected \(n, 5\)"):
+    with pytest.raises(ValidationError, match=r"X has shape \(3000, 4\); it must have shape \(n, 5\)"):
         model.predict(X[:, :4])
     with pytest.raises(ValidationError, match="Range"):
         model.predict(X * 3)
