@@ -27,6 +27,14 @@ from lipdesign.validation import (
 #: Standard deviation of the built-in numeric population (normal, clipped to [-1, 1]).
 POPULATION_SD = 0.4
 
+#: Largest k of a sampled categorical population (the frequencies are held in memory).
+MAX_SAMPLE_K = 10**7
+
+
+def tuple_or_range(labels):
+    """Labels compared as a range when they are the default indices 0..k-1 (no tuple of k entries is built)."""
+    return range(len(labels)) if not isinstance(labels, range) and labels == tuple(range(len(labels))) else labels
+
 
 def _check_generator(rng):
     if not isinstance(rng, np.random.Generator):
@@ -35,18 +43,18 @@ def _check_generator(rng):
 
 
 class Categorical:
-    """One of k values per user. ``labels`` (default 0..k-1) are what users pass; ``frequencies`` (default
-    Zipf(1)) is the distribution ``sample`` draws from."""
+    """One of k values per user. ``labels`` (default: the indices 0..k-1, kept as a ``range`` so that k may be huge)
+    are what users pass; ``frequencies`` (default Zipf(1)) is the distribution ``sample`` draws from."""
 
     kind = "categorical"
 
     def __init__(self, k, labels=None, frequencies=None):
         self.k = integer(k, "k", low=1)
-        self.labels = labels_for(labels, self.k)
+        self.labels = range(self.k) if labels is None else labels_for(labels, self.k)
         self.frequencies = None if frequencies is None else probability_vector(frequencies, "frequencies",
                                                                                length=self.k)
-        self._integer_labels = all(isinstance(label, int) for label in self.labels) and \
-            self.labels != tuple(range(self.k))
+        self._integer_labels = not isinstance(self.labels, range) and self.labels != tuple(range(self.k)) and \
+            all(isinstance(label, int) for label in self.labels)
 
     def validate(self, values, field="values"):
         """Indices 0..k-1 (int64 vector) of ``values``: labels, or integer indices (unless the labels are integers
@@ -56,7 +64,9 @@ class Categorical:
             raise ValidationError(f"{field} has shape {array.shape}; it must be a vector, one value per user")
         if array.size == 0:
             raise ValidationError(f"{field} is empty; it must hold at least one value")
-        if array.dtype.kind in "US" or array.dtype == object or (self._integer_labels and array.dtype.kind in "iu"):
+        named = not isinstance(self.labels, range)  # default labels: only indices (k may be huge)
+        if named and (array.dtype.kind in "US" or array.dtype == object or
+                      (self._integer_labels and array.dtype.kind in "iu")):
             return self._label_indices(array, field)
         return index_array(array, self.k, field)
 
@@ -76,7 +86,10 @@ class Categorical:
         return order[at]
 
     def sample(self, n, rng):
-        """n indices drawn from ``frequencies`` (Zipf(1) over 0..k-1 when not given)."""
+        """n indices drawn from ``frequencies`` (Zipf(1) over 0..k-1 when not given; k <= MAX_SAMPLE_K)."""
+        if self.k > MAX_SAMPLE_K:
+            raise ValidationError(f"k is {self.k}; a population is sampled for k <= {MAX_SAMPLE_K} (its frequencies "
+                                  "are held in memory)")
         weights = self.frequencies if self.frequencies is not None else 1.0 / np.arange(1, self.k + 1)
         return _check_generator(rng).choice(self.k, size=integer(n, "n"), p=weights / weights.sum())
 
@@ -89,13 +102,15 @@ class Categorical:
         return [f"frequency[{label}]" for label in self.labels]
 
     def to_dict(self):
-        return {"kind": self.kind, "k": self.k, "labels": list(self.labels)}
+        labels = None if isinstance(self.labels, range) else list(self.labels)
+        return {"kind": self.kind, "k": self.k, "labels": labels}
 
     def __eq__(self, other):
-        return isinstance(other, Categorical) and (self.k, self.labels) == (other.k, other.labels)
+        return isinstance(other, Categorical) and self.k == other.k and tuple_or_range(self.labels) == \
+            tuple_or_range(other.labels)
 
     def __hash__(self):
-        return hash((self.kind, self.k, self.labels))
+        return hash((self.kind, self.k))
 
     def __repr__(self):
         return f"Categorical(k={self.k})"

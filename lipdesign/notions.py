@@ -55,7 +55,7 @@ class _PosteriorRatio:
     def __post_init__(self):
         object.__setattr__(self, "epsilon", checked_epsilon(self.epsilon))
         if self.secret is not None and not isinstance(self.secret, SecretModel):
-            raise ValidationError(f"secret must be a SecretModel (got {type(self.secret).__name__})")
+            raise ValidationError(f"secret is a {type(self.secret).__name__}; it must be a SecretModel")
 
     def conditional(self, k):
         """T[g, x] = Pr[X=x | G=g] (identity when the secret is X itself)."""
@@ -92,7 +92,7 @@ class LIP(_PosteriorRatio):
     def __post_init__(self):
         super().__post_init__()
         if self.prior_set is not None and not isinstance(self.prior_set, PriorSet):
-            raise ValidationError(f"prior_set must be a PriorSet (got {type(self.prior_set).__name__})")
+            raise ValidationError(f"prior_set is a {type(self.prior_set).__name__}; it must be a PriorSet")
 
     @property
     def kind(self):
@@ -147,4 +147,4 @@ def notion_from_dict(data):
         return LIP(data["epsilon"], secret=secret, prior_set=prior_set)
     if kind == "WC-LIP":
         return WorstCaseLIP(data["epsilon"], secret=secret)
-    raise ValidationError(f"notion.kind is {kind!r}; expected one of 'LDP', 'LIP', 'BP-LIP', 'WC-LIP'")
+    raise ValidationError(f"notion.kind is {kind!r}; it must be one of 'LDP', 'LIP', 'BP-LIP', 'WC-LIP'")

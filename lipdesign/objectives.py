@@ -61,7 +61,7 @@ def as_objective(objective):
         if objective.get("kind") == "weighted_sum":
             return WeightedSum(objective.get("values"))
     raise ValidationError(
-        f"objective is {objective!r}; expected 'histogram', ld.Histogram(), or ld.WeightedSum(values)")
+        f"objective is {objective!r}; it must be 'histogram', ld.Histogram() or ld.WeightedSum(values)")
 
 
 def gains(columns, prior, objective):

@@ -28,7 +28,7 @@ def dag(**overrides):
     (lambda: ld.PriorSet.tv_ball([0.5, 0.5], "a"), "prior_set.radius is 'a'; it must be a number"),
     (lambda: ld.PriorSet.tv_ball(np.full(30, 1 / 30), 0.1), "candidate vertices"),
     (lambda: ld.PriorSet.box(np.zeros(40), np.ones(40)), "candidate vertices"),
-    (lambda: ld.PriorSet.finite(0.5), "prior_set.priors must be a list"),
+    (lambda: ld.PriorSet.finite(0.5), "prior_set.priors is 0.5; it must be a list"),
     (lambda: ld.LIP(True), "epsilon is True; it must be a number"),
     (lambda: ld.LDP(800), r"epsilon is 800; it must lie in \(0, 30\]"),
     (lambda: ld.SecretModel.from_dag(dag(), "G", "G"), "must differ"),

@@ -1,4 +1,4 @@
-"""HarmonyMixed (MATH §9, mixed attributes): exact LDP by enumeration, unbiasedness and variance against
+"""HarmonyMixed (docs/math.md §9, mixed attributes): exact LDP by enumeration, unbiasedness and variance against
 closed forms computed here, export, bad input."""
 
 import json

@@ -4,7 +4,7 @@
 Statistical tests state their false-alarm rate: chi-square goodness-of-fit tests reject at p < 1e-6 per row
 (about 20 rows in this file, so a false alarm rate below 2e-5 per run, Bonferroni), and z-tests use 5 standard
 deviations (two-sided 5.7e-7 per coordinate). Every seed is fixed, so a run is reproducible. Expected values are
-computed independently in the tests (direct Bayes loops, closed forms from MATH §4 and §8, or by hand).
+computed independently in the tests (direct Bayes loops, closed forms from docs/math.md §4 and §8, or by hand).
 """
 
 from __future__ import annotations
@@ -387,7 +387,7 @@ def test_unbiased_on_expected_counts_returns_the_truth(use_prior):
 
 
 def test_unbiased_grr_is_the_closed_form():
-    # MATH §8: f_v = (C_v/n - q) / (p - q) for GRR
+    # docs/math.md §8: f_v = (C_v/n - q) / (p - q) for GRR
     k, eps = 5, 1.3
     p, q = math.exp(eps) / (math.exp(eps) + k - 1), 1 / (math.exp(eps) + k - 1)
     c = np.array([10, 0, 3, 50, 7])
@@ -406,7 +406,7 @@ def test_unbiased_sums_to_one_on_noisy_counts_of_a_rectangular_table():
 
 
 def test_gls_variance_matches_math4():
-    """MATH §4: n * sum Var of the GLS estimate = tr((Q D^-1 Q^T)^-1) - |P|^2, D = diag(Q^T P).
+    """docs/math.md §4: n * sum Var of the GLS estimate = tr((Q D^-1 Q^T)^-1) - |P|^2, D = diag(Q^T P).
 
     The estimate is affine in the report frequencies, so with v_y = estimate(e_y) and pi = Q^T P,
     n * sum Var = sum_y pi_y |v_y|^2 - |P|^2 exactly (multinomial covariance).
@@ -557,7 +557,7 @@ def test_every_grr_table_passes_exact_ldp_verification(epsilon):
 def test_grr_end_to_end_within_five_sigma():
     """Seeded: n = 100_000 users, GRR k = 5, eps = 1, unbiased estimate vs the users' true histogram.
 
-    MATH §8: Var = [f p(1-p) + (1-f) q(1-q)] / (n (p-q)^2), with f the realised fraction of each value (the
+    docs/math.md §8: Var = [f p(1-p) + (1-f) q(1-q)] / (n (p-q)^2), with f the realised fraction of each value (the
     estimate is unbiased for the realised histogram). Each coordinate within 5 sd: false alarm < 3e-6.
     """
     k, eps, n = 5, 1.0, 100_000

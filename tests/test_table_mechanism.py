@@ -50,7 +50,7 @@ def test_output_frequencies_match_the_table(histogram_mechanism):
 
 def test_empirical_mse_matches_theory_within_the_confidence_interval():
     # The per-user squared error is i.i.d.; a 99.99% interval around the empirical mean must hold the
-    # theoretical MSE of MATH §4 (false alarm 1e-4 per case).
+    # theoretical MSE of docs/math.md §4 (false alarm 1e-4 per case).
     cases = [
         ld.design(ld.Prior([0.2, 0.3, 0.5]), ld.LIP(2.0)),
         ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.WeightedSum([0, 1, 2, 3])),

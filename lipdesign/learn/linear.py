@@ -186,9 +186,9 @@ class _LDPLinearModel:
         learning_rate = (self._default_learning_rate if self.learning_rate is None
                          else real_number(self.learning_rate, "learning_rate"))
         if not learning_rate > 0:
-            raise ValidationError(f"learning_rate must be > 0 (got {self.learning_rate!r})")
+            raise ValidationError(f"learning_rate is {self.learning_rate!r}; it must be > 0")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValidationError(f"fit_intercept must be True or False (got {self.fit_intercept!r})")
+            raise ValidationError(f"fit_intercept is {self.fit_intercept!r}; it must be True or False")
         if self.reduced_dim is None:
             r = default_reduced_dim(d, n, epsilon, self.fit_intercept)
         else:
@@ -212,11 +212,11 @@ class _LDPLinearModel:
             try:
                 shape = np.shape(X)
             except ValueError:  # a ragged nested list
-                raise ValidationError("X is ragged (rows of different lengths); expected (n, d): one row of d "
-                                      "features in [-1, 1] per user") from None
+                raise ValidationError("X is ragged (rows of different lengths); it must have shape (n, d): one row "
+                                      "of d features in [-1, 1] per user") from None
             d = shape[1] if len(shape) == 2 else -1
             if d < 1:
-                raise ValidationError(f"X has shape {shape}; expected (n, d): one row of d features in "
+                raise ValidationError(f"X has shape {shape}; it must have shape (n, d): one row of d features in "
                                       "[-1, 1] per user")
         return Box(d).validate(X, "X")
 
@@ -371,7 +371,7 @@ class _LDPClassifier(_LDPLinearModel):
     def _labels(self, y):
         array = np.asarray(y)
         if array.ndim != 1:
-            raise ValidationError(f"y has shape {array.shape}; expected a vector of class labels, one per row")
+            raise ValidationError(f"y has shape {array.shape}; it must be a vector of class labels, one per row")
         if array.size == 0:
             raise ValidationError("y must not be empty")
         if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):

@@ -286,10 +286,11 @@ class Hybrid(_AttributeSampling):
     @cached_property
     def _table(self):
         if not self.piecewise_probability:
-            return one_bit_table(self.attribute_exp)
-        alpha = realized_probability(self.piecewise_probability)  # the branch coin random() < alpha
-        bits = one_bit_table(self.attribute_exp, self.piecewise.points)
-        table = np.hstack([alpha * self.piecewise.realized_table, (1.0 - alpha) * bits])
+            table = one_bit_table(self.attribute_exp)
+        else:
+            alpha = realized_probability(self.piecewise_probability)  # the branch coin random() < alpha
+            bits = one_bit_table(self.attribute_exp, self.piecewise.points)
+            table = np.hstack([alpha * self.piecewise.realized_table, (1.0 - alpha) * bits])
         table.setflags(write=False)
         return table
 

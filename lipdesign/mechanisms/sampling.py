@@ -43,7 +43,6 @@ ONE_BIT_MIN_EPSILON = 1e-6
 ONE_BIT_MAX_EPSILON = 10.0
 
 
-
 def one_bit_epsilon(value):
     """An epsilon in [ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON], the range of the flip-probability mechanisms."""
     return epsilon(value, ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON, include_low=True)
@@ -65,20 +64,15 @@ def as_generator(rng=None) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, (bool, np.bool_)):
-        raise ValidationError(
-            f"rng is {rng!r} (a bool); must be None, a non-negative int seed or a numpy.random.Generator"
-        )
+        raise ValidationError(f"rng is {rng!r} (a bool); it must be None, a non-negative int seed or a "
+                              "numpy.random.Generator")
     if isinstance(rng, numbers.Integral):
         if int(rng) < 0:
-            raise ValidationError(
-                f"rng is {int(rng)}; an int seed must be non-negative "
-                "(or pass None or a numpy.random.Generator)"
-            )
+            raise ValidationError(f"rng is {int(rng)}; an int seed must be non-negative (or pass None or a "
+                                  "numpy.random.Generator)")
         return np.random.default_rng(int(rng))
-    raise ValidationError(
-        f"rng is {rng!r} of type {type(rng).__name__}; "
-        "must be None, a non-negative int seed or a numpy.random.Generator"
-    )
+    raise ValidationError(f"rng is {fmt(rng)} of type {type(rng).__name__}; it must be None, a non-negative int seed "
+                          "or a numpy.random.Generator")
 
 
 def _alias_row(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.model.prior import frozen
-from lipdesign.validation import PROBABILITY_ATOL, float_array, probability_vector, real_number
+from lipdesign.validation import PROBABILITY_ATOL, float_array, fmt, probability_vector, real_number
 from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
 
 
@@ -34,7 +34,7 @@ class PriorSet:
     def finite(cls, priors):
         """A finite set of priors; every member is enforced."""
         if not hasattr(priors, "__iter__"):
-            raise ValidationError(f"prior_set.priors must be a list of priors (got {priors!r})")
+            raise ValidationError(f"prior_set.priors is {fmt(priors)}; it must be a list of priors")
         priors = float_array([getattr(p, "probabilities", p) for p in priors], "prior_set.priors", 2)
         rows = np.array([probability_vector(p, f"prior_set.priors[{i}]") for i, p in enumerate(priors)])
         return cls("finite", np.unique(rows, axis=0), {"priors": rows.tolist()})
@@ -108,7 +108,7 @@ class PriorSet:
             "tv_ball": lambda: cls.tv_ball(data["center"], data["radius"]),
         }
         if kind not in builders:
-            raise ValidationError(f"prior_set.kind is {kind!r}; expected one of {sorted(builders)}")
+            raise ValidationError(f"prior_set.kind is {kind!r}; it must be one of {sorted(builders)}")
         return builders[kind]()
 
     def __repr__(self):

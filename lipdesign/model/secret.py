@@ -42,7 +42,8 @@ class SecretModel:
         joint = float_array(joint, "secret.joint", 2)
         if (joint < 0).any() or abs(joint.sum() - 1) > PROBABILITY_ATOL:
             raise ValidationError(
-                f"secret.joint must be non-negative and sum to 1 (got sum {joint.sum():.12g}, min {joint.min():g})")
+                f"secret.joint sums to {joint.sum():.12g} with smallest entry {joint.min():g}; its entries must be "
+                "non-negative and sum to 1")
         secret_prior = joint.sum(axis=1)
         empty = np.flatnonzero(secret_prior <= 0)
         if empty.size:
@@ -117,7 +118,7 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
     import networkx as nx
 
     if not isinstance(graph, nx.DiGraph) or not nx.is_directed_acyclic_graph(graph):
-        raise ValidationError("secret.dag must be a networkx DiGraph without cycles")
+        raise ValidationError(f"secret.dag is a {type(graph).__name__}; it must be a networkx DiGraph without cycles")
     for name in (secret, observed):
         if name not in graph:
             raise ValidationError(f"secret.dag has no node {name!r}")
@@ -143,15 +144,20 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
             if function.shape != shape or function.dtype.kind not in "iu" or function.min(initial=0) < 0 \
                     or function.max(initial=0) >= size:
                 raise ValidationError(
-                    f"secret.dag node {node!r}: 'function' must be an integer array of shape {shape} "
-                    f"with states in 0..{size - 1}")
+                    f"secret.dag node {node!r} function has shape {function.shape} and dtype {function.dtype}; it "
+                    f"must be an integer array of shape {shape} with states in 0..{size - 1}")
             cpt = np.eye(size)[function]
         elif "cpt" in data:
             cpt = float_array(data["cpt"], f"secret.dag node {node!r} cpt", len(shape) + 1)
             if cpt.shape != shape + (size,):
-                raise ValidationError(f"secret.dag node {node!r}: cpt has shape {cpt.shape}; expected {shape + (size,)}")
-            if (cpt < 0).any() or np.abs(cpt.sum(axis=-1) - 1).max() > PROBABILITY_ATOL:
-                raise ValidationError(f"secret.dag node {node!r}: cpt entries must be >= 0 and sum to 1 over the node's states")
+                raise ValidationError(f"secret.dag node {node!r} cpt has shape {cpt.shape}; it must have shape "
+                                      f"{shape + (size,)}")
+            sums = cpt.sum(axis=-1)
+            if (cpt < 0).any() or np.abs(sums - 1).max() > PROBABILITY_ATOL:
+                at = np.unravel_index(int(np.argmax(np.abs(sums - 1) + (cpt < 0).any(axis=-1))), sums.shape)
+                raise ValidationError(f"secret.dag node {node!r} cpt{list(at)} sums to {sums[at]:.12g} with smallest "
+                                      f"entry {cpt[at].min():g}; cpt entries must be >= 0 and sum to 1 over the "
+                                      "node's states")
         else:
             raise ValidationError(f"secret.dag node {node!r} needs a 'cpt' or a 'function'")
         parent_axes = "".join(letter[parent] for parent in parents)

@@ -179,7 +179,7 @@ def tightest(table, notion, prior, *, exact=False):
         return _worst_ldp(columns)
     if isinstance(notion, (LIP, WorstCaseLIP)):
         return _worst_lip(columns, notion, prior, exact)
-    raise ValidationError(f"notion must be ld.LDP, ld.LIP or ld.WorstCaseLIP (got {type(notion).__name__})")
+    raise ValidationError(f"notion is {notion!r}; it must be ld.LDP, ld.LIP or ld.WorstCaseLIP")
 
 
 def check_table(table, k=None):

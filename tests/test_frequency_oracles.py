@@ -1,7 +1,7 @@
-"""Frequency oracles of lipdesign.harmony.frequency: GRR, OUE, OLH, HadamardResponse (MATH §8) and Harmony's
-categorical mechanism (Alg. 3, MATH §9).
+"""Frequency oracles of lipdesign.mechanisms (rr, unary, hashing, hadamard, projection): GRR, OUE, OLH,
+HadamardResponse (docs/math.md §8) and Harmony's categorical mechanism (Alg. 3, docs/math.md §9).
 
-Expected values come from the closed forms of MATH §8/§9 or from independent computations in this file (full
+Expected values come from the closed forms of docs/math.md §8/§9 or from independent computations in this file (full
 enumeration, scipy's Hadamard matrix, per-user Python loops, brute force over a hash family); statistical
 tests are seeded and their tolerances follow from the closed-form variances.
 """
@@ -17,11 +17,21 @@ from scipy.linalg import hadamard
 from scipy.stats import chi2
 
 from lipdesign.errors import ValidationError
-from lipdesign.harmony import GRR, OLH, OUE, HadamardResponse, HarmonyCategorical, frequency
-from lipdesign.harmony._base import implemented_exp
+from lipdesign.mechanisms import (
+    GRR,
+    OLH,
+    OUE,
+    HadamardResponse,
+    HarmonyCategorical,
+    hashing,
+    projection,
+    rr,
+    unary,
+)
+from lipdesign.mechanisms.postprocess import norm_sub
+from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.notions import LDP
-from lipdesign.runtime import norm_sub
-from lipdesign.verification import exp_bounds, verify
+from lipdesign.verification import exp_bounds, verify_table
 
 P = 2**31 - 1  # OLH's documented hash prime
 
@@ -41,7 +51,7 @@ NAMES = ["GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical"]
 
 def exact_epsilon(table, epsilon):
     """Exact rational tightest LDP epsilon (rounded up) of a table, and whether it meets ``epsilon``."""
-    certificate = verify(np.asarray(table, dtype=float), LDP(epsilon), exact=True)
+    certificate = verify_table(np.asarray(table, dtype=float), LDP(epsilon), exact=True)
     return certificate.epsilon, certificate.passed
 
 
@@ -64,7 +74,7 @@ def test_verify_certifies_the_claimed_epsilon_tightly(name, epsilon):
 
 def grr_realised(epsilon, k):
     """(keep, lie) of GRR sampled as the mixture 'truth with probability alpha, else uniform on all k', alpha =
-    (e - 1)/(e - 1 + k) rounded down to numpy's 2^-53 grid (MATH §8)."""
+    (e - 1)/(e - 1 + k) rounded down to numpy's 2^-53 grid (docs/math.md §8)."""
     e = implemented_exp(epsilon)
     alpha = math.floor((e - 1) / (e - 1 + k) * 2**53) / 2**53
     return alpha + (1 - alpha) / k, (1 - alpha) / k
@@ -125,7 +135,7 @@ def realised_keep_probability(perturb):
 
 
 @pytest.mark.parametrize("epsilon, k", [(1e-6, 10**8), (0.01, 10**8), (1.0, 2**32), (1.0, 2**40),
-                                        (10.0, frequency.MAX_K)])
+                                        (10.0, rr.MAX_K)])
 def test_grr_as_realised_by_the_sampler_is_eps_ldp_for_any_k(epsilon, k):
     """The keep probability the sampler REALISES (read back by probing), mixed with the exactly uniform
     integers(), gives a table whose exact ratio 1 + k alpha/(1 - alpha) is within the claim. A GRR that drew
@@ -138,28 +148,28 @@ def test_grr_as_realised_by_the_sampler_is_eps_ldp_for_any_k(epsilon, k):
 
 
 def test_olh_as_realised_by_the_sampler_is_eps_ldp_for_a_huge_g():
-    """OLH's y is the same mixture over g buckets (``_randomized_response`` with the mechanism's alpha)."""
+    """OLH's y is the same mixture over g buckets (``rr.randomized_response`` with the mechanism's alpha)."""
     mechanism = OLH(1e-6, k=10, g=P)
     alpha = realised_keep_probability(
-        lambda rng: frequency._randomized_response(np.array([0]), P, mechanism.alpha, rng)[0] == 0)
+        lambda rng: rr.randomized_response(np.array([0]), P, mechanism.alpha, rng)[0] == 0)
     assert 1 < 1 + P * alpha / (1 - alpha) <= exp_bounds(1e-6)[0]
     assert mechanism.p == pytest.approx(float(alpha + (1 - alpha) / P), rel=1e-12)
 
 
 def test_a_domain_too_large_for_the_epsilon_is_refused():
-    with pytest.raises(ValidationError, match="below 2\\^-53"):
-        GRR(1.0, frequency.MAX_K)
+    with pytest.raises(ValidationError, match=f"k is {rr.MAX_K}; .*2\\^-53"):
+        GRR(1.0, rr.MAX_K)
 
 
 def test_tables_for_huge_k_have_constant_size_and_verify_fast():
     """GRR's table was k x k (k = 100,000: 80 GB) and HadamardResponse's k x K."""
-    for mechanism in (GRR(1.0, 100_000), GRR(10.0, frequency.MAX_K), OLH(1.0, P - 1),
-                      HadamardResponse(1.0, 10**6), HadamardResponse(1.0, frequency.MAX_K)):
+    for mechanism in (GRR(1.0, 100_000), GRR(10.0, rr.MAX_K), OLH(1.0, P - 1),
+                      HadamardResponse(1.0, 10**6), HadamardResponse(1.0, rr.MAX_K)):
         assert mechanism.privacy_table().shape[0] == 2 and mechanism.privacy_table().shape[1] <= 4
         certificate = mechanism.verify()
         # GRR at k = 2^62: alpha ~ 5e-15 loses up to 2^-53 / alpha = 2% to the grid, so eps is a little lower
         assert certificate.passed and mechanism.epsilon - 1e-3 <= certificate.epsilon <= mechanism.epsilon
-    assert HadamardResponse(1.0, frequency.MAX_K).K == 2**62
+    assert HadamardResponse(1.0, rr.MAX_K).K == 2**62
     with pytest.raises(ValidationError, match="full table"):
         GRR(1.0, 100_000).full_table()
     with pytest.raises(ValidationError, match="k <= 10"):
@@ -170,10 +180,10 @@ def test_tables_for_huge_k_have_constant_size_and_verify_fast():
 @pytest.mark.parametrize("build", [GRR, OUE, HadamardResponse])
 def test_k_is_capped_so_outputs_stay_in_int64(build):
     with pytest.raises(ValidationError, match="k is"):
-        build(1.0, frequency.MAX_K + 1)
+        build(1.0, rr.MAX_K + 1)
     if build is not OUE:  # the largest k still perturbs (OUE's n * k bytes bound is tested below)
         # (GRR needs eps = 10 at this k: at eps = 1 it keeps the truth with probability below 2^-53)
-        reports = build(10.0, frequency.MAX_K).perturb([0, 1, frequency.MAX_K - 1], rng=0)
+        reports = build(10.0, rr.MAX_K).perturb([0, 1, rr.MAX_K - 1], rng=0)
         assert reports.dtype == np.int64 and reports.min() >= 0
 
 
@@ -291,7 +301,7 @@ def test_grr_and_hadamard_outputs_follow_their_tables():
 
 
 def test_oue_bits_have_the_documented_probabilities(monkeypatch):
-    monkeypatch.setattr(frequency, "_BLOCK", 10)  # several chunks of 2 users (k = 5)
+    monkeypatch.setattr(unary, "BLOCK", 10)  # several chunks of 2 users (k = 5)
     epsilon, k, n = 1.0, 5, 20_001
     values = np.full(n, 3)
     reports = OUE(epsilon, k).perturb(values, rng=9)
@@ -303,20 +313,20 @@ def test_oue_bits_have_the_documented_probabilities(monkeypatch):
 
 
 def test_oue_column_blocks_draw_the_same_stream_as_whole_rows(monkeypatch):
-    """For k > _BLOCK each user's row is drawn in column blocks (no k-sized float temporary)."""
+    """For k > unary.BLOCK each user's row is drawn in column blocks (no k-sized float temporary)."""
     values = [0, 7, 3, 7]
-    monkeypatch.setattr(frequency, "_BLOCK", 8)  # one user per chunk, whole rows
+    monkeypatch.setattr(unary, "BLOCK", 8)  # one user per chunk, whole rows
     whole = OUE(1.0, 8).perturb(values, rng=4)
-    monkeypatch.setattr(frequency, "_BLOCK", 3)  # one user per chunk, blocks of 3 + 3 + 2 columns
+    monkeypatch.setattr(unary, "BLOCK", 3)  # one user per chunk, blocks of 3 + 3 + 2 columns
     blocks = OUE(1.0, 8).perturb(values, rng=4)
     assert np.array_equal(whole, blocks)
 
 
 def test_oue_perturb_refuses_reports_above_the_byte_bound(monkeypatch):
-    assert frequency.MAX_OUE_BYTES == 2**31
+    assert unary.MAX_OUE_BYTES == 2**31
     with pytest.raises(ValidationError, match="n \\* k = 1 \\* 1099511627776"):
         OUE(1.0, 2**40).perturb([0], rng=0)  # 1 TiB of bits: refused before allocating
-    monkeypatch.setattr(frequency, "MAX_OUE_BYTES", 100)
+    monkeypatch.setattr(unary, "MAX_OUE_BYTES", 100)
     assert OUE(1.0, 10).perturb(np.arange(10), rng=0).shape == (10, 10)
     with pytest.raises(ValidationError, match="MAX_OUE_BYTES = 100"):
         OUE(1.0, 10).perturb(np.arange(11) % 10, rng=0)
@@ -374,7 +384,7 @@ def test_hash_collision_matches_brute_force_over_the_family(prime):
         for x, y in itertools.combinations(range(len(hashes)), 2):
             collisions = np.count_nonzero(hashes[x] == hashes[y])
             # int / int is correctly rounded, so the two floats agree exactly
-            assert frequency.hash_collision(g, prime) == collisions / (prime * (prime - 1))
+            assert hashing.hash_collision(g, prime) == collisions / (prime * (prime - 1))
 
 
 def test_olh_support_matches_a_per_user_python_computation(monkeypatch):
@@ -385,7 +395,7 @@ def test_olh_support_matches_a_per_user_python_computation(monkeypatch):
     support = [sum(((int(r["a"]) * v + int(r["b"])) % P) % g == int(r["y"]) for r in reports) for v in range(k)]
     expected = (np.array(support) / values.size - mechanism.q) / (mechanism.p - mechanism.q)
     assert np.allclose(mechanism.estimate(reports), expected, rtol=1e-13, atol=1e-13)
-    monkeypatch.setattr(frequency, "_BLOCK", 100)  # 1 value per chunk
+    monkeypatch.setattr(hashing, "BLOCK", 100)  # 1 value per chunk
     assert np.allclose(mechanism.estimate(reports), expected, rtol=1e-13, atol=1e-13)
 
 
@@ -545,7 +555,7 @@ def test_chunked_projection_and_gram_agree(monkeypatch):
     mechanism = HarmonyCategorical(1.0, 5, m=12, seed=8)
     reports = mechanism.perturb(np.arange(5).repeat(30), rng=1)
     direct = mechanism.estimate(reports)
-    monkeypatch.setattr(frequency, "_BLOCK", 13)  # one column / one row per chunk
+    monkeypatch.setattr(projection, "BLOCK", 13)  # one column / one row per chunk
     chunked = HarmonyCategorical(1.0, 5, m=12, seed=8)
     assert np.allclose(chunked.estimate(reports), direct, rtol=1e-13, atol=1e-13)
     assert np.allclose(chunked.gram, gram(mechanism))
@@ -600,7 +610,7 @@ def test_bad_parameters_are_refused(build, field):
 def test_bad_values_are_refused(name):
     mechanism = make(name, 1.0)
     for values, message in [([0, 1, 9], "values contains 9"), ([[0, 1]], "values has shape"),
-                            ([0.5], "values contains 0.5"), ([], "values must not be empty")]:
+                            ([0.5], "values contains 0.5"), ([], "values is empty")]:
         with pytest.raises(ValidationError, match=message):
             mechanism.perturb(values, rng=0)
 
@@ -646,7 +656,7 @@ def retyped(reports, **types):
 
 
 def test_structured_reports_need_exactly_the_mechanisms_fields():
-    from lipdesign.harmony import HarmonyMixed
+    from lipdesign.mechanisms import HarmonyMixed
 
     categorical = HarmonyCategorical(1.0, 3, m=8, seed=1)
     mixed = HarmonyMixed(1.0, [3, 3], m=8, seed=1).perturb([[0, 1], [2, 0], [1, 1]], rng=0)

@@ -1,4 +1,5 @@
-"""Tests of lipdesign.harmony.numeric against MATH §9 and independent computations.
+"""Tests of lipdesign.mechanisms.numeric and lipdesign.mechanisms.piecewise against docs/math.md §9 and independent
+computations.
 
 Statistical tests are seeded; their tolerances come from the closed-form variances (5 standard deviations).
 Duchi's mechanism is checked exactly by enumerating its output space with rational arithmetic.
@@ -13,11 +14,14 @@ import pytest
 from scipy import optimize, stats
 
 from lipdesign.errors import ValidationError
-from lipdesign.harmony import Duchi, HarmonyNumeric, Hybrid, Laplace, Piecewise
-from lipdesign.harmony._base import HarmonyMechanism, implemented_exp, one_bit_table, public_index
-from lipdesign.harmony.numeric import DEFAULT_GRID, DUCHI_MAX_D, FLOAT_GUARANTEE, HYBRID_THRESHOLD, MAX_GRID
+from lipdesign.mechanisms import Duchi, HarmonyNumeric, Hybrid, Laplace, Piecewise
+from lipdesign.mechanisms.base import Guarantee, Mechanism
+from lipdesign.mechanisms.numeric import DUCHI_MAX_D, FLOAT_GUARANTEE
+from lipdesign.mechanisms.piecewise import DEFAULT_GRID, HYBRID_THRESHOLD, MAX_GRID
+from lipdesign.mechanisms.rr import one_bit_table
+from lipdesign.mechanisms.sampling import implemented_exp, public_index
 from lipdesign.notions import LDP
-from lipdesign.verification import verify
+from lipdesign.verification import verify_table as verify
 
 Z_LIMIT = 5.0  # standard deviations allowed in every statistical check
 
@@ -57,7 +61,7 @@ def assert_variance(contributions, values, variance, bound):
 def test_laplace_unbiased_with_its_variance(epsilon, d):
     values = population(1, 200_000, d)
     mechanism = Laplace(epsilon, d)
-    reports = mechanism.perturb(values, np.random.default_rng(2))
+    reports = mechanism.perturb(values, rng=np.random.default_rng(2))
     n, b = values.shape[0], 2 * d / epsilon
     expected = np.full(d, 8 * d**2 / epsilon**2 / n)
     np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-12)
@@ -80,7 +84,7 @@ def test_laplace_accepts_a_vector_when_d_is_1():
 # ------------------------------------------------------------------------------------------ Duchi, exact checks
 
 def duchi_exact(d, E, halve_even=True):
-    """(C, Z, Pr[u = 1], B) of MATH §9 as Fractions for e^eps = E; halve_even=False drops the 1/2 in C (the
+    """(C, Z, Pr[u = 1], B) of docs/math.md §9 as Fractions for e^eps = E; halve_even=False drops the 1/2 in C (the
     uncorrected definition)."""
     C = Fraction(2 ** (d - 1))
     if d % 2 == 0 and halve_even:
@@ -176,7 +180,7 @@ def test_duchi_samples_follow_the_exact_distribution(epsilon, d, t):
     """Chi-square of the 2^d output frequencies for one input t against sum_v Pr[v | t] Pr[s | v]."""
     mechanism = Duchi(epsilon, d)
     n = 100_000
-    reports = mechanism.perturb(np.tile(t, (n, 1)), np.random.default_rng(4))
+    reports = mechanism.perturb(np.tile(t, (n, 1)), rng=np.random.default_rng(4))
     np.testing.assert_allclose(np.abs(reports), mechanism.bound, rtol=1e-15)
     code = ((reports > 0) * (2 ** np.arange(d - 1, -1, -1))).sum(axis=1)  # index in sign_vectors(d)
     observed = np.bincount(code, minlength=2**d)
@@ -234,13 +238,13 @@ def test_duchi_draws_the_agreeing_set_from_fair_bits_by_rejection():
         bits=[np.array([ones, zeros, ones]),  # round 1: user 0 rejected (all agree is in T+), 1 accepted, 2 rejected
               np.array([above, half]),  # round 2: user 0 rejected, user 2 accepted
               np.array([zeros])])  # round 3: user 0 accepted
-    reports = mechanism.perturb(values, rng)
+    reports = mechanism.perturb(values, rng=rng)
     assert rng.uniforms == [] and rng.bits == []
     B = mechanism.bound
     np.testing.assert_array_equal(reports, np.array([-B * np.ones(d), -B * np.ones(d), -B * (2.0 * half - 1)]))
     # u = 1: the all-agreeing pattern is accepted at once and gives B v = B 1 for t = +1, -B 1 for t = -1.
     rng = ScriptedGenerator(uniforms=[0.0, 0.0], bits=[np.array([ones, zeros, ones]), np.array([above])])
-    reports = mechanism.perturb(values, rng)
+    reports = mechanism.perturb(values, rng=rng)
     np.testing.assert_array_equal(reports, np.array([B * np.ones(d), B * (2.0 * above - 1), -B * np.ones(d)]))
 
 
@@ -250,7 +254,7 @@ def test_duchi_agreement_count_at_d_60():
     kappa (tails pooled to expected counts >= 5) within each half."""
     d, n = 60, 200_000
     mechanism = Duchi(2.0, d)
-    reports = mechanism.perturb(np.ones((n, d)), np.random.default_rng(31))
+    reports = mechanism.perturb(np.ones((n, d)), rng=np.random.default_rng(31))
     np.testing.assert_array_equal(np.abs(reports), mechanism.bound)
     kappa = (reports > 0).sum(axis=1)
     p = mechanism.plus_probability
@@ -279,7 +283,7 @@ def test_duchi_d_is_capped_and_exact_at_the_cap():
     assert mechanism.plus_count == C
     assert mechanism.plus_probability == pytest.approx(float(plus_probability), rel=1e-12)
     assert mechanism.bound == pytest.approx(float(B), rel=1e-12)
-    reports = mechanism.perturb(np.zeros((3, DUCHI_MAX_D)), 32)
+    reports = mechanism.perturb(np.zeros((3, DUCHI_MAX_D)), rng=32)
     np.testing.assert_array_equal(np.abs(reports), mechanism.bound)
 
 
@@ -290,7 +294,7 @@ def test_duchi_unbiased_with_its_variance(epsilon, d):
     B = float(duchi_exact(d, Fraction(mechanism.exp_epsilon))[3])
     expected = (B**2 - values**2).sum(axis=0) / values.shape[0] ** 2
     np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-12)
-    reports = mechanism.perturb(values, np.random.default_rng(6))
+    reports = mechanism.perturb(values, rng=np.random.default_rng(6))
     assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
     assert_variance(reports, values, expected, B + 1)
 
@@ -311,7 +315,7 @@ def test_harmony_private_unbiased_with_its_variance(epsilon, d):
     c = one_bit_c(epsilon)
     expected = (d * c**2 - values**2).sum(axis=0) / values.shape[0] ** 2
     np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-12)
-    reports = mechanism.perturb(values, np.random.default_rng(8))
+    reports = mechanism.perturb(values, rng=np.random.default_rng(8))
     assert reports.dtype == np.dtype([("coordinate", "<i4"), ("sign", "i1")])
     assert set(np.unique(reports["sign"])) <= {-1, 1}
     assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
@@ -324,8 +328,8 @@ def test_harmony_public_coordinates(d):
     values = population(9, n, d)
     user_ids = np.random.default_rng(10).permutation(10 * n)[:n]
     mechanism = HarmonyNumeric(epsilon, d, coordinates="public", seed=12345)
-    first = mechanism.perturb(values, np.random.default_rng(11), user_ids=user_ids)
-    second = HarmonyNumeric(**mechanism.parameters()).perturb(values, np.random.default_rng(12), user_ids=user_ids)
+    first = mechanism.perturb(values, rng=np.random.default_rng(11), user_ids=user_ids)
+    second = HarmonyNumeric(**mechanism.parameters()).perturb(values, rng=np.random.default_rng(12), user_ids=user_ids)
     np.testing.assert_array_equal(first["coordinate"], second["coordinate"])
     assert not np.array_equal(first["sign"], second["sign"])
     np.testing.assert_array_equal(first["coordinate"], public_index(12345, user_ids, d))
@@ -379,7 +383,7 @@ def test_harmony_sampled_bits_follow_the_table_at_the_extremes():
     mechanism = HarmonyNumeric(epsilon, 2)
     high = implemented_exp(epsilon) / (implemented_exp(epsilon) + 1)
     for t, p in ((1.0, high), (-1.0, 1 - high)):
-        reports = mechanism.perturb(np.full((n, 2), t), np.random.default_rng(13))
+        reports = mechanism.perturb(np.full((n, 2), t), rng=np.random.default_rng(13))
         share = (reports["sign"] == 1).mean()
         assert abs(share - p) <= Z_LIMIT * math.sqrt(p * (1 - p) / n)
 
@@ -387,7 +391,7 @@ def test_harmony_sampled_bits_follow_the_table_at_the_extremes():
 # ------------------------------------------------------------------------------------------- Piecewise, Hybrid
 
 def pm_variance(t, epsilon):
-    """MATH §9 / Wang et al.: t^2 / (s - 1) + (s + 3) / (3 (s - 1)^2), s = e^(eps/2) (continuous PM)."""
+    """docs/math.md §9 / Wang et al.: t^2 / (s - 1) + (s + 3) / (3 (s - 1)^2), s = e^(eps/2) (continuous PM)."""
     s = math.sqrt(implemented_exp(epsilon))
     return t**2 / (s - 1) + (s + 3) / (3 * (s - 1) ** 2)
 
@@ -512,7 +516,7 @@ def test_exact_verification_passes(cls, epsilon, d):
     assert epsilon - 1e-6 <= certificate.epsilon <= epsilon
     if k > 1:
         np.testing.assert_array_equal(mechanism.privacy_table(), cls(mechanism.attribute_epsilon).privacy_table())
-        assert certificate.worst["attributes"] == k
+        assert certificate.worst["parts"] == k
 
 
 @pytest.mark.parametrize("cls", [Piecewise, Hybrid])
@@ -526,10 +530,15 @@ def test_per_attribute_table_is_tight(cls):
 
 
 def test_verification_fails_for_a_too_steep_table():
-    """The override composes what the table gives: a per-attribute table at a larger epsilon fails the claim."""
+    """The override composes what the table gives: a per-attribute table at a larger epsilon fails the claim.
+    Mechanisms are immutable now, so the steep per-attribute grid is planted in the cache of the ``piecewise``
+    cached_property (before the first ``verify``, whose certificate is cached too)."""
     mechanism = Piecewise(10.0, 3, grid=8)
     steep = Piecewise(4.0, grid=8)
-    mechanism._piecewise_grid = steep.piecewise
+    with pytest.raises(AttributeError, match="immutable"):
+        mechanism.piecewise = steep.piecewise
+    mechanism.__dict__["piecewise"] = steep.piecewise
+    assert mechanism.privacy_table() is steep.privacy_table()
     certificate = mechanism.verify()
     assert not certificate.passed and certificate.epsilon > 10.0
 
@@ -541,7 +550,7 @@ def test_pm_output_distribution(epsilon, t, grid):
     n = 200_000
     mechanism = Piecewise(epsilon, grid=grid)
     grid = mechanism.piecewise.grid  # the separated grid actually used
-    reports = mechanism.perturb(np.full(n, t), np.random.default_rng(14))[:, 0]
+    reports = mechanism.perturb(np.full(n, t), rng=np.random.default_rng(14))[:, 0]
     s = math.sqrt(implemented_exp(epsilon))
     assert stats.kstest(reports, lambda x: grid_pm_cdf(x, t, s, grid)).pvalue > 1e-6
     assert abs(reports.mean() - t) <= Z_LIMIT * math.sqrt(grid_pm_variance(t, epsilon, grid) / n)
@@ -611,7 +620,7 @@ def test_hybrid_output_distribution(epsilon, grid):
     n, t = 100_000, 0.4
     mechanism = Hybrid(epsilon, grid=grid)
     grid = mechanism.piecewise.grid  # the separated grid actually used
-    reports = mechanism.perturb(np.full(n, t), np.random.default_rng(15))[:, 0]
+    reports = mechanism.perturb(np.full(n, t), rng=np.random.default_rng(15))[:, 0]
     c, alpha = one_bit_c(epsilon), hm_alpha(epsilon)
     bits = np.isclose(np.abs(reports), c, rtol=1e-12, atol=0)
     assert abs(bits.mean() - (1 - alpha)) <= Z_LIMIT * math.sqrt(alpha * (1 - alpha) / n) + 1e-12
@@ -633,7 +642,7 @@ def test_sampled_mechanisms_unbiased_with_their_variance(cls, variance_1d, epsil
     per_user = (d / k) * (variance_1d(values, epsilon / k, grid) + values**2) - values**2
     expected = per_user.sum(axis=0) / values.shape[0] ** 2
     np.testing.assert_allclose(mechanism.variance(values), expected, rtol=1e-9)
-    reports = mechanism.perturb(values, np.random.default_rng(17))
+    reports = mechanism.perturb(values, rng=np.random.default_rng(17))
     assert np.all((reports != 0).sum(axis=1) == k)
     assert_unbiased(mechanism.estimate(reports), values.mean(axis=0), expected)
     s = math.sqrt(implemented_exp(epsilon / k))
@@ -682,8 +691,8 @@ def test_parameters_round_trip(mechanism):
 def good_reports(mechanism):
     values = np.zeros((4, mechanism.d))
     if isinstance(mechanism, HarmonyNumeric) and mechanism.coordinates == "public":
-        return mechanism.perturb(values, 1, user_ids=np.arange(4))
-    return mechanism.perturb(values, 1)
+        return mechanism.perturb(values, rng=1, user_ids=np.arange(4))
+    return mechanism.perturb(values, rng=1)
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
@@ -699,13 +708,13 @@ def test_bad_values(mechanism, values, message):
         values = values[:, : mechanism.d]
     extra = {"user_ids": np.arange(len(values))} if getattr(mechanism, "coordinates", None) == "public" else {}
     with pytest.raises(ValidationError, match=message):
-        mechanism.perturb(values, 1, **extra)
+        mechanism.perturb(values, rng=1, **extra)
 
 
 @pytest.mark.parametrize("cls", [Laplace, Duchi, HarmonyNumeric, Piecewise, Hybrid])
 @pytest.mark.parametrize("arguments, message", [
-    ({"epsilon": 0.0}, "epsilon must lie in"),
-    ({"epsilon": 31.0}, "epsilon must lie in"),
+    ({"epsilon": 0.0}, "epsilon is 0.0; it must lie in"),
+    ({"epsilon": 31.0}, "epsilon is 31.0; it must lie in"),
     ({"epsilon": 10.5}, "epsilon is 10.5"),
     ({"epsilon": "big"}, "epsilon.*must be a number"),
     ({"epsilon": 1.0, "d": 0}, "d is 0"),
@@ -726,13 +735,13 @@ def test_bad_harmony_modes_and_user_ids():
         HarmonyNumeric(1.0, 2, "public", seed=-1)
     public, private = HarmonyNumeric(1.0, 2, "public", seed=1), HarmonyNumeric(1.0, 2)
     values = np.zeros((3, 2))
-    with pytest.raises(ValidationError, match="user_ids is missing"):
+    with pytest.raises(ValidationError, match="user_ids is None; coordinates='public' derives"):
         public.perturb(values)
-    with pytest.raises(ValidationError, match="user_ids is missing"):
+    with pytest.raises(ValidationError, match="user_ids is None; coordinates='public' derives"):
         public.variance(values)
-    with pytest.raises(ValidationError, match="user_ids were given"):
+    with pytest.raises(ValidationError, match=r"user_ids is \[1, 2, 3\]; HarmonyNumeric keys no public randomness"):
         private.perturb(values, user_ids=[1, 2, 3])
-    with pytest.raises(ValidationError, match=r"user_ids has shape \(2,\); expected \(3,\)"):
+    with pytest.raises(ValidationError, match=r"user_ids has shape \(2,\); it must have shape \(3,\)"):
         public.perturb(values, user_ids=[1, 2])
     with pytest.raises(ValidationError, match="user_ids contains -4"):
         public.perturb(values, user_ids=[1, 2, -4])
@@ -744,13 +753,13 @@ def test_bad_harmony_modes_and_user_ids():
                          ids=repr)
 def test_malformed_numeric_reports(mechanism):
     reports = good_reports(mechanism)
-    with pytest.raises(ValidationError, match=r"reports has shape \(4, \d\); expected \(n, \d\)"):
+    with pytest.raises(ValidationError, match=r"reports has shape \(4, \d\); it must have shape \(n, \d\)"):
         mechanism.estimate(np.hstack([reports, reports]))
     with pytest.raises(ValidationError, match=r"reports\[1, 0\] is nan; every entry must be finite"):
         bad = reports.copy()
         bad[1, 0] = np.nan
         mechanism.estimate(bad)
-    with pytest.raises(ValidationError, match="reports must be a rectangular array"):
+    with pytest.raises(ValidationError, match=r"reports is \[\[1.0, 'x'\]\]; it must be a rectangular array"):
         mechanism.estimate([[1.0, "x"]])
     if not isinstance(mechanism, Laplace):
         bad = reports.copy()
@@ -829,14 +838,18 @@ def test_harmony_reports_need_exactly_its_fields():
 
 def test_only_laplace_states_the_float_guarantee():
     assert FLOAT_GUARANTEE == "closed form, ideal real arithmetic (floating-point sampler not hardened)"
-    assert Laplace.guarantee == FLOAT_GUARANTEE and Laplace(1.0, 2).guarantee == FLOAT_GUARANTEE
+    for laplace in (Laplace(1.0, 2), Laplace(0.5)):
+        assert laplace.guarantee == Guarantee("LDP", laplace.epsilon, "ideal-arithmetic closed form", FLOAT_GUARANTEE)
+        assert laplace.guarantee.basis == "ideal-arithmetic closed form" and laplace.guarantee.detail == FLOAT_GUARANTEE
+        assert not laplace.finite
     doc = " ".join(Laplace.__doc__.split())
     assert "ideal real arithmetic" in doc and "Mironov" in doc and "HarmonyNumeric or Duchi" in doc
-    from lipdesign.harmony import numeric
+    from lipdesign.mechanisms import numeric
 
     assert "Mironov" in numeric.__doc__ and "ideal real arithmetic" in numeric.__doc__
-    for finite in (Duchi, HarmonyNumeric, Piecewise, Hybrid):
-        assert finite.guarantee == HarmonyMechanism.guarantee != FLOAT_GUARANTEE
+    for finite in (Duchi(1.0, 2), HarmonyNumeric(1.0, 2), Piecewise(1.0, 2), Hybrid(1.0, 2)):
+        assert finite.guarantee == Mechanism.guarantee.fget(finite) == Guarantee("LDP", 1.0, "exact table")
+        assert finite.guarantee.detail != FLOAT_GUARANTEE and finite.finite
     for finite in (Piecewise(1.0, 2), Hybrid(1.0, 2), Hybrid(0.3)):
         assert finite.privacy_table() is not None
         assert "ideal real arithmetic" not in " ".join(type(finite).__doc__.split())

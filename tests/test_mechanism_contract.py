@@ -1,0 +1,349 @@
+"""The one mechanism contract: the conformance suite on every registered family (generated from the registry, so a
+new family cannot skip it), the registry, aggregates, immutability, and the layering rules of the package."""
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign import mechanisms
+from lipdesign.mechanisms import registry
+from lipdesign.testing import CHECKS, check_mechanism
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------------------------ conformance suite
+@pytest.mark.parametrize("family", registry.families())
+def test_every_registered_family_passes_the_conformance_suite(family):
+    assert check_mechanism(registry.family_class(family).example()) == [check.__name__ for check in CHECKS]
+
+
+def designed():
+    secret = ld.SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]], [0.5, 0.5])
+    prior = ld.Prior([0.35, 0.3, 0.35], labels=["low", "mid", "high"])
+    return {
+        "LIP histogram": ld.design(prior, ld.LIP(1.0), baselines=False),
+        "LDP weighted sum": ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.WeightedSum([0, 1, 2, 3]),
+                                      baselines=False),
+        "latent secret": ld.design(prior, ld.LIP(0.5, secret=secret), baselines=False),
+        "BP-LIP box": ld.design(prior, ld.LIP(1.0, prior_set=ld.PriorSet.box([0.3, 0.25, 0.3], [0.4, 0.35, 0.4])),
+                                baselines=False),
+        "WC-LIP secret": ld.design(prior, ld.WorstCaseLIP(1.0, secret=secret), baselines=False),
+    }
+
+
+MORE = {
+    "GRR k=2": lambda: mechanisms.GRR(0.5, 2),
+    "GRR eps=8": lambda: mechanisms.GRR(8.0, 50),  # a lie in 1.6% of the reports, 6.6 expected per value
+    "OLH g=2": lambda: mechanisms.OLH(1.0, 9, g=2),
+    "Hadamard k=3": lambda: mechanisms.HadamardResponse(2.0, 3),
+    "HarmonyCategorical m<k": lambda: mechanisms.HarmonyCategorical(1.0, 8, m=4, seed=2),
+    "HarmonyNumeric public": lambda: mechanisms.HarmonyNumeric(1.0, 6, coordinates="public", seed=4),
+    "Duchi even d": lambda: mechanisms.Duchi(0.5, 6),
+    "Piecewise 3 attributes": lambda: mechanisms.Piecewise(10.0, 3, grid=8),
+    "Hybrid below eps*": lambda: mechanisms.Hybrid(0.5, 2),
+    "HarmonyMixed two categorical": lambda: mechanisms.HarmonyMixed(2.0, [3, "numeric", 5], m=16, seed=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_the_conformance_suite_on_more_instances(name):
+    check_mechanism(MORE[name]())
+
+
+@pytest.mark.parametrize("name", sorted(designed()))
+def test_the_conformance_suite_on_designed_tables(name):
+    check_mechanism(designed()[name])
+
+
+class _LyingVariance(mechanisms.GRR):
+    family = "test-lying-variance"
+
+    def _variance(self, frequencies, n, method, user_ids):
+        return super()._variance(frequencies, n, method, user_ids) / 100  # claims a tenth of the real sd
+
+
+class _IgnoresSeed(mechanisms.GRR):
+    family = "test-ignores-seed"
+
+    def _perturb(self, values, rng, user_ids):
+        return super()._perturb(values, np.random.default_rng(), user_ids)
+
+
+class _StaleEstimate(mechanisms.GRR):
+    family = "test-stale-estimate"
+
+    def estimate(self, reports, *, method=None, consistency=None):
+        if isinstance(reports, ld.Aggregate):
+            return np.full(self.k, 1.0 / self.k)
+        return super().estimate(reports, method=method, consistency=consistency)
+
+
+@pytest.mark.parametrize("cls, message", [(_LyingVariance, "statistics"), (_IgnoresSeed, "perturbs differently|reproducible"),
+                                          (_StaleEstimate, "aggregate")])
+def test_the_conformance_suite_catches_broken_mechanisms(cls, message, monkeypatch):
+    monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
+    registry.register(cls)
+    with pytest.raises(AssertionError, match=message):
+        check_mechanism(cls(1.0, 4))
+
+
+# ------------------------------------------------------------------------------------------------- registry
+def test_the_registry_holds_every_family_under_a_stable_id():
+    assert registry.families() == ["duchi", "grr", "hadamard", "harmony-categorical", "harmony-mixed",
+                                   "harmony-numeric", "hybrid", "laplace", "olh", "oue", "piecewise", "table"]
+    for family in registry.families():
+        assert registry.family_class(family).family == family
+
+
+def test_the_registry_refuses_duplicates_and_strangers(monkeypatch):
+    monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
+
+    class GRR(mechanisms.GRR):  # a user class that happens to share our class name
+        pass
+
+    with pytest.raises(ld.ValidationError, match="family id"):
+        registry.register(GRR)  # it inherits family "grr" but has no id of its own
+    GRR.family = "grr"
+    with pytest.raises(ld.ValidationError, match="family is 'grr'; it is already registered"):
+        registry.register(GRR)
+    with pytest.raises(ld.ValidationError, match="only subclasses"):
+        registry.register(dict)
+    assert registry.family_class("grr") is mechanisms.GRR
+    with pytest.raises(ld.ValidationError, match="family is 'nope'; it must be one of the registered families"):
+        registry.family_class("nope")
+
+
+def test_a_user_family_registers_and_round_trips(monkeypatch, tmp_path):
+    monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
+
+    @registry.register
+    class Binary(mechanisms.GRR):
+        family = "my-binary-rr"
+
+        @classmethod
+        def example(cls):
+            return cls(1.0, 2)
+
+    mechanism = Binary.example()
+    check_mechanism(mechanism)
+    mechanism.to_json(tmp_path / "m.json")
+    assert type(ld.load(tmp_path / "m.json")) is Binary
+
+
+# --------------------------------------------------------------------------------------------- immutability
+def test_a_designed_table_cannot_be_changed_after_verification():
+    mechanism = ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), baselines=False)
+    with pytest.raises(ValueError, match="read-only"):
+        mechanism.table[0, 0] = 1.0  # the defect of 0.1.0: perturb changed while epsilons stayed stale
+    with pytest.raises(AttributeError, match="immutable"):
+        mechanism.table = np.eye(3)
+    with pytest.raises(TypeError):
+        mechanism.epsilons["claimed"] = 0.0
+    with pytest.raises(TypeError):
+        mechanism.provenance["uniform_mix"] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        mechanism.prior.probabilities[0] = 1.0
+
+
+def test_an_aggregate_is_immutable_and_refuses_other_mechanisms():
+    grr, other = mechanisms.GRR(1.0, 4), mechanisms.GRR(2.0, 4)
+    aggregate = grr.aggregate(grr.perturb([0, 1, 2, 3], rng=0))
+    with pytest.raises(AttributeError, match="immutable"):
+        aggregate.n = 5
+    with pytest.raises(ValueError, match="read-only"):
+        aggregate["support"][0] = 7
+    foreign = other.aggregate(other.perturb([0, 1], rng=0))
+    with pytest.raises(ld.ValidationError, match="cannot be merged"):
+        aggregate + foreign  # noqa: B018
+    with pytest.raises(ld.ValidationError, match="only estimate with the mechanism whose reports they count"):
+        grr.estimate(foreign)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(format="x"), "format is 'x'"),
+    (lambda d: d.update(format_version=9), "format_version is 9"),
+    (lambda d: d.update(n=-1), "n is -1"),
+    (lambda d: d.update(n=True), "n is True"),
+    (lambda d: d["statistics"].update(support={"dtype": "int64", "shape": [4], "data": [1.5, 0, 0, 0]}),
+     "must be integers"),
+    (lambda d: d["statistics"].update(support={"dtype": "complex", "shape": [4], "data": [0, 0, 0, 0]}),
+     r"statistics\['support'\]"),
+    (lambda d: d["statistics"].update(support={"dtype": "int64", "shape": [3], "data": [0, 0, 0, 0]}),
+     "does not fit"),
+    (lambda d: d.update(mechanism=""), "mechanism is ''"),
+])
+def test_aggregate_documents_are_checked(change, message):
+    grr = mechanisms.GRR(1.0, 4)
+    document = json.loads(json.dumps(grr.aggregate(grr.perturb([0, 1, 2, 3], rng=0)).to_dict()))
+    change(document)
+    with pytest.raises(ld.ValidationError, match=message):
+        ld.Aggregate.from_dict(document)
+
+
+def test_counting_in_pieces_on_many_machines_gives_the_same_estimate():
+    """The use the aggregate exists for: reports counted per file and summed (docs/math.md §8)."""
+    oracle = mechanisms.OLH(2.0, 30)
+    values = np.random.default_rng(3).integers(0, 30, 30_000)
+    files = [oracle.perturb(part, rng=seed) for seed, part in enumerate(np.array_split(values, 7))]
+    total = sum(oracle.aggregate(reports) for reports in files)
+    assert total.n == values.size
+    np.testing.assert_array_equal(oracle.estimate(total), oracle.estimate(np.concatenate(files)))
+
+
+# ------------------------------------------------------------------------------------------------ layering
+def _run(code):
+    environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=ROOT, env=environment,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+HEAVY = "('scipy', 'cvxpy', 'networkx', 'jsonschema', 'matplotlib')"
+
+
+def test_perturbing_aggregating_estimating_and_learning_need_numpy_only():
+    code = (
+        "import sys, numpy as np\n"
+        "from lipdesign import mechanisms, learn\n"
+        "for family in mechanisms.families():\n"
+        "    m = mechanisms.family_class(family).example()\n"
+        "    v = m.input_domain.sample(100, np.random.default_rng(0))\n"
+        "    ids = np.arange(100) if m.uses_user_ids else None\n"
+        "    a = m.aggregate(m.perturb(v, rng=1, user_ids=ids)); m.estimate(a + a)\n"
+        "X = np.random.default_rng(0).uniform(-1, 1, (2000, 2))\n"
+        "learn.LDPLinearRegression(epsilon=1.0, batch_size=100, random_state=0).fit(X, X[:, 0] / 2)\n"
+        f"print(sorted(name for name in {HEAVY} if name in sys.modules))\n"
+    )
+    assert _run(code) == "[]"
+
+
+def test_exact_verification_imports_neither_scipy_nor_networkx():
+    code = (
+        "import sys, numpy as np\n"
+        "from lipdesign.model import PriorSet, Prior, SecretModel\n"
+        "from lipdesign.notions import LIP, WorstCaseLIP\n"
+        "from lipdesign.verification import verify_table\n"
+        "secret = SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]])\n"
+        "table = np.full((3, 3), 1 / 3) * 0.5 + np.eye(3) * 0.5\n"
+        "for notion in (LIP(2.0, secret=secret, prior_set=PriorSet.polytope([[0.3, 0.3, 0.4], [0.4, 0.3, 0.3]])),\n"
+        "               LIP(2.0, prior_set=PriorSet.box([0.3, 0.3, 0.3], [0.4, 0.4, 0.4])), WorstCaseLIP(2.0)):\n"
+        "    assert verify_table(table, notion, Prior([0.35, 0.3, 0.35]), exact=True).passed\n"
+        "print(sorted(name for name in ('scipy', 'networkx') if name in sys.modules))\n"
+    )
+    assert _run(code) == "[]"
+
+
+def _module_graph():
+    """Every import anywhere in a module of lipdesign/ or solvers/ (function-local ones included), read with ast;
+    importing a package also reaches every module it exports (the lazy ``__getattr__`` exports included)."""
+    modules = {}
+    for package in ("lipdesign", "solvers"):
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = path
+    edges = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges[name].add(target)
+                    if modules[target].name == "__init__.py" and not name.startswith(target + "."):
+                        edges[name].update(m for m in modules if m.startswith(target + ".") and m != name)
+    for name in edges:  # a module importing its own package (for a constant) is not a cycle of layers
+        edges[name] = {target for target in edges[name] if not name.startswith(target + ".")}
+    return edges
+
+
+def test_no_import_cycles_of_any_kind():
+    edges = _module_graph()
+    cycles = []
+    for start in edges:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for target in edges[node]:
+                if target == start:
+                    cycles.append(" -> ".join([*path, start]))
+                elif target not in seen:
+                    seen.add(target)
+                    stack.append((target, [*path, target]))
+    assert not cycles, cycles[:5]
+
+
+def test_layers_import_only_downward():
+    """solvers knows no lipdesign; the declarations, notions, verification and mechanisms never reach the designer,
+    the I/O layer, the CLI or the simulations."""
+    edges = _module_graph()
+    upper = ("lipdesign.designer", "lipdesign.io", "lipdesign.cli", "lipdesign.simulation", "lipdesign.testing",
+             "lipdesign.demo", "lipdesign.harmony", "lipdesign.runtime")
+    for name, targets in edges.items():
+        if name.startswith("solvers"):
+            assert not [t for t in targets if t.startswith("lipdesign")], name
+        if name.startswith(("lipdesign.model", "lipdesign.notions", "lipdesign.verification", "lipdesign.mechanisms",
+                            "lipdesign.domains", "lipdesign.validation", "lipdesign.objectives", "lipdesign.learn")):
+            assert not [t for t in targets if t.startswith(upper)], (name, sorted(targets))
+
+
+def test_the_old_module_names_still_work_for_one_release():
+    with pytest.warns(DeprecationWarning, match="lipdesign.harmony is deprecated"):
+        import lipdesign.harmony as harmony  # noqa: PLC0415
+        import importlib  # noqa: PLC0415
+
+        importlib.reload(harmony)
+    assert harmony.GRR is mechanisms.GRR and harmony.Range is ld.Range
+    assert harmony.LDPLinearRegression is ld.learn.LDPLinearRegression
+
+
+# ------------------------------------------------------------------------------------------- docs/math.md
+#: How the code cited the team's notes before docs/math.md existed (spelled so that this file does not match).
+OLD_CITATION = "MATH" + " §"
+
+
+def _sections():
+    text = (ROOT / "docs" / "math.md").read_text()
+    return {int(number) for number in re.findall(r"^## (\d+)\. ", text, flags=re.MULTILINE)}
+
+
+def _cited_files():
+    yield from (ROOT / "lipdesign").rglob("*.py")
+    yield from (ROOT / "tests").glob("*.py")
+    yield from (ROOT / "notebooks").glob("*.py")
+    yield from (ROOT / "benchmarks").glob("*.py")
+    yield ROOT / "README.md"
+
+
+def test_every_cited_section_of_docs_math_exists():
+    sections, cited = _sections(), {}
+    assert sections == set(range(1, 12))
+    for path in _cited_files():
+        text = path.read_text()
+        assert OLD_CITATION not in text, f"{path}: cites the team notes, which are not part of the project"
+        for match in re.finditer(r"docs/math\.md (§\d+(?:\s*(?:,|and|-)\s*§?\d+)*)", text):
+            for number in re.findall(r"\d+", match.group(1)):
+                cited.setdefault(int(number), []).append(path.name)
+    missing = {number: files for number, files in cited.items() if number not in sections}
+    assert not missing, missing
+    assert len(cited) >= 8  # the code does cite the document
