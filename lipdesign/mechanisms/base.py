@@ -34,9 +34,10 @@ from lipdesign import __version__
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
-from lipdesign.mechanisms.sampling import as_generator
+from lipdesign.mechanisms.sampling import ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
 from lipdesign.notions import LDP
 from lipdesign.validation import choice, fmt, integer, probability_vector
+from lipdesign.validation import epsilon as epsilon_in
 from lipdesign.verification import verify_table
 
 #: The envelope every mechanism is written in (``to_dict``); ``lipdesign.io`` reads it and the older ones.
@@ -94,6 +95,9 @@ class Mechanism:
     methods: ClassVar[tuple] = ("unbiased",)
     #: Whether public randomness is keyed by user ids (``perturb(values, user_ids=...)``).
     uses_user_ids: ClassVar[bool] = False
+    #: The epsilons the family accepts, [low, high] (low = 0 means any epsilon > 0). The default is the range of
+    #: the mechanisms with a flip probability computed in floating point (``sampling.ONE_BIT_MIN_EPSILON``).
+    epsilon_range: ClassVar[tuple] = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
     #: Design provenance written with the envelope (designed tables); None for the fixed mechanisms.
     provenance = None
 
@@ -141,6 +145,12 @@ class Mechanism:
     def _certify(self):
         """The exact Certificate of the claim (finite families; override to compose parts)."""
         return verify_table(self.privacy_table(), LDP(self.epsilon), exact=True)
+
+    @classmethod
+    def checked_epsilon(cls, value):
+        """``value`` as an epsilon of this family (``epsilon_range``), or ValidationError."""
+        low, high = cls.epsilon_range
+        return epsilon_in(value, low, high, include_low=low > 0)
 
     @property
     def default_method(self):

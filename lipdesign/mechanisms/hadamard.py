@@ -2,11 +2,9 @@
 
 import numpy as np
 
-from lipdesign.domains import Categorical
 from lipdesign.mechanisms.oracle import PureProtocol
-from lipdesign.mechanisms.rr import MAX_FULL_K, MAX_K, full_table_size
-from lipdesign.mechanisms.sampling import implemented_exp, index_reports, one_bit_epsilon
-from lipdesign.validation import integer
+from lipdesign.mechanisms.rr import MAX_FULL_K, full_table_size
+from lipdesign.mechanisms.sampling import index_reports
 
 
 def parity(z):
@@ -34,23 +32,17 @@ class HadamardResponse(PureProtocol):
     Sylvester Hadamard matrix H[i, j] = (-1)^popcount(i & j) (row 0, all ones, is skipped). The output y in
     0..K-1 is uniform on C_x = {y: H[x+1, y] = +1} with probability p = e^eps/(e^eps + 1), else uniform on the
     complement. Rows x+1 != x'+1 are orthogonal, so C_x holds half of C_x' and half of its complement: q = 1/2.
-    Reports: int64 (n,) in 0..K-1; k <= ``MAX_K`` (so K <= 2**62); epsilon in [1e-6, 10]. Aggregating a batch
+    Reports: int64 (n,) in 0..K-1; k <= ``oracle.MAX_K`` (so K <= 2**62); epsilon in [1e-6, 10]. Aggregating a batch
     of reports costs O(K log K) (the transform of its histogram).
     """
 
     family = "hadamard"
 
     def __init__(self, epsilon, k):
-        self.epsilon = one_bit_epsilon(epsilon)
-        self.exp_epsilon = implemented_exp(self.epsilon)
-        self.k = integer(k, "k", low=2, high=MAX_K)
-        self.input_domain = Categorical(self.k)
+        super().__init__(epsilon, k)
         self.K = 1 << self.k.bit_length()
         self.p = self.exp_epsilon / (self.exp_epsilon + 1.0)
         self.q = 0.5
-
-    def parameters(self):
-        return {"epsilon": self.epsilon, "k": self.k}
 
     @classmethod
     def example(cls):

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 
-from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.oracle import PureProtocol
 from lipdesign.mechanisms.rr import (
@@ -13,7 +12,7 @@ from lipdesign.mechanisms.rr import (
     grr_reduced_table,
     randomized_response,
 )
-from lipdesign.mechanisms.sampling import implemented_exp, one_bit_epsilon, structured_reports
+from lipdesign.mechanisms.sampling import structured_reports
 from lipdesign.mechanisms.unary import BLOCK
 from lipdesign.validation import index_array, integer
 
@@ -54,10 +53,7 @@ class OLH(PureProtocol):
     report_dtype = np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
 
     def __init__(self, epsilon, k, g=None):
-        self.epsilon = one_bit_epsilon(epsilon)
-        self.exp_epsilon = implemented_exp(self.epsilon)
-        self.k = integer(k, "k", low=2, high=HASH_PRIME - 1)
-        self.input_domain = Categorical(self.k)
+        super().__init__(epsilon, k, max_k=HASH_PRIME - 1)
         if g is None:
             g = min(round(math.exp(self.epsilon)) + 1, HASH_PRIME)
         self.g = integer(g, "g", low=2, high=HASH_PRIME)

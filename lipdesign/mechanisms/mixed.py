@@ -16,7 +16,6 @@ from lipdesign.mechanisms.projection import MAX_SIGNS, HarmonyCategorical, signe
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     implemented_exp,
-    one_bit_epsilon,
     public_seed,
     sign_field,
     structured_reports,
@@ -54,7 +53,7 @@ class HarmonyMixed(Mechanism):
     methods = ("unbiased", "projection")
 
     def __init__(self, epsilon, attributes, m=None, seed=None):
-        self.epsilon = one_bit_epsilon(epsilon)
+        self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.input_domain = MixedTuple(attributes)
         self.attributes = self.input_domain.attributes

@@ -24,7 +24,6 @@ from lipdesign.mechanisms.projection import signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     implemented_exp,
-    one_bit_epsilon,
     public_index,
     public_seed,
     sign_field,
@@ -97,7 +96,7 @@ class Laplace(MeanOfReports):
     family = "laplace"
 
     def __init__(self, epsilon, d=1):
-        self.epsilon = one_bit_epsilon(epsilon)
+        self.epsilon = self.checked_epsilon(epsilon)
         self.d = integer(d, "d")
         self.input_domain = Box(self.d)
         self.scale = 2.0 * self.d / self.epsilon
@@ -139,7 +138,7 @@ class Duchi(Mechanism):
     family = "duchi"
 
     def __init__(self, epsilon, d=1):
-        self.epsilon = one_bit_epsilon(epsilon)
+        self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.d = integer(d, "d")
         if self.d > DUCHI_MAX_D:
@@ -247,7 +246,7 @@ class HarmonyNumeric(Mechanism):
     MODES = ("private", "public")
 
     def __init__(self, epsilon, d=1, coordinates="private", seed=None):
-        self.epsilon = one_bit_epsilon(epsilon)
+        self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.d = integer(d, "d")
         self.input_domain = Box(self.d)

@@ -7,7 +7,13 @@ users. With C_v the number of reports supporting v (the ``support`` statistic of
 
 import numpy as np
 
+from lipdesign.domains import Categorical
 from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.sampling import implemented_exp
+from lipdesign.validation import integer
+
+#: Largest k of GRR, OUE and HadamardResponse: outputs and their arithmetic stay in int64.
+MAX_K = 2**62 - 1
 
 
 def pure_estimate(support, n, p, q):
@@ -23,8 +29,17 @@ def pure_variance(frequencies, n, p, q):
 
 
 class PureProtocol(Mechanism):
-    """Aggregate, estimate and variance of a pure protocol (docs/math.md §8). Subclasses set ``k``, ``p``, ``q``,
-    ``input_domain`` and ``_support(reports)`` -> (C, n), C[v] = number of reports supporting v."""
+    """Parameters, aggregate, estimate and variance of a pure protocol over k values (docs/math.md §8). Subclasses
+    set ``p`` and ``q`` and implement ``_support(reports)`` -> (C, n), C[v] = number of reports supporting v."""
+
+    def __init__(self, epsilon, k, max_k=MAX_K):
+        self.epsilon = self.checked_epsilon(epsilon)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.k = integer(k, "k", low=2, high=max_k)
+        self.input_domain = Categorical(self.k)
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k}
 
     def _statistics(self, reports):
         support, n = self._support(reports)

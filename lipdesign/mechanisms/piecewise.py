@@ -21,7 +21,6 @@ from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     TablePerturber,
     implemented_exp,
-    one_bit_epsilon,
     realized_probability,
 )
 from lipdesign.notions import LDP
@@ -155,7 +154,7 @@ class _AttributeSampling(MeanOfReports):
     finite-output Piecewise part. Epsilon in [1e-6, 10]."""
 
     def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
-        self.epsilon = one_bit_epsilon(epsilon)
+        self.epsilon = self.checked_epsilon(epsilon)
         self.d = integer(d, "d")
         self.input_domain = Box(self.d)
         self.grid = integer(grid, "grid", low=2, high=MAX_GRID)

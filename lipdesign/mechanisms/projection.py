@@ -11,7 +11,6 @@ from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     implemented_exp,
-    one_bit_epsilon,
     public_seed,
     sign_field,
     structured_reports,
@@ -62,7 +61,7 @@ class HarmonyCategorical(Mechanism):
     report_dtype = np.dtype([("row", "<i4"), ("sign", "i1")])
 
     def __init__(self, epsilon, k, m=None, seed=None):
-        self.epsilon = one_bit_epsilon(epsilon)
+        self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.k = integer(k, "k", low=2)
         self.input_domain = Categorical(self.k)

@@ -13,16 +13,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.oracle import PureProtocol
-from lipdesign.mechanisms.sampling import implemented_exp, index_reports, realized_probability
+from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
+from lipdesign.mechanisms.sampling import index_reports, realized_probability
+from lipdesign.validation import MAX_EPSILON
 from lipdesign.verification import exp_bounds
-from lipdesign.validation import MAX_EPSILON, integer
-from lipdesign.validation import epsilon as checked_epsilon
-
-#: Largest k of GRR (and of OUE and HadamardResponse): outputs and their arithmetic stay in int64.
-MAX_K = 2**62 - 1
 
 #: ``grr_mixing_probability`` lowers alpha by at most this many 2^-53 steps to meet the claim exactly.
 MAX_GRID_STEPS = 64
@@ -130,17 +125,12 @@ class GRR(PureProtocol):
     """
 
     family = "grr"
+    epsilon_range = (0.0, MAX_EPSILON)
 
     def __init__(self, epsilon, k):
-        self.epsilon = checked_epsilon(epsilon, high=MAX_EPSILON)
-        self.exp_epsilon = implemented_exp(self.epsilon)
-        self.k = integer(k, "k", low=2, high=MAX_K)
-        self.input_domain = Categorical(self.k)
+        super().__init__(epsilon, k)
         self.alpha = grr_mixing_probability(self.epsilon, self.exp_epsilon, self.k)
         self.p, self.q = grr_probabilities(self.alpha, self.k)
-
-    def parameters(self):
-        return {"epsilon": self.epsilon, "k": self.k}
 
     @classmethod
     def example(cls):

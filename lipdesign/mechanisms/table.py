@@ -19,7 +19,16 @@ from lipdesign.mechanisms.sampling import TablePerturber, index_reports
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP, notion_from_dict
 from lipdesign.objectives import WeightedSum, as_objective, mse
-from lipdesign.validation import choice, float_array, fmt, integer, non_negative, probability_vector, real_number
+from lipdesign.validation import (
+    MAX_EPSILON,
+    choice,
+    float_array,
+    fmt,
+    integer,
+    non_negative,
+    probability_vector,
+    real_number,
+)
 from lipdesign.verification import check_table, verify_table
 
 #: The estimate of a designed table: the histogram, or the sum of f(X) over the users (WeightedSum designs).
@@ -164,6 +173,7 @@ class TableMechanism(Mechanism):
 
     family = "table"
     methods = ("mmse", "unbiased", "ibu")
+    epsilon_range = (0.0, MAX_EPSILON)  # the notions' (docs/math.md §5)
 
     def __init__(self, table, notion, prior, objective="histogram", *, provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
@@ -212,6 +222,10 @@ class TableMechanism(Mechanism):
     @property
     def labels(self):
         return self.prior.labels
+
+    @property
+    def epsilon(self):
+        return self.notion.epsilon
 
     @property
     def baselines(self):

@@ -2,12 +2,9 @@
 
 import numpy as np
 
-from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.oracle import PureProtocol
-from lipdesign.mechanisms.rr import MAX_K
-from lipdesign.mechanisms.sampling import implemented_exp, one_bit_epsilon
-from lipdesign.validation import fmt, integer
+from lipdesign.validation import fmt
 
 #: OUE.perturb returns n * k bytes (one uint8 bit per user and value); it refuses to build more than this
 #: (2 GiB) in one call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
@@ -21,20 +18,14 @@ class OUE(PureProtocol):
     """Optimised unary encoding (docs/math.md §8): one bit per value; the bit of the true value is 1 with
     probability p = 1/2, every other bit with probability q = 1/(e^eps + 1). Reports: uint8 (n, k) of 0/1, n * k
     bytes, so ``perturb`` refuses n * k > ``MAX_OUE_BYTES`` (for large k prefer OLH or HadamardResponse);
-    2 <= k <= ``MAX_K``; epsilon in [1e-6, 10] (``sampling.ONE_BIT_MIN_EPSILON``, ``ONE_BIT_MAX_EPSILON``)."""
+    2 <= k <= ``oracle.MAX_K``; epsilon in [1e-6, 10] (``sampling.ONE_BIT_MIN_EPSILON``, ``ONE_BIT_MAX_EPSILON``)."""
 
     family = "oue"
 
     def __init__(self, epsilon, k):
-        self.epsilon = one_bit_epsilon(epsilon)
-        self.exp_epsilon = implemented_exp(self.epsilon)
-        self.k = integer(k, "k", low=2, high=MAX_K)
-        self.input_domain = Categorical(self.k)
+        super().__init__(epsilon, k)
         self.p = 0.5
         self.q = 1.0 / (self.exp_epsilon + 1.0)
-
-    def parameters(self):
-        return {"epsilon": self.epsilon, "k": self.k}
 
     @classmethod
     def example(cls):
