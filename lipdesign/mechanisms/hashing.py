@@ -40,7 +40,8 @@ class OLH(PureProtocol):
     reports (a, b, y) with y = GRR over g buckets of h(x) (p' = e^eps/(e^eps + g - 1), sampled and realised as
     GRR's mixture, ``rr.grr_mixing_probability``).
 
-    ``g`` defaults to round(e^eps) + 1, the variance-minimising integer (docs/math.md §8), capped at P so y fits
+    ``g`` defaults to round(e^eps) + 1 (the survey's choice: the variance-minimising integer except in narrow windows
+    of epsilon, where it costs up to about 2% variance; docs/math.md §8), capped at P so y fits
     int32. Requires k < P (distinct values stay distinct mod P). Reports: structured array
     [("a", "<i8"), ("b", "<i8"), ("y", "<i4")]. Epsilon in [1e-6, 10].
 
