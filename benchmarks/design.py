@@ -1,5 +1,7 @@
-"""Benchmark: exact design time and MSE for k = 2..12 under LIP (G = X) and LDP, then the runtime
-perturber's throughput (benchmarks/perturb.py) — figures side by side, never timed assertions.
+"""Benchmark: exact design time and MSE for k = 2..12 under LIP (G = X) and LDP, then the table sampler.
+
+The sampler's throughput (``lipdesign.mechanisms.sampling.TablePerturber``, benchmarks/perturb.py) follows the
+design figures; figures side by side, never timed assertions.
 
 Run: ``python benchmarks/design.py`` (add ``--max-k 14`` for more). Targets on a 2-core machine: exact LIP
 design at k = 12 under 2 s, LDP under 5 s, peak memory under 2 GB; perturbing 10^7 values at most 5x the
@@ -20,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import perturb
 
 import lipdesign as ld
-from lipdesign.runtime import grr_table
+from lipdesign.mechanisms import GRR
 
 
 def timed_design(prior, notion):
@@ -44,9 +46,9 @@ def main():
         prior = ld.Prior(np.random.default_rng(k).dirichlet(np.ones(k)), normalize=True)
         lip_time, lip = timed_design(prior, ld.LIP(args.epsilon))
         ldp_time, ldp = timed_design(prior, ld.LDP(args.epsilon))
-        grr = ld.mse(grr_table(k, args.epsilon), prior)
-        print(f"{k:3d} {lip_time:8.3f} {lip.certificate.get('rays', '-')!s:>9} {lip.mse:9.5f} {ldp_time:8.3f} "
-              f"{ldp.certificate['rays']:9d} {ldp.mse:9.5f} {grr:9.5f} {ldp.mse / max(lip.mse, 1e-300):8.3f}")
+        grr = ld.mse(GRR(args.epsilon, k).full_table(), prior)
+        print(f"{k:3d} {lip_time:8.3f} {lip.provenance.get('rays', '-')!s:>9} {lip.mse:9.5f} {ldp_time:8.3f} "
+              f"{ldp.provenance['rays']:9d} {ldp.mse:9.5f} {grr:9.5f} {ldp.mse / max(lip.mse, 1e-300):8.3f}")
     print("\nexact design through double description (latent secret of m values, or a prior set around P)")
     print(f"{'k':>3} {'case':>22} {'seconds':>8} {'rays':>7} {'MSE':>9} {'LIP(X) MSE':>11} {'LDP MSE':>9}")
     for k in range(3, min(args.max_k, 10) + 1):
@@ -65,7 +67,7 @@ def main():
             except ld.ProblemTooLargeError as error:
                 print(f"{k:3d} {name:>22} refused: {str(error)[:70]}...")
                 continue
-            print(f"{k:3d} {name:>22} {seconds:8.3f} {mechanism.certificate['rays']:7d} {mechanism.mse:9.5f} "
+            print(f"{k:3d} {name:>22} {seconds:8.3f} {mechanism.provenance['rays']:7d} {mechanism.mse:9.5f} "
                   f"{reference_lip.mse:11.5f} {reference_lip.baselines['optimal LDP']:9.5f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory so far: {peak:.0f} MB\n")

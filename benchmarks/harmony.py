@@ -1,16 +1,18 @@
-"""Benchmark: throughput and accuracy of the lipdesign.harmony mechanisms, and GRR / OUE / OLH side by side
-with pure-ldp 1.2.0 — figures to read, never timed assertions.
+"""Benchmark: throughput and accuracy of the lipdesign.mechanisms (Harmony's and the frequency oracles), and
+GRR / OUE / OLH side by side with pure-ldp 1.2.0 — figures to read, never timed assertions.
 
 Run: ``python benchmarks/harmony.py`` (10^6 users; ``--quick`` for 10^5, ``--users N``, ``--seed S``,
 ``--epsilon E``, ``--d D``, ``--k K``, ``--repeats R``, ``--no-pure-ldp``).
 
 1. Every mechanism (numeric ones at d = 10, categorical ones at k = 64, HarmonyMixed on 3 numeric and 2
-   categorical attributes): ``perturb`` and ``estimate`` time, best of 3, and users/second; the largest error
-   of the estimate against the population's true means or frequencies; and the theoretical standard
-   deviation (``variance``) of the worst coordinate, so that a fast but wrong mechanism shows.
+   categorical attributes): ``perturb`` time, then the server side in its two steps, ``aggregate(reports)``
+   (counting, the part that grows with n) and ``estimate(aggregate)``, best of 3, and users/second; the
+   largest error of the estimate against the population's true means or frequencies; and the theoretical
+   standard deviation (``variance``) of the worst coordinate, so that a fast but wrong mechanism shows.
 2. GRR, OUE and OLH against pure-ldp 1.2.0 on the same values, k and epsilon. pure-ldp privatises one user
    per Python call and aggregates one report per call; its times are those of the list comprehension over
-   ``client.privatise`` and of ``server.aggregate_all`` + ``server.estimate_all`` (no normalisation). A
+   ``client.privatise`` and of ``server.aggregate_all`` + ``server.estimate_all`` (no normalisation), beside
+   lipdesign's ``perturb`` and ``aggregate`` + ``estimate(aggregate)``. A
    pure-ldp run predicted (from a small pilot) to take longer than ``--pure-ldp-limit`` seconds is measured at
    a tenth of the users (10^5 for 10^6) and its times scaled linearly; the table says so. pure-ldp's FastLH
    (its fast, heuristic OLH with 1000 public hash functions) is shown as an extra row.
@@ -45,7 +47,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import lipdesign
-from lipdesign.harmony._base import EXP_MARGIN
+from lipdesign.mechanisms.sampling import EXP_MARGIN
 
 PURE_LDP_INSTALL = ('pip install "pure-ldp==1.2.0" statsmodels "xxhash<4" scikit-learn  '
                     "(in a separate venv beside lipdesign; see this file's docstring)")
@@ -104,8 +106,9 @@ def make_population(n, d, k, k_small, seed):
     return numeric, categories, small
 
 
-def timing_columns(n, perturb, estimate, mark=" "):
-    return (f"{perturb:9.4f}{mark} {rate(n, perturb)} {estimate:9.4f}{mark} {rate(n, estimate)}")
+def timing_columns(n, *seconds, mark=" "):
+    """Seconds and users/second of each timed step."""
+    return " ".join(f"{value:9.4f}{mark} {rate(n, value)}" for value in seconds)
 
 
 # ------------------------------------------------------------------------------------------- lipdesign runs
@@ -123,8 +126,10 @@ class Case:
 
 
 def run_case(case, repeats, seed):
-    """Time one mechanism: ``perturb`` (best of ``repeats``, the same seed each time), then ``estimate``
-    (best of ``repeats`` on the last reports). An exception is caught and reported in the row."""
+    """Time one mechanism: ``perturb`` (best of ``repeats``, the same seed each time), then ``aggregate`` of
+    the last reports and ``estimate`` of that aggregate (each best of ``repeats``). The estimate from the
+    reports themselves must be the same numbers (the contract); a difference is reported. An exception is
+    caught and reported in the row."""
     try:
         mechanism = case.build()
 
@@ -132,15 +137,18 @@ def run_case(case, repeats, seed):
             return mechanism.perturb(case.values, rng=perturb_rng(seed), **case.perturb_kwargs)
 
         t_perturb, reports = best_of(perturb, repeats)
-        t_estimate, estimate = best_of(lambda: mechanism.estimate(reports, **case.estimate_kwargs), repeats)
-        return {"perturb": t_perturb, "estimate": t_estimate, "error": max_error(estimate, case.truth),
-                "sd": max_sd(case.variance(mechanism)), "mechanism": mechanism}
+        t_aggregate, aggregate = best_of(lambda: mechanism.aggregate(reports), repeats)
+        t_estimate, estimate = best_of(lambda: mechanism.estimate(aggregate, **case.estimate_kwargs), repeats)
+        direct = mechanism.estimate(reports, **case.estimate_kwargs)
+        return {"perturb": t_perturb, "aggregate": t_aggregate, "estimate": t_estimate,
+                "error": max_error(estimate, case.truth), "sd": max_sd(case.variance(mechanism)),
+                "mismatch": max_error(estimate, direct), "mechanism": mechanism}
     except Exception as error:  # noqa: BLE001 (a broken mechanism must not hide the other rows)
         return {"failure": f"{type(error).__name__}: {error}"}
 
 
 def lipdesign_cases(args, numeric, categories, small):
-    from lipdesign import harmony as H
+    from lipdesign import mechanisms as M
 
     n, d, k, eps, seed = args.users, args.d, args.k, args.epsilon, args.seed
     means = numeric.mean(axis=0)
@@ -159,32 +167,32 @@ def lipdesign_cases(args, numeric, categories, small):
                     options.pop("variance", lambda mechanism: mechanism.variance(f, n)), **options)
 
     return [
-        numeric_case("Laplace", lambda: H.Laplace(epsilon=eps, d=d)),
-        numeric_case("Duchi", lambda: H.Duchi(epsilon=eps, d=d)),
-        numeric_case("HarmonyNumeric", lambda: H.HarmonyNumeric(epsilon=eps, d=d)),
+        numeric_case("Laplace", lambda: M.Laplace(epsilon=eps, d=d)),
+        numeric_case("Duchi", lambda: M.Duchi(epsilon=eps, d=d)),
+        numeric_case("HarmonyNumeric", lambda: M.HarmonyNumeric(epsilon=eps, d=d)),
         numeric_case("HarmonyNumeric (public j)",
-                     lambda: H.HarmonyNumeric(epsilon=eps, d=d, coordinates="public", seed=seed),
+                     lambda: M.HarmonyNumeric(epsilon=eps, d=d, coordinates="public", seed=seed),
                      perturb_kwargs={"user_ids": user_ids},
                      variance=lambda mechanism: mechanism.variance(numeric, user_ids=user_ids),
                      note="j = hash(seed, user id); unbiased for the mean over each hashed bucket, so "
                           "against the population\n    mean max|err| also holds that bucket's sampling error "
                           "(not in sd)"),
-        numeric_case("Piecewise", lambda: H.Piecewise(epsilon=eps, d=d)),
-        numeric_case("Hybrid", lambda: H.Hybrid(epsilon=eps, d=d)),
-        frequency_case("GRR", lambda: H.GRR(epsilon=eps, k=k)),
-        frequency_case("OUE", lambda: H.OUE(epsilon=eps, k=k)),
-        frequency_case("OLH", lambda: H.OLH(epsilon=eps, k=k)),
-        frequency_case("HadamardResponse", lambda: H.HadamardResponse(epsilon=eps, k=k)),
-        frequency_case("HarmonyCategorical", lambda: H.HarmonyCategorical(epsilon=eps, k=k, seed=seed),
+        numeric_case("Piecewise", lambda: M.Piecewise(epsilon=eps, d=d)),
+        numeric_case("Hybrid", lambda: M.Hybrid(epsilon=eps, d=d)),
+        frequency_case("GRR", lambda: M.GRR(epsilon=eps, k=k)),
+        frequency_case("OUE", lambda: M.OUE(epsilon=eps, k=k)),
+        frequency_case("OLH", lambda: M.OLH(epsilon=eps, k=k)),
+        frequency_case("HadamardResponse", lambda: M.HadamardResponse(epsilon=eps, k=k)),
+        frequency_case("HarmonyCategorical", lambda: M.HarmonyCategorical(epsilon=eps, k=k, seed=seed),
                        note="default estimate(reports) (method='unbiased'): solves G f = projection"),
         frequency_case("HarmonyCategorical proj.",
-                       lambda: H.HarmonyCategorical(epsilon=eps, k=k, seed=seed),
+                       lambda: M.HarmonyCategorical(epsilon=eps, k=k, seed=seed),
                        estimate_kwargs={"method": "projection"},
                        variance=lambda mechanism: mechanism.variance(f, n, method="projection"),
                        note="the same perturb; the paper's projection estimate: its mean is G f, not f, and "
                             "that cross-talk bias is in max|err| (not in sd)"),
         Case("HarmonyMixed", f"3 num + k={args.k_small},{k}",
-             lambda: H.HarmonyMixed(epsilon=eps, attributes=mixed_attributes, seed=seed), mixed_values,
+             lambda: M.HarmonyMixed(epsilon=eps, attributes=mixed_attributes, seed=seed), mixed_values,
              [*means[:3], f_small, f], lambda mechanism: mechanism.variance(mixed_values),
              note=f"attributes {mixed_attributes}; max|err| over the 3 means and the {args.k_small} + {k} "
                   "frequencies"),
@@ -193,18 +201,21 @@ def lipdesign_cases(args, numeric, categories, small):
 
 def print_table_1(args, cases, results):
     n = args.users
-    print(f"\n1. lipdesign.harmony at n = {n:,} users, eps = {args.epsilon}, best of {args.repeats} "
+    print(f"\n1. lipdesign.mechanisms at n = {n:,} users, eps = {args.epsilon}, best of {args.repeats} "
           f"(seconds; users/s = n / seconds)")
-    header = (f"{'mechanism':<28} {'shape':<20} {'perturb s':>10} {'users/s':>9} {'estimate s':>10} "
-              f"{'users/s':>9} {'max|err|':>9} {'sd':>8}")
+    header = (f"{'mechanism':<28} {'shape':<20} {'perturb s':>10} {'users/s':>9} {'aggregate s':>11} "
+              f"{'users/s':>9} {'estimate s':>10} {'max|err|':>9} {'sd':>8}")
     print(header)
     print("-" * len(header))
     for case, result in zip(cases, results):
         if "failure" in result:
             print(f"{case.name:<28} {case.shape:<20} FAILED: {result['failure'][:150]}")
             continue
-        print(f"{case.name:<28} {case.shape:<20} {timing_columns(n, result['perturb'], result['estimate'])} "
+        print(f"{case.name:<28} {case.shape:<20} {timing_columns(n, result['perturb'])}  "
+              f"{timing_columns(n, result['aggregate'])} {result['estimate']:10.6f} "
               f"{result['error']:9.2e} {result['sd']:8.1e}")
+    print("aggregate s: mechanism.aggregate(reports), the sufficient statistics (mergeable across files and "
+          "machines);\nestimate s: mechanism.estimate(aggregate), which does not depend on n.")
     print("max|err|: largest |estimate - truth| over the d means or k frequencies (truth: the population's "
           "own means and histogram).\nsd: square root of the largest theoretical variance of one estimate "
           "(the mechanism's variance()); over d or k\ncoordinates, max|err| of an unbiased estimate is "
@@ -212,6 +223,10 @@ def print_table_1(args, cases, results):
     for case, result in zip(cases, results):
         if case.note and "failure" not in result:
             print(f"  {case.name}: {case.note}")
+    for case, result in zip(cases, results):
+        if "failure" not in result and result["mismatch"] > 1e-12:
+            print(f"  {case.name}: WARNING estimate(aggregate) and estimate(reports) differ by up to "
+                  f"{result['mismatch']:.2e}")
     grr = next(c for c in cases if c.name == "GRR")
     for case, result in zip(cases, results):
         if case.name == "HarmonyCategorical proj." and "failure" not in result:
@@ -304,8 +319,8 @@ def plan_pure_runs(oracles, values, args):
 
 
 def compare_with_pure_ldp(args, categories, lipdesign_results):
-    from lipdesign import harmony as H
-    from lipdesign.harmony.frequency import pure_variance
+    from lipdesign import mechanisms
+    from lipdesign.mechanisms.oracle import pure_variance
 
     n, k, eps = args.users, args.k, args.epsilon
     print(f"\n2. GRR / OUE / OLH: lipdesign against pure-ldp, n = {n:,}, k = {k}, eps = {eps}, "
@@ -325,7 +340,7 @@ def compare_with_pure_ldp(args, categories, lipdesign_results):
     print(f"   pure-ldp {metadata.version('pure-ldp')}; its runs take about {total:.0f} s (predicted from a "
           f"{pilot:,}-user pilot)")
     header = (f"{'oracle':<7} {'library':<10} {'users timed':>11} {'perturb s':>10} {'users/s':>9} "
-              f"{'estimate s':>10} {'users/s':>9} {'max|err|':>9} {'sd':>8}")
+              f"{'agg+est s':>10} {'users/s':>9} {'max|err|':>9} {'sd':>8}")
     print(header)
     print("-" * len(header))
     footnotes = []
@@ -335,7 +350,7 @@ def compare_with_pure_ldp(args, categories, lipdesign_results):
             print(f"{name:<7} {'lipdesign':<10} FAILED: {lip['failure'][:120]}")
             lip = None
         elif lip is not None:
-            columns = timing_columns(n, lip["perturb"], lip["estimate"])
+            columns = timing_columns(n, lip["perturb"], lip["aggregate"] + lip["estimate"])
             print(f"{name:<7} {'lipdesign':<10} {n:>11,} {columns} {lip['error']:9.2e} {lip['sd']:8.1e}")
         measured, predicted = plans[name]
         subset = values[:measured]
@@ -348,18 +363,19 @@ def compare_with_pure_ldp(args, categories, lipdesign_results):
         error = np.abs(estimate - f_subset).max()
         sd = math.sqrt(pure_variance(f_subset, measured, p, q).max())
         label = "" if name in lipdesign_results else name
+        mark = "*" if measured < n else " "
         print(f"{label:<7} {'pure-ldp':<10} {measured:>11,} "
-              f"{timing_columns(n, t_perturb * scale, t_estimate * scale, '*' if measured < n else ' ')} "
+              f"{timing_columns(n, t_perturb * scale, t_estimate * scale, mark=mark)} "
               f"{error:9.2e} {sd:8.1e}")
         if lip is not None:
             print(f"{'':<7} {'speed-up':<10} {'':>11} {t_perturb * scale / lip['perturb']:9.1f}x {'':>9} "
-                  f"{t_estimate * scale / lip['estimate']:9.1f}x")
+                  f"{t_estimate * scale / (lip['aggregate'] + lip['estimate']):9.1f}x")
         if measured < n:
             line = (f"* {name}: pure-ldp measured at {measured:,} users (a {n:,}-user run was predicted at "
                     f"{predicted:.0f} s > {args.pure_ldp_limit:g} s) and its times scaled x{scale:g}; its "
                     f"max|err| and sd are at {measured:,} users")
             if lip is not None:
-                mechanism = getattr(H, name)(epsilon=eps, k=k)
+                mechanism = getattr(mechanisms, name)(epsilon=eps, k=k)
                 reports = mechanism.perturb(categories[:measured], rng=perturb_rng(args.seed))
                 small = mechanism.estimate(reports)
                 line += f" (lipdesign's max|err| there: {np.abs(small - f_subset).max():.2e})"
@@ -370,8 +386,9 @@ def compare_with_pure_ldp(args, categories, lipdesign_results):
         print(line)
     print("   pure-ldp classes: " + "; ".join(f"{name} = {description}"
                                              for name, (_, _, _, description) in oracles.items()))
-    print("   pure-ldp timing: perturb = [client.privatise(v) for v in values]; estimate = "
-          "server.aggregate_all(reports)\n   + server.estimate_all(range(k)) (no normalisation), counts / n.")
+    print("   pure-ldp timing: perturb = [client.privatise(v) for v in values]; agg+est = "
+          "server.aggregate_all(reports)\n   + server.estimate_all(range(k)) (no normalisation), counts / n; "
+          "lipdesign's agg+est = aggregate(reports)\n   + estimate(aggregate).")
     print("   Both use the unbiased estimator (C_v/n - q)/(p - q). pure-ldp's OLH takes q = 1/g (xxhash "
           "as an ideal hash); lipdesign's\n   OLH the exact collision probability of its ((a x + b) mod P) "
           f"mod g family; lipdesign runs at e^eps (1 - {EXP_MARGIN:g}).")

@@ -20,8 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lipdesign.runtime import TablePerturber
-from lipdesign.runtime.perturb import DEFAULT_CHUNK
+from lipdesign.mechanisms.sampling import DEFAULT_CHUNK, TablePerturber
 
 
 def best_of(fn, repeats: int = 3) -> float:

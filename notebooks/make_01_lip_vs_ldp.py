@@ -16,11 +16,11 @@ CELLS = [
 Local differential privacy (LDP) bounds how much a report $Y$ can change with the input $X$, for *any*
 prior: $Q[x,y] \le e^\varepsilon Q[x',y]$. Local information privacy (LIP) bounds what the report teaches an
 adversary who knows the prior $P$: $e^{-\varepsilon} \le \Pr[X=x \mid Y=y] / P_x \le e^{\varepsilon}$
-(MATH §2). Every $\varepsilon$-LDP table is $\varepsilon$-LIP for every prior, so designing for LIP can only
+(docs/math.md §2). Every $\varepsilon$-LDP table is $\varepsilon$-LIP for every prior, so designing for LIP can only
 help. This notebook measures *how much*.
 
-Utility throughout is the per-user MSE of the MMSE estimate of the histogram (MATH §4; lower is better).
-Every table is the exact optimum of its notion, from the LP over extreme rays (MATH §5). The baselines are
+Utility throughout is the per-user MSE of the MMSE estimate of the histogram (docs/math.md §4; lower is better).
+Every table is the exact optimum of its notion, from the LP over extreme rays (docs/math.md §5). The baselines are
 the optimal $\varepsilon$-LDP table and generalized randomized response (GRR), both scored with the same
 MMSE estimate under the same prior. The last cell checks the key facts and fails if any stops holding."""),
     ("code", r"""%matplotlib inline
@@ -32,7 +32,7 @@ import numpy as np
 import lipdesign as ld
 from lipdesign import demo
 
-TOL = 1e-9  # slack for comparing MSEs of exactly repaired tables (MATH §3)
+TOL = 1e-9  # slack for comparing MSEs of exactly repaired tables (docs/math.md §3)
 designed = []  # every table designed below; the last cell verifies each one exactly
 
 
@@ -79,7 +79,7 @@ axes.legend()
 axes.grid(alpha=0.3)
 plt.show()"""),
     ("md", r"""LIP $\le$ LDP $\le$ GRR at every $\varepsilon$: the LDP-feasible tables are a subset of the LIP-feasible
-ones (MATH §2), and GRR is one particular LDP table (here it coincides with the optimal LDP table from
+ones (docs/math.md §2), and GRR is one particular LDP table (here it coincides with the optimal LDP table from
 $\varepsilon \approx 3$ on). At small $\varepsilon$ all three stay close to the prior-only MSE. The absolute gap peaks at a
 moderate $\varepsilon$ and then shrinks, since every MSE goes to 0; the ratio LDP/LIP keeps growing, because
 the LIP MSE decays faster."""),
@@ -118,7 +118,7 @@ plt.show()"""),
     ("md", r"""At $\varepsilon = 1$ the gain is largest near the uniform prior and fades as the prior becomes very
 skewed (not quite monotonically). The LIP constraint compares each $Q[x,y]$ with the prior average
 $P \cdot q_y$. Under a uniform prior that average leaves room for ratios near $e^{2\varepsilon}$ between
-inputs (MATH §2). When one value dominates, the average is essentially that value's entry, so LIP
+inputs (docs/math.md §2). When one value dominates, the average is essentially that value's entry, so LIP
 behaves much like LDP. In the limit the prior alone says nearly everything, and both MSEs approach the
 prior-only MSE."""),
     ("md", r"""## 3. A latent secret
@@ -126,13 +126,14 @@ prior-only MSE."""),
 The demo scenario (`lipdesign.demo`): a phone reports its daily screen-time bucket $X$ (4 buckets), and
 the secret is the owner's age band $G$ (3 values), correlated with $X$ via $T[g,x] = \Pr[X=x \mid G=g]$.
 LIP for $G$ only asks that the report reveal little about the age band. That is weaker than LIP for
-$X$ (MATH §2), so the MSE drops further."""),
+$X$ (docs/math.md §2), so the MSE drops further."""),
     ("code", r"""prior3, secret = demo.scenario()
 P, T = prior3.probabilities, secret.conditional
 print("buckets", prior3.labels, "prior", np.round(P, 4).tolist())
 print("age bands", secret.secret_labels)
 
-# No-noise release (MATH §2): Y = X is eps-LIP for G iff max_g T[g,x] <= e^eps P_x and P_x <= e^eps min_g T[g,x].
+# No-noise release (docs/math.md §2): Y = X is eps-LIP for G iff max_g T[g,x] <= e^eps P_x and
+# P_x <= e^eps min_g T[g,x].
 def no_noise_threshold(P, T):
     return float(max(np.log(T.max(axis=0) / P).max(), np.log(P / T.min(axis=0)).max()))
 
@@ -178,7 +179,7 @@ for lam in (1.0, 0.5, 0.25, 0.1):
     ("md", r"""## 4. Uncertainty about the prior
 
 The prior is usually estimated, not known. Bounded-prior LIP enforces the LIP constraints for every
-prior in a set (MATH §2). Here the set is a total-variation ball of radius $\rho$ around the prior of
+prior in a set (docs/math.md §2). Here the set is a total-variation ball of radius $\rho$ around the prior of
 section 1, at $\varepsilon = 1$. A larger ball means a stronger guarantee and a higher MSE. When the ball
 covers the whole simplex, the notion is worst-case LIP, which for $G = X$ is exactly LDP."""),
     ("code", r"""radii = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]
@@ -214,12 +215,12 @@ reaches the whole simplex the design is as constrained as LDP."""),
     ("md", r"""## 5. Checks
 
 This cell fails if any of the facts above stops holding."""),
-    ("code", r"""# Reference values of MATH §5.
+    ("code", r"""# Reference values of docs/math.md §5.
 reference = run(ld.Prior([0.2, 0.3, 0.5], labels=["low", "mid", "high"]), ld.LIP(2.0))
 assert round(reference.mse, 5) == 0.15646, reference.mse
 assert round(reference.baselines["optimal LDP"], 5) == 0.34207, reference.baselines
 
-# Every designed table passes EXACT verification of its claim (MATH §3).
+# Every designed table passes EXACT verification of its claim (docs/math.md §3).
 failed = [m.summary() for m in designed if not ld.verify(m, exact=True).passed]
 assert not failed, failed
 
@@ -245,7 +246,8 @@ assert fixed.mse - TOL <= min(bp_mse) and max(bp_mse) <= ldp_mse1 + TOL
 assert abs(bp_mse[-1] - ldp_mse1) < TOL and abs(worst_case.mse - ldp1.mse) < TOL
 
 print(f"all checks passed; {len(designed)} tables verified exactly")
-print(f"MATH §5 reference: LIP {reference.mse:.5f}, optimal LDP {reference.baselines['optimal LDP']:.5f}")"""),
+print(f"docs/math.md §5 reference: LIP {reference.mse:.5f}, "
+      f"optimal LDP {reference.baselines['optimal LDP']:.5f}")"""),
 ]
 
 

@@ -13,10 +13,11 @@ TARGET = Path(__file__).with_name("02-harmony.ipynb")
 CELLS = [
     ("md", r"""# Harmony mechanisms: variance, frequency error and learning accuracy
 
-`lipdesign.harmony` implements the mechanisms of the Harmony system (MATH §9) and the LDP frequency oracles
-(MATH §8). Each has a closed-form variance; this notebook measures the mechanisms by simulation and puts
-the measurements next to those closed forms, which are recomputed here from the formulas of MATH §8–§9
-rather than taken from the library.
+`lipdesign.mechanisms` implements the mechanisms of the Harmony system (docs/math.md §9) and the LDP
+frequency oracles (docs/math.md §8), and `lipdesign.learn` Harmony's learners. Each mechanism has a
+closed-form variance; this notebook measures the mechanisms by simulation and puts the measurements next to
+those closed forms, which are recomputed here from the formulas of docs/math.md §8–§9 rather than taken from
+the library.
 
 1. Mean estimation on $[-1, 1]^d$: empirical variance of Laplace, Duchi, HarmonyNumeric, Piecewise (PM)
    and Hybrid (HM) against the closed forms, over $\varepsilon$ and $d$; then the comparisons the Harmony
@@ -35,7 +36,7 @@ from statistics import NormalDist
 import matplotlib.pyplot as plt
 import numpy as np
 
-from lipdesign import harmony
+from lipdesign import learn, mechanisms
 
 ALPHA = 1e-5  # false-alarm probability of each group of checks in the last cell (a CI check must not flake)
 
@@ -46,7 +47,7 @@ def z_bound(tests, alpha=ALPHA):
 
 
 def c_of(eps):
-    # c = (e^eps + 1)/(e^eps - 1): a one-bit report times c is unbiased (MATH §9).
+    # c = (e^eps + 1)/(e^eps - 1): a one-bit report times c is unbiased (docs/math.md §9).
     return (math.exp(eps) + 1.0) / (math.exp(eps) - 1.0)
 
 
@@ -70,7 +71,7 @@ averaged over users and coordinates, with a standard error from the spread of th
 (independent across users, so the CLT applies even though coordinates within a user are correlated). This
 is far more precise than repeating whole estimates: one run gives 50 000 measurements instead of one.
 
-Closed forms per user and coordinate (MATH §9), with $c = \frac{e^\varepsilon+1}{e^\varepsilon-1}$ and
+Closed forms per user and coordinate (docs/math.md §9), with $c = \frac{e^\varepsilon+1}{e^\varepsilon-1}$ and
 $s = e^{\varepsilon/2}$: Laplace $2(2d/\varepsilon)^2$; Duchi $B^2 - t^2$; HarmonyNumeric $d c^2 - t^2$;
 PM at $d = 1$: $\frac{t^2}{s-1} + \frac{s+3}{3(s-1)^2}$; HM: PM with probability $1 - e^{-\varepsilon/2}$,
 else the one-bit mechanism (variance $c^2 - t^2$), when $\varepsilon > \varepsilon^* \approx 0.61$. For
@@ -81,7 +82,7 @@ The population: $t$ drawn once from a normal with mean 0.3 and sd 0.4, clipped t
 
 
 def pm_variance(t, eps):
-    # Piecewise mechanism, one attribute (MATH §9).
+    # Piecewise mechanism, one attribute (docs/math.md §9).
     s = math.exp(eps / 2)
     return t**2 / (s - 1) + (s + 3) / (3 * (s - 1) ** 2)
 
@@ -94,14 +95,15 @@ def rounding_variance(t, grid=256):
 
 
 def duchi_bound(eps, d):
-    # B of Duchi et al. with the even-d fix (MATH §9); Python integers keep 2^d and the binomials exact.
+    # B of Duchi et al. with the even-d fix (docs/math.md §9); Python integers keep 2^d and the binomials
+    # exact.
     e = math.exp(eps)
     plus = 2 ** (d - 1) - (math.comb(d, d // 2) // 2 if d % 2 == 0 else 0)
     return (2**d + plus * (e - 1)) / (math.comb(d - 1, (d - 1) // 2) * (e - 1))
 
 
 def closed_form(name, t, eps, d):
-    # Variance of one user's report in one coordinate whose true value is t (MATH §9).
+    # Variance of one user's report in one coordinate whose true value is t (docs/math.md §9).
     t = np.asarray(t, dtype=float)
     if name == "Laplace":
         return np.full_like(t, 2 * (2 * d / eps) ** 2)
@@ -115,7 +117,7 @@ def closed_form(name, t, eps, d):
     # says which M it uses): t is rounded at random to a neighbour g (E[g] = t), which adds
     # Var(g) = (g_high - t)(t - g_low) to E[Var_PM(g)] = Var_PM(t) + Var(g) / (s - 1).
     s = math.exp(eps_k / 2)
-    grid = harmony.Piecewise(eps, d).piecewise.grid
+    grid = mechanisms.Piecewise(eps, d).piecewise.grid
     grid_pm = pm_variance(t, eps_k) + rounding_variance(t, grid) * s / (s - 1)
     if name == "Piecewise":
         one = grid_pm
@@ -127,7 +129,7 @@ def closed_form(name, t, eps, d):
 
 def per_user_terms(mechanism, reports, eps, d):
     # Each user's term of the estimate (the estimate is their mean; checked against estimate() below).
-    if isinstance(mechanism, harmony.HarmonyNumeric):
+    if isinstance(mechanism, mechanisms.HarmonyNumeric):
         terms = np.zeros((reports.size, d))
         terms[np.arange(reports.size), reports["coordinate"]] = d * c_of(eps) * reports["sign"]
         return terms
@@ -138,7 +140,7 @@ def measure(name, t, eps, seed):
     # Per-user squared noise of one run: (mean, standard error) of the users' mean over coordinates of
     # (r_ij - t_ij)^2, the closed form averaged the same way, and the per-coordinate bias z-scores.
     n, d = t.shape
-    mechanism = getattr(harmony, name)(eps, d)
+    mechanism = getattr(mechanisms, name)(eps, d)
     reports = mechanism.perturb(t, rng=np.random.default_rng(seed))
     terms = per_user_terms(mechanism, reports, eps, d)
     assert np.allclose(terms.mean(axis=0), mechanism.estimate(reports), rtol=1e-9, atol=1e-12)
@@ -279,16 +281,16 @@ $k = 64$ categories; each mechanism perturbs them $R$ times (1000 and 250 repeti
 frequencies. Measured: the squared error averaged over the $k$ values, averaged over the repetitions (with
 the standard error of that average across repetitions). Closed form: for the pure protocols GRR, OUE, OLH
 and Hadamard response, $\mathrm{Var} f_v = \frac{f_v p(1-p) + (1-f_v) q(1-q)}{n(p-q)^2}$ with the $p, q$
-of MATH §8 (OLH's $q = 1/g$; Hadamard response $p = \frac{e^\varepsilon}{e^\varepsilon+1}$, $q = 1/2$).
+of docs/math.md §8 (OLH's $q = 1/g$; Hadamard response $p = \frac{e^\varepsilon}{e^\varepsilon+1}$, $q = 1/2$).
 HarmonyCategorical: the paper's projection estimate (`method="projection"`) averages the terms
 $c\,b\,\mathrm{signs}[s, \cdot]$, whose squares are $c^2$ and whose means are the rows $G[v, \cdot]$ of the
 Gram matrix $G$ of the public $m \times k$ sign matrix ($m = 4096$). So it has mean $G f$ (the cross-talk
-of MATH §9, a bias whose square is added) and covariance $(c^2 G - G\,\mathrm{diag}(f)\,G)/n$, i.e.
+of docs/math.md §9, a bias whose square is added) and covariance $(c^2 G - G\,\mathrm{diag}(f)\,G)/n$, i.e.
 $\mathrm{Var} f_l = \frac{c^2 - \sum_v f_v G[v,l]^2}{n}$. The library's default (`method="unbiased"`)
 solves $G \hat f = $ projection: unbiased, with covariance $(c^2 G^{-1} - \mathrm{diag}(f))/n$. Both are
 measured; $G$ is computed here from the public signs."""),
     ("code", r"""def pure_pq(name, eps, k):
-    # Support probabilities p, q of a pure protocol (MATH §8).
+    # Support probabilities p, q of a pure protocol (docs/math.md §8).
     e = math.exp(eps)
     if name == "GRR":
         return e / (e + k - 1), 1 / (e + k - 1)
@@ -316,8 +318,8 @@ def oracle(name, eps, k):
     # The mechanism, and the keyword arguments of its estimate() and variance().
     if name.startswith("HarmonyCategorical"):
         method = "projection" if name.endswith("(projection)") else "unbiased"
-        return harmony.HarmonyCategorical(eps, k, seed=7), {"method": method}
-    return getattr(harmony, name)(eps, k), {}
+        return mechanisms.HarmonyCategorical(eps, k, seed=7), {"method": method}
+    return getattr(mechanisms, name)(eps, k), {}
 
 
 ORACLES = ["GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical", "HarmonyCategorical (projection)"]
@@ -417,12 +419,12 @@ X_pool, yr_pool, yc_pool, _ = make_data(100_000, 30)
 X_test, yr_test, yc_test, p_test = make_data(50_000, 31)
 
 LEARNERS = {  # class, regression?, learning rate, d loss / d margin, loss
-    "LDPLinearRegression": (harmony.LDPLinearRegression, True, 0.1,
+    "LDPLinearRegression": (learn.LDPLinearRegression, True, 0.1,
                             lambda z, y: 2.0 * (z - y), lambda z, y: (z - y) ** 2),
-    "LDPLogisticRegression": (harmony.LDPLogisticRegression, False, 0.5,
+    "LDPLogisticRegression": (learn.LDPLogisticRegression, False, 0.5,
                               lambda z, y: -y * np.exp(-np.logaddexp(0.0, y * z)),
                               lambda z, y: np.logaddexp(0.0, -y * z)),
-    "LDPLinearSVC": (harmony.LDPLinearSVC, False, 0.5,
+    "LDPLinearSVC": (learn.LDPLinearSVC, False, 0.5,
                      lambda z, y: np.where(y * z < 1.0, -y, 0.0), lambda z, y: np.maximum(0.0, 1.0 - y * z)),
 }
 CONFIGS = [(100_000, eps) for eps in (0.5, 1.0, 2.0, 4.0, 8.0)] + [(n, 1.0) for n in (3_000, 10_000, 30_000)]
@@ -539,10 +541,10 @@ $\gamma_T m / (8 \ln m)$: it depends on $\varepsilon$ only through the number of
 This cell fails if any of the facts above stops holding. Each group of statistical checks uses
 $z$ = `z_bound(number of checks in the group)`."""),
     ("code", r"""# --- Section 1: the notebook's closed forms are the library's variance(), to rounding (the library uses
-# e^eps (1 - EXP_MARGIN), see lipdesign.harmony._base).
+# e^eps (1 - EXP_MARGIN), see lipdesign.mechanisms.sampling).
 for g in list(grid.values()) + list(worst.values()):
     assert abs(g["library"] / g["closed"] - 1) < 1e-9, g
-assert abs(EPS_STAR - 0.6094) < 5e-5, EPS_STAR  # MATH §9
+assert abs(EPS_STAR - 0.6094) < 5e-5, EPS_STAR  # docs/math.md §9
 
 # Empirical / closed-form per-user variance within its sampling error; every coordinate unbiased.
 cells = list(grid.values()) + list(worst.values())
@@ -575,10 +577,10 @@ for eps in EPS1:
         assert ordered(a, b, z) if d > c_of(eps) ** 2 * eps**2 / 8 else ordered(b, a, z), (eps, d)
 
 # Duchi's bound: B^2 / (d c^2) is 1 at d = 1 and, for odd d = 2j + 1, between pi j / (2j + 1) and pi / 2
-# (Wallis); the library's B agrees with MATH §9's formula.
+# (Wallis); the library's B agrees with docs/math.md §9's formula.
 for eps in EPS1:
     for d in range(1, 65):
-        assert abs(harmony.Duchi(eps, d).bound / duchi_bound(eps, d) - 1) < 1e-9, (eps, d)
+        assert abs(mechanisms.Duchi(eps, d).bound / duchi_bound(eps, d) - 1) < 1e-9, (eps, d)
         ratio = duchi_bound(eps, d) ** 2 / (d * c_of(eps) ** 2)
         j = (d - 1) // 2
         assert (abs(ratio - 1) < 1e-12) if d == 1 else (d % 2 == 0 or math.pi * j / d <= ratio <= math.pi / 2)
@@ -600,22 +602,22 @@ assert all(worst_case("Hybrid", e, 1) < min(worst_case("Duchi", e, 1), worst_cas
 # Above eps*, HM's variance at d = 1 does not depend on t on the grid points (no rounding term there): the t^2
 # coefficients alpha/(s - 1) and -(1 - alpha) cancel for alpha = 1 - 1/s.
 def middle_grid_point(e):
-    grid = harmony.Piecewise(e, 1).piecewise.grid
+    grid = mechanisms.Piecewise(e, 1).piecewise.grid
     return -1 + 2 * (grid // 2) / grid
 
 
 assert all(abs(closed_form("Hybrid", 1.0, e, 1) / closed_form("Hybrid", middle_grid_point(e), e, 1) - 1) < 1e-9
            for e in dense if e > EPS_STAR)
 
-# --- Section 2: the library's variance() matches MATH §8 (OLH: exact hash collisions instead of q = 1/g);
-# empirical MSE within its sampling error of the closed form.
+# --- Section 2: the library's variance() matches docs/math.md §8 (OLH: exact hash collisions instead of
+# q = 1/g); empirical MSE within its sampling error of the closed form.
 for (name, eps, k), g in freq.items():
     assert np.allclose(g["library"], g["variance"], rtol=1e-6, atol=0), (name, eps, k)
 z = z_bound(len(freq))
 bad = [(key, g["empirical"] / g["closed"]) for key, g in freq.items()
        if abs(g["empirical"] - g["closed"]) > z * g["se"]]
 assert not bad, (z, bad)
-# GRR beats OUE exactly when k < 3 e^eps + 2 (the f -> 0 limit of MATH §8); the measurements agree.
+# GRR beats OUE exactly when k < 3 e^eps + 2 (the f -> 0 limit of docs/math.md §8); the measurements agree.
 z = z_bound(len(KS) * len(EPS2))
 for k in KS:
     for eps in EPS2:

@@ -104,7 +104,12 @@ class PiecewiseGrid:
         # Density e^eps' on [l_i, r_i] and 1 elsewhere, up to the common factor; rows normalised.
         weights = np.where(inside, exp_epsilon, 1.0) * self.widths
         self.table = weights / weights.sum(axis=1, keepdims=True)
-        self.sampler = TablePerturber(self.table)
+        self.table.setflags(write=False)
+
+    @cached_property
+    def sampler(self):
+        """The alias tables of the bins (built on first use: a grid is also built just to read its size)."""
+        return TablePerturber(self.table)
 
     def round(self, values, rng):
         """Grid indices i with E[g_i] = t: i = floor((t + 1) M / 2) (at most M - 1), plus 1 with probability
