@@ -5,6 +5,7 @@ with exit code 2 and one line on stderr, never a traceback; a verification that 
 """
 
 import argparse
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -67,10 +68,14 @@ def _mechanism(args):
         raise ValidationError(f"family is {args.family!r}; it must be one of "
                               f"{', '.join(f for f in families() if f != 'table')} (designed tables come from "
                               "`lipdesign design`)")
-    try:
-        mechanism = family_class(family)(**parameters)
-    except TypeError as error:
-        raise ValidationError(f"{family}: {error}") from None
+    cls = family_class(family)
+    signature = {name: value for name, value in inspect.signature(cls.__init__).parameters.items() if name != "self"}
+    unknown = sorted(set(parameters) - set(signature))
+    missing = [name for name, value in signature.items() if value.default is value.empty and name not in parameters]
+    if unknown or missing:
+        problem = f"--param is {unknown[0]!r}" if unknown else f"{missing[0]} is missing (-p {missing[0]}=VALUE)"
+        raise ValidationError(f"{problem}; {family} takes {', '.join(signature)}")
+    mechanism = cls(**parameters)
     mechanism.to_json(args.output)
     print(repr(mechanism))
     if mechanism.finite:
@@ -95,9 +100,8 @@ def _simulate(args):
         print(f"{row[0]:>{width}}  " + "  ".join(f"{value:9.5g}" for value in row[1:5]) + f"  {row[5]:6.2f}")
     finite = np.isfinite(result.z_scores)
     skipped = f"; {np.count_nonzero(~finite)} without reports skipped" if not finite.all() else ""
-    print(f"sum of z^2 = {float((result.z_scores[finite] ** 2).sum()):.2f} over {np.count_nonzero(finite)} "
-          f"estimates{skipped} (chi-square p-value {result.chi_square_p_value:.3g}; expected = E[estimate], "
-          "theory sd from the closed-form variance)")
+    print(f"largest |z| = {result.largest_z:.2f} over {np.count_nonzero(finite)} estimates{skipped} (Bonferroni "
+          f"p-value {result.p_value:.3g}; expected = E[estimate], theory sd from the closed-form variance)")
     print(f"squared error of the estimate, summed over its entries: empirical {result.squared_error:.6g}, "
           f"theoretical {result.expected_squared_error:.6g} (sum of variances + squared bias, for this population)")
 

@@ -14,6 +14,7 @@ and ``names()`` names its entries. Numpy only.
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.immutable import Immutable
 from lipdesign.validation import (
     check_indices,
     float_array,
@@ -42,7 +43,7 @@ def _check_generator(rng):
     return rng
 
 
-class Categorical:
+class Categorical(Immutable):
     """One of k values per user. ``labels`` (default: the indices 0..k-1, kept as a ``range`` so that k may be huge)
     are what users pass; ``frequencies`` (default Zipf(1)) is the distribution ``sample`` draws from."""
 
@@ -53,6 +54,8 @@ class Categorical:
         self.labels = range(self.k) if labels is None else labels_for(labels, self.k)
         self.frequencies = None if frequencies is None else probability_vector(frequencies, "frequencies",
                                                                                length=self.k)
+        if self.frequencies is not None:
+            self.frequencies.setflags(write=False)
         self._integer_labels = not isinstance(self.labels, range) and self.labels != tuple(range(self.k)) and \
             all(isinstance(label, int) for label in self.labels)
 
@@ -116,7 +119,7 @@ class Categorical:
         return f"Categorical(k={self.k})"
 
 
-class Box:
+class Box(Immutable):
     """One row of d numbers in [-1, 1] per user; a vector is accepted when d == 1."""
 
     kind = "box"
@@ -173,7 +176,7 @@ def numeric_column(n, position, count, rng):
     return np.clip(rng.normal(mean, POPULATION_SD, n), -1.0, 1.0)
 
 
-class MixedTuple:
+class MixedTuple(Immutable):
     """One row per user: ``attributes[j]`` is "numeric" (a value in [-1, 1]) or an int k >= 2 (a category index
     0..k-1, given as a number in the row)."""
 

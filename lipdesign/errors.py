@@ -1,6 +1,6 @@
 """One small exception hierarchy. The CLI turns every LipdesignError into exit code 2 and one line.
 
-Pure Python on purpose: lipdesign.runtime (numpy only) raises these too.
+Pure Python on purpose: lipdesign.mechanisms (numpy only) raises these too.
 """
 
 

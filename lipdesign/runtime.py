@@ -3,7 +3,9 @@
 The sampler and the estimators are in ``lipdesign.mechanisms`` (``sampling``, ``table``, ``postprocess``). The
 estimators now take (table, counts) positionally and the prior as a keyword: ``mmse_frequencies(table, counts,
 prior=p)``, ``unbiased_frequencies(table, counts, prior=p)``. ``grr_table`` is gone: its table failed exact
-verification for some (k, epsilon); use ``lipdesign.mechanisms.GRR(epsilon, k).full_table()``.
+verification for some (k, epsilon); use ``lipdesign.mechanisms.GRR(epsilon, k).full_table()``. ``counts`` is gone
+(``np.bincount(reports, minlength=n_out)``, or a mechanism's ``aggregate``), and so are the helpers
+``index_array`` and ``validate_table`` (lipdesign.validation has their successors).
 """
 
 import warnings

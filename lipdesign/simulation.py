@@ -47,10 +47,18 @@ class Simulation:
             return (self.estimate - self.expected) / self.std
 
     @property
-    def chi_square_p_value(self):
-        """P-value of sum(z^2) over the finite z under chi-square(their number); z is close to normal for large n."""
+    def largest_z(self):
+        """The largest |z| over the finite z-scores (nan if there is none)."""
+        z = np.abs(self.z_scores[np.isfinite(self.z_scores)])
+        return float(z.max()) if z.size else float("nan")
+
+    @property
+    def p_value(self):
+        """Bonferroni p-value of the largest |z|: min(1, m Pr[|N(0, 1)| >= largest |z|]) over the m finite
+        z-scores. Valid whatever their dependence (estimated frequencies sum to 1, so a chi-square of sum z^2 would
+        not be), for estimates close to normal (large n)."""
         z = self.z_scores[np.isfinite(self.z_scores)]
-        return float(stats.chi2.sf(np.sum(z**2), z.size)) if z.size else float("nan")
+        return float(min(1.0, z.size * 2.0 * stats.norm.sf(self.largest_z))) if z.size else float("nan")
 
     @property
     def squared_error(self):
@@ -82,12 +90,13 @@ def _check_size(mechanism, n):
                               "(the reports are held in memory)")
 
 
-def simulate(mechanism, n, rng=None, *, values=None, method=None):
+def simulate(mechanism, n=None, rng=None, *, values=None, method=None):
     """Run ``mechanism`` on ``n`` users and compare every estimate with its closed form (the CLI's ``simulate``).
 
-    The users are ``values`` when given, else ``mechanism.input_domain.sample(n, rng)`` (the design prior for a
-    designed table, Zipf(1) frequencies or normal numeric values otherwise). Users get ids 0..n-1 where public
-    randomness is keyed by user id. ``method``: the estimation method (None: the mechanism's default).
+    The users are ``values`` when given (then ``n`` may be omitted, or must be their number), else
+    ``mechanism.input_domain.sample(n, rng)`` (the design prior for a designed table, Zipf(1) frequencies or
+    normal numeric values otherwise). Users get ids 0..n-1 where public randomness is keyed by user id.
+    ``method``: the estimation method (None: the mechanism's default).
     """
     generator = as_generator(rng)
     if values is None:
@@ -96,6 +105,8 @@ def simulate(mechanism, n, rng=None, *, values=None, method=None):
         values = mechanism.input_domain.sample(n, generator)
     else:
         values = np.asarray(values)
+        if n is not None and n != len(values):
+            raise ValidationError(f"n is {fmt(n)} but values has {len(values)} rows; give one of them, or both alike")
         n = _users(len(values))
         _check_size(mechanism, n)
     user_ids = np.arange(n) if mechanism.uses_user_ids else None

@@ -10,6 +10,7 @@ import json
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.immutable import Immutable
 from lipdesign.io import mechanism_from_dict
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.base import CLOSED_FORM, Mechanism
@@ -74,18 +75,34 @@ def check_family(mechanism, rng):
         f"family: {mechanism.family!r} is registered to {family_class(mechanism.family).__name__}"
 
 
+def _held(obj, depth=2):
+    """(name, value) of everything ``obj`` holds, and what the immutable objects among them hold, ``depth`` deep."""
+    for name, value in vars(obj).items():
+        yield name, value
+        if depth > 1 and isinstance(value, Immutable):
+            for inner, held in _held(value, depth - 1):
+                yield f"{name}.{inner}", held
+
+
 def check_immutable(mechanism, rng):
-    """Attributes cannot be set or deleted, held arrays are read-only, and a returned privacy table cannot be
-    used to change the mechanism."""
+    """Attributes cannot be set or deleted, neither on the mechanism nor on the declarations and domains it holds;
+    held arrays are read-only; and a returned privacy table cannot be used to change the mechanism."""
     for action in (lambda: setattr(mechanism, "epsilon", 123.0), lambda: delattr(mechanism, "input_domain")):
         try:
             action()
         except AttributeError:
             continue
         raise AssertionError("immutable: an attribute could be set or deleted")
-    for name, value in vars(mechanism).items():
+    for name, value in _held(mechanism):
         if isinstance(value, np.ndarray):
             assert not value.flags.writeable, f"immutable: the array {name!r} is writeable"
+        if isinstance(value, Immutable):
+            try:
+                value.k = 10**6
+            except AttributeError:
+                continue
+            raise AssertionError(f"immutable: {name!r} ({type(value).__name__}) can be changed")
+    assert isinstance(mechanism.input_domain, Immutable), "immutable: the input domain can be changed"
     table = mechanism.privacy_table()
     if table is not None and table.flags.writeable:
         before = np.array(table)

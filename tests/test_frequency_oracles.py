@@ -157,7 +157,7 @@ def test_olh_as_realised_by_the_sampler_is_eps_ldp_for_a_huge_g():
 
 
 def test_a_domain_too_large_for_the_epsilon_is_refused():
-    with pytest.raises(ValidationError, match=f"k is {rr.MAX_K}; .*2\\^-53"):
+    with pytest.raises(ValidationError, match=f"epsilon is 1.0 with k = {rr.MAX_K}; .*2\\^-53"):
         GRR(1.0, rr.MAX_K)
 
 

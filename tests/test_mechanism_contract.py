@@ -353,3 +353,82 @@ def test_every_cited_section_of_docs_math_exists():
     missing = {number: files for number, files in cited.items() if number not in sections}
     assert not missing, missing
     assert len(cited) >= 8  # the code does cite the document
+
+
+# ------------------------------------------------------------------------------------------------ review fixes
+def test_what_a_mechanism_holds_cannot_be_changed_either():
+    mechanism = ld.design([0.3, 0.3, 0.4], ld.LIP(1.0), baselines=False)
+    with pytest.raises(AttributeError, match="immutable"):
+        mechanism.prior.probabilities = np.array([0.6, 0.2, 0.2])  # would leave a stale PASS behind
+    with pytest.raises(AttributeError, match="immutable"):
+        mechanism.input_domain.k = 1000
+    with pytest.raises(AttributeError, match="immutable"):
+        mechanisms.GRR(1.0, 5).input_domain.k = 1000  # perturb would echo any value below 1000
+    with pytest.raises(ValueError, match="read-only"):
+        mechanism.sampler._prob_flat[0] = 2.0
+    box = ld.PriorSet.box([0.2, 0.2, 0.3], [0.4, 0.4, 0.5])
+    with pytest.raises(TypeError):
+        box.parameters["lower"] = [0, 0, 0]
+
+
+@pytest.mark.parametrize("statistics, n, message", [
+    ({"support": [3, 9]}, 10, r"support \[2\] int64; the grr mechanism's are support \[5\] int64"),
+    ({"support": [-50, 0, 0, 0, 0]}, 10, r"reaches -50\.\.0; from n = 10 reports it lies in 0\.\.10"),
+    ({"support": [0, 11, 0, 0, 0]}, 10, "reaches 0..11"),
+    ({"counts": [0, 1, 0, 0, 0]}, 10, "statistics are counts"),
+])
+def test_an_aggregate_that_reports_cannot_give_is_refused(statistics, n, message):
+    grr = mechanisms.GRR(1.0, 5)
+    forged = ld.Aggregate(grr.fingerprint, "grr", n, statistics)
+    with pytest.raises(ld.ValidationError, match=message):
+        grr.estimate(forged)
+
+
+def test_table_counts_must_add_up_to_the_number_of_reports():
+    table = ld.design([0.3, 0.3, 0.4], ld.LIP(1.0), baselines=False)
+    forged = ld.Aggregate(table.fingerprint, "table", 10, {"counts": np.full(table.table.shape[1], 10)})
+    with pytest.raises(ld.ValidationError, match="sums to .*; it must sum to n = 10"):
+        table.estimate(forged)
+    with pytest.raises(ld.ValidationError, match="aggregate holds 0 reports"):
+        table.estimate(table.aggregate(table.empty_reports()))
+
+
+@pytest.mark.parametrize("family", registry.families())
+def test_empty_reports_aggregate_to_zero(family):
+    mechanism = registry.family_class(family).example()
+    empty = mechanism.aggregate(mechanism.empty_reports())
+    assert empty.n == 0 and all(not array.any() for array in empty.statistics.values())
+
+
+def test_the_simulation_p_value_is_calibrated():
+    """The Bonferroni p-value of the largest |z| rejects a correct mechanism at most about as often as its level
+    says, although estimated frequencies are dependent (they sum to 1); 400 seeded runs, tolerance 3 sd."""
+    from lipdesign.simulation import simulate
+
+    p = np.array([simulate(mechanisms.GRR(1.0, 2), 2000, rng=seed).p_value for seed in range(400)])
+    assert np.mean(p < 0.05) <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / p.size)
+    assert np.mean(p < 0.5) > 0.2  # and it is not stuck at 1
+    with pytest.raises(ld.ValidationError, match="n is 100 but values has 50 rows"):
+        simulate(mechanisms.GRR(1.0, 2), 100, values=np.zeros(50, dtype=int))
+
+
+def test_a_polytope_prior_set_table_builds_with_numpy_only():
+    code = (
+        "import sys\n"
+        "sys.modules['scipy'] = None\n"  # importing scipy now fails
+        "import json\n"
+        "from lipdesign.mechanisms.table import TableMechanism\n"
+        "from lipdesign.model import Prior\n"
+        "from lipdesign.notions import notion_from_dict\n"
+        "d = json.load(open('tests/data/v1/bp-lip-polytope.json'))\n"
+        "m = TableMechanism(d['table'], notion_from_dict(d['notion']), Prior.from_dict(d['prior']))\n"
+        "print(m.verify().passed)\n"
+    )
+    assert _run(code) == "True"
+
+
+def test_an_unknown_cli_parameter_is_one_clear_line(tmp_path):
+    from lipdesign.cli import main
+
+    code = main(["mechanism", "grr", "--epsilon", "1", "-p", "kk=5", "-o", str(tmp_path / "g.json")])
+    assert code == 2 and not (tmp_path / "g.json").exists()

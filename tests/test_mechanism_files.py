@@ -138,7 +138,7 @@ def test_cli_writes_verifies_and_simulates_a_harmony_mechanism(tmp_path, capsys)
     assert "PASS" in capsys.readouterr().out
     assert main(["simulate", str(path), "-n", "20000", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "mean[2]" in out and "chi-square p-value" in out
+    assert "mean[2]" in out and "Bonferroni p-value" in out
     assert ld.load(path) == Duchi(1.0, d=3)
 
 
@@ -359,7 +359,7 @@ def test_simulate_handles_few_rows_empty_buckets_and_huge_domains(tmp_path, caps
     mixed = simulate(HarmonyMixed(1.0, ["numeric", 3], m=1, seed=1), 20_000, rng=1)
     assert np.all(np.isfinite(mixed.z_scores))  # m < k: the paper's projection is simulated
     empty = simulate(HarmonyNumeric(1.0, d=8, coordinates="public", seed=1), 2, rng=1)
-    assert np.isnan(empty.z_scores).any() and np.isfinite(empty.chi_square_p_value)
+    assert np.isnan(empty.z_scores).any() and np.isfinite(empty.p_value)
     with pytest.raises(ld.ValidationError, match="k is"):
         simulate(GRR(10.0, k=5 * 10**8), 2)
     path = tmp_path / "public.json"

@@ -79,6 +79,15 @@ def _rebuilt(build, source):
         raise FormatError(f"{source}: parameters do not fit: {error}") from None
 
 
+def _check_design_prior(mechanism, source):
+    """A designed table's prior must lie in its notion's prior set (the design-time rule, checked on load too)."""
+    if isinstance(mechanism, TableMechanism):
+        try:
+            mechanism.notion.check(mechanism.prior)
+        except LipdesignError as error:
+            raise FormatError(f"{source}: {error}") from None
+
+
 def _check_public_seed(mechanism, parameters, source):
     if mechanism.parameters().get("seed") is not None and parameters.get("seed") is None:
         raise FormatError(f"{source}: parameters.seed is missing; {type(mechanism).__name__} uses public randomness "
@@ -114,6 +123,7 @@ def _current(document, source):
         raise FormatError(f"{source}: {error}") from None
     parameters = document["parameters"]
     mechanism = _rebuilt(lambda: cls.from_parameters(parameters, provenance=document.get("provenance")), source)
+    _check_design_prior(mechanism, source)
     _check_public_seed(mechanism, parameters, source)
     stored, actual = document["guarantee"], mechanism.guarantee.to_dict()
     for field in ("notion", "epsilon", "basis"):
@@ -136,6 +146,7 @@ def _legacy_table(document, source):
     provenance = {**document.get("certificate", {}), "baselines": document.get("baselines", {})}
     mechanism = _rebuilt(lambda: TableMechanism(document["table"], notion, prior, objective, provenance=provenance),
                          source)
+    _check_design_prior(mechanism, source)
     _check_epsilons(mechanism, document["verified_epsilons"], source)
     if not np.isclose(mechanism.mse, document["mse"], rtol=MSE_RTOL, atol=MSE_ATOL):
         raise FormatError(f"{source}: mse is {document['mse']!r} but the stored table gives {mechanism.mse!r}")

@@ -1,4 +1,4 @@
-"""LDP empirical risk minimisation: Harmony's mini-batch gradient descent with dimension reduction (seed 000,
+"""LDP empirical risk minimisation: Harmony's mini-batch gradient descent with dimension reduction (Nguyen et al. 2016,
 Section 4, Algorithm 4; docs/math.md §9), as scikit-learn-style estimators. Numpy only; scikit-learn is not needed, but
 the estimators follow its conventions (``get_params`` / ``set_params``, ``fit`` returns ``self``, fitted
 attributes end in ``_``) so that ``sklearn.base.clone`` and ``GridSearchCV`` work when it is installed.

@@ -2,8 +2,10 @@
 
 Counting happens where the reports are (per file, per partition, per machine); the aggregates are added with
 ``+`` or ``sum`` and estimated once: ``mechanism.estimate(a + b) == mechanism.estimate(reports_a + reports_b)``.
-Integer statistics (counts, sums of signs) add exactly in any order; floating-point sums (Laplace, Piecewise,
-Hybrid reports) add up to rounding. ``to_dict`` / ``from_dict`` give a JSON form. Numpy only.
+Integer statistics add exactly in any order: counts in [0, n] (a statistic named "counts" sums to n) and signed
+sums of +-1 signs in [-n, n] (names ending in "sums"); floating-point sums (Laplace, Piecewise, Hybrid reports) add
+up to rounding. ``to_dict`` / ``from_dict`` give a JSON form; ``check_like`` refuses an aggregate that cannot be
+one of a given mechanism. Numpy only.
 """
 
 import numpy as np
@@ -29,6 +31,10 @@ def _statistic(name, value):
         raise ValidationError(f"statistics[{name!r}] has a non-finite entry; statistics are finite sums")
     array.setflags(write=False)
     return array
+
+
+def _describe(statistics):
+    return ", ".join(f"{name} {list(shape)} {dtype}" for name, (shape, dtype) in sorted(statistics.items()))
 
 
 class Aggregate:
@@ -71,6 +77,24 @@ class Aggregate:
                          {name: array + other.statistics[name] for name, array in self.statistics.items()})
 
     __radd__ = __add__
+
+    def check_like(self, template):
+        """Raise unless this aggregate has the statistics of ``template`` (names, shapes, dtypes) and counts that
+        n reports can give (see the module docstring)."""
+        expected = {name: (array.shape, array.dtype) for name, array in template.statistics.items()}
+        actual = {name: (array.shape, array.dtype) for name, array in self.statistics.items()}
+        if actual != expected:
+            raise ValidationError(f"aggregate statistics are {_describe(actual)}; the {self.family} mechanism's are "
+                                  f"{_describe(expected)}")
+        for name, array in self.statistics.items():
+            if array.dtype.kind != "i":
+                continue
+            low = -self.n if name.endswith("sums") else 0
+            if array.size and (array.min() < low or array.max() > self.n):
+                raise ValidationError(f"statistics[{name!r}] reaches {array.min()}..{array.max()}; from n = {self.n} "
+                                      f"reports it lies in {low}..{self.n}")
+            if name == "counts" and array.sum() != self.n:
+                raise ValidationError(f"statistics['counts'] sums to {array.sum()}; it must sum to n = {self.n}")
 
     def __eq__(self, other):
         return isinstance(other, Aggregate) and (self.mechanism, self.family, self.n) == \

@@ -21,7 +21,6 @@ Subclasses implement ``parameters``, ``example``, ``_perturb``, ``_statistics``,
 ``_variance`` and, for a finite output space, ``privacy_table``. Numpy and the standard library only.
 """
 
-import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import numpy as np
 
 from lipdesign import __version__
 from lipdesign.errors import ValidationError
+from lipdesign.immutable import Immutable
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
@@ -48,7 +48,6 @@ FORMAT_VERSION = 2
 EXACT_TABLE = "exact table"
 COMPOSITION = "composition of exact tables"
 CLOSED_FORM = "ideal-arithmetic closed form"
-BASES = (EXACT_TABLE, COMPOSITION, CLOSED_FORM)
 
 
 @dataclass(frozen=True)
@@ -69,24 +68,7 @@ class Guarantee:
         return f"{self.notion} eps={self.epsilon:g} ({self.basis}{'; ' + self.detail if self.detail else ''})"
 
 
-def _sealed_init(init):
-    """Wrap ``__init__`` so that the object is sealed (immutable) once the outermost ``__init__`` returns."""
-
-    @functools.wraps(init)
-    def wrapper(self, *args, **kwargs):
-        depth = self.__dict__.get("_init_depth", 0)
-        object.__setattr__(self, "_init_depth", depth + 1)
-        try:
-            init(self, *args, **kwargs)
-        finally:
-            object.__setattr__(self, "_init_depth", depth)
-        if depth == 0:
-            object.__setattr__(self, "_sealed", True)
-
-    return wrapper
-
-
-class Mechanism:
+class Mechanism(Immutable):
     """Base class of every mechanism; see the module docstring for the contract."""
 
     #: The stable id in JSON and in the registry.
@@ -100,20 +82,6 @@ class Mechanism:
     epsilon_range: ClassVar[tuple] = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
     #: Design provenance written with the envelope (designed tables); None for the fixed mechanisms.
     provenance = None
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "__init__" in cls.__dict__:
-            cls.__init__ = _sealed_init(cls.__dict__["__init__"])
-
-    def __setattr__(self, name, value):
-        if self.__dict__.get("_sealed"):
-            raise AttributeError(f"{type(self).__name__} is immutable; build a new mechanism instead of setting "
-                                 f"{name!r}")
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name):
-        raise AttributeError(f"{type(self).__name__} is immutable; {name!r} cannot be deleted")
 
     # -- what a family provides -----------------------------------------------------------------------------
     def parameters(self):
@@ -184,13 +152,21 @@ class Mechanism:
         """One report per user for ``values`` (checked by ``input_domain``); ``rng``: an int seed, a
         numpy Generator, or None for a generator seeded from the OS CSPRNG."""
         values = self.input_domain.validate(values)
-        return self._perturb(values, as_generator(rng), self._user_ids(user_ids, _size(values)))
+        return self._perturb(values, as_generator(rng), self._user_ids(user_ids))
 
     def aggregate(self, reports):
         """The sufficient statistics of ``reports`` as an Aggregate (``+`` merges aggregates of the same mechanism;
-        an empty vector of reports gives the zero aggregate)."""
+        ``empty_reports()`` gives the zero aggregate)."""
         n, statistics = self._statistics(reports)
         return Aggregate(self.fingerprint, self.family, n, statistics)
+
+    def empty_reports(self):
+        """A batch of no reports in this mechanism's report format (indices, unless a family says otherwise)."""
+        return np.zeros(0, dtype=np.int64)
+
+    @cached_property
+    def _zero(self):
+        return self.aggregate(self.empty_reports())
 
     def estimate(self, reports, *, method=None, consistency=None):
         """The estimate from reports or from their Aggregate (the same numbers either way). ``method``: one of
@@ -205,14 +181,14 @@ class Mechanism:
         """E[estimate] for ``population`` (frequencies for a categorical input domain, else the users' values):
         the truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on it)."""
         population, _ = self._population(population, n)
-        return self._expected(population, self._method(method), self._population_ids(user_ids, population))
+        return self._expected(population, self._method(method), self._user_ids(user_ids))
 
     def variance(self, population, n=None, *, method=None, user_ids=None):
         """The exact variance of each entry of the estimate: for a categorical input domain ``population`` is the
         true frequencies and ``n`` the number of users (default 1, the per-user variance); otherwise
         ``population`` is the users' values (their number is n)."""
         population, n = self._population(population, n)
-        return self._variance(population, n, self._method(method), self._population_ids(user_ids, population))
+        return self._variance(population, n, self._method(method), self._user_ids(user_ids))
 
     def population_of(self, values):
         """(population, n) for ``variance`` and ``expected_estimate`` from the users' ``values``."""
@@ -266,14 +242,11 @@ class Mechanism:
         method = self.default_method if method is None else method
         return choice(method, "method", self.methods)
 
-    def _user_ids(self, user_ids, n):
+    def _user_ids(self, user_ids):
         if user_ids is None or self.uses_user_ids:
             return user_ids
         raise ValidationError(f"user_ids is {fmt(user_ids)}; {type(self).__name__} keys no public randomness by "
                               "user id, so it takes no user_ids")
-
-    def _population_ids(self, user_ids, population):
-        return self._user_ids(user_ids, _size(population))
 
     def _population(self, population, n):
         if self.input_domain.kind == "categorical":
@@ -286,18 +259,20 @@ class Mechanism:
         return values, _size(values)
 
     def _aggregate_of(self, reports):
-        if isinstance(reports, Aggregate):
-            if reports.mechanism != self.fingerprint:
-                raise ValidationError(f"aggregate is of mechanism {reports.mechanism} ({reports.family}); this "
-                                      f"{type(self).__name__} is {self.fingerprint}: aggregates only estimate with "
-                                      "the mechanism whose reports they count")
-            aggregate = reports
-        else:
+        if not isinstance(reports, Aggregate):
             aggregate = self.aggregate(reports)
-        if aggregate.n == 0:
-            shape = np.shape(reports) if not isinstance(reports, Aggregate) else (0,)
-            raise ValidationError(f"reports has shape {shape}; estimating needs a non-empty vector of reports")
-        return aggregate
+            if aggregate.n == 0:
+                raise ValidationError(f"reports has shape {np.shape(reports)}; estimating needs a non-empty vector "
+                                      "of reports")
+            return aggregate
+        if reports.mechanism != self.fingerprint:
+            raise ValidationError(f"aggregate is of mechanism {reports.mechanism} ({reports.family}); this "
+                                  f"{type(self).__name__} is {self.fingerprint}: aggregates only estimate with the "
+                                  "mechanism whose reports they count")
+        reports.check_like(self._zero)
+        if reports.n == 0:
+            raise ValidationError("aggregate holds 0 reports; estimating needs at least one")
+        return reports
 
     def _consistent(self, estimate, consistency):
         """Consistency post-processing of the estimate (frequencies only)."""
@@ -313,9 +288,10 @@ def _size(values):
     return len(values[0]) if isinstance(values, list) else len(values)
 
 
-def verify(subject, notion=None, prior=None, *, exact=False):
+def verify(subject, notion=None, prior=None, *, exact=True):
     """The Certificate of a mechanism's guarantee (always exact), or of a bare ``table`` under ``notion`` with the
-    design ``prior`` for LIP notions (``exact=True``: rational arithmetic, docs/math.md §3)."""
+    design ``prior`` for LIP notions: exact by default (rational arithmetic, docs/math.md §3); ``exact=False`` is
+    the quick floating-point check, which passes within 1e-9 of the claim."""
     if isinstance(subject, Mechanism):
         if notion is not None or prior is not None:
             raise ValidationError(f"notion is {notion!r} and prior is {prior!r}; a mechanism is verified against "

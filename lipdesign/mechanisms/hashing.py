@@ -12,8 +12,7 @@ from lipdesign.mechanisms.rr import (
     grr_reduced_table,
     randomized_response,
 )
-from lipdesign.mechanisms.sampling import structured_reports
-from lipdesign.mechanisms.unary import BLOCK
+from lipdesign.mechanisms.sampling import BLOCK, structured_reports
 from lipdesign.validation import index_array, integer
 
 #: The prime P of OLH's hash family h_{a,b}(x) = ((a x + b) mod P) mod g (a Mersenne prime; a x + b < 2**63).
@@ -80,6 +79,9 @@ class OLH(PureProtocol):
         hashed = self._hash(out["a"], out["b"], values)
         out["y"] = randomized_response(hashed, self.g, self.alpha, rng)
         return out
+
+    def empty_reports(self):
+        return np.zeros(0, dtype=self.report_dtype)
 
     def _support(self, reports):
         structured_reports(reports, self.report_dtype)

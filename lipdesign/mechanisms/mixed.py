@@ -1,4 +1,4 @@
-"""Harmony's collection of mixed numeric and categorical tuples (docs/math.md §9, seed 000 "mixed attributes").
+"""Harmony's collection of mixed numeric and categorical tuples (docs/math.md §9.5, Nguyen et al. 2016).
 
 Each user draws ONE attribute j uniformly and reports a single bit about it, so the whole tuple is eps-LDP:
 a numeric attribute (value in [-1, 1]) goes through Harmony Alg. 2 (the value is +-d c), a categorical one
@@ -107,6 +107,9 @@ class HarmonyMixed(Mechanism):
         reports["sign"] = one_bit(inputs, self.exp_epsilon, rng)
         return reports
 
+    def empty_reports(self):
+        return np.zeros(0, dtype=REPORT_DTYPE)
+
     def _statistics(self, reports):
         structured_reports(reports, REPORT_DTYPE)
         attribute = index_array(reports["attribute"], self.d, "reports['attribute']")
@@ -121,28 +124,24 @@ class HarmonyMixed(Mechanism):
                 raise ValidationError(f"reports['row'] is {rows[bad[0]]} in a report on attribute {j}; it must "
                                       f"lie in 0..{size - 1}")
             if j in self.categorical:
-                statistics[f"row_sums_{j}"] = signed_counts(rows.astype(np.int64), sign[chosen], size)
+                statistics[f"attribute_{j}_row_sums"] = signed_counts(rows.astype(np.int64), sign[chosen], size)
         return attribute.size, statistics
 
     def _estimate(self, aggregate, method):
         """Per attribute: the mean (1/n) sum of d c b (numeric) or the frequencies: the projection
         (1/n) sum of d c b signs[s, l], solved against G for ``method="unbiased"``."""
         weight = self.d * one_bit_scale(self.exp_epsilon)
-        return [self.categorical[j].project(aggregate[f"row_sums_{j}"], weight, aggregate.n, method)
+        return [self.categorical[j].project(aggregate[f"attribute_{j}_row_sums"], weight, aggregate.n, method)
                 if j in self.categorical else float(weight * aggregate["sign_sums"][j] / aggregate.n)
                 for j in range(self.d)]
 
     def _consistent(self, estimate, consistency):
         if consistency is None:
             return estimate
+        if not self.categorical:
+            raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, and these attributes "
+                                  "are all numeric")
         return [consistent(value, consistency) if j in self.categorical else value for j, value in enumerate(estimate)]
-
-    def _population(self, population, n):
-        if n is not None:
-            raise ValidationError(f"n is {n!r}; HarmonyMixed's variance depends on the users' values, so pass the "
-                                  "values and no n")
-        columns = self.input_domain.validate(population)
-        return columns, columns[0].size
 
     def _expected(self, columns, method, user_ids):
         """E[estimate] for the population: the means, and the frequencies f ("unbiased") or G f ("projection":

@@ -10,7 +10,7 @@ for that population.
 Floating-point output: ``Laplace`` reports continuous floating-point numbers. Its eps-LDP guarantee holds in
 ideal real arithmetic only; the numpy sampler is not hardened against Mironov's attack (CCS 2012: the set of
 doubles a sampler can reach depends on the input, so one output can rule inputs out). Its guarantee's detail is
-``FLOAT_GUARANTEE``; every other mechanism here has a finite privacy table verified exactly.
+``LAPLACE_DETAIL``; every other mechanism here has a finite privacy table verified exactly.
 """
 
 import math
@@ -34,8 +34,9 @@ from lipdesign.validation import choice, float_array, fmt, integer
 #: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
 REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
 
-#: The detail of the guarantee of the mechanism with continuous floating-point output (Laplace).
+#: The guarantee of Laplace as lipdesign 0.1.0 wrote it (its files keep loading) and the detail of its guarantee.
 FLOAT_GUARANTEE = "closed form, ideal real arithmetic (floating-point sampler not hardened)"
+LAPLACE_DETAIL = "the floating-point sampler is not hardened against Mironov's attack (docs/math.md §9.9)"
 
 #: Largest d of ``Duchi``: its exact parameters use binomial coefficients and 2^d as Python integers, so a huge d
 #: (e.g. from a JSON file) would take long to construct; reports of d floats per user are impractical anyway.
@@ -67,7 +68,14 @@ def numeric_reports(reports, d):
     return array
 
 
-class MeanOfReports(Mechanism):
+class NumericReports(Mechanism):
+    """Mechanisms whose reports are d floats per user."""
+
+    def empty_reports(self):
+        return np.zeros((0, self.d))
+
+
+class MeanOfReports(NumericReports):
     """Mechanisms whose estimate is the mean of the reports: the aggregate holds their sum per coordinate."""
 
     def _statistics(self, reports):
@@ -110,7 +118,7 @@ class Laplace(MeanOfReports):
 
     @property
     def guarantee(self):
-        return Guarantee("LDP", self.epsilon, CLOSED_FORM, FLOAT_GUARANTEE)
+        return Guarantee("LDP", self.epsilon, CLOSED_FORM, LAPLACE_DETAIL)
 
     def _perturb(self, values, rng, user_ids):
         return values + rng.laplace(0.0, self.scale, values.shape)
@@ -120,7 +128,7 @@ class Laplace(MeanOfReports):
         return np.full(self.d, 2.0 * self.scale**2 / n)
 
 
-class Duchi(Mechanism):
+class Duchi(NumericReports):
     """Duchi et al.'s mechanism with Harmony's even-d fix (docs/math.md §9, Harmony Alg. 1).
 
     v_j = +-1 with Pr[v_j = 1] = (1 + t_j) / 2; with probability ``plus_probability`` the output is uniform on
@@ -266,6 +274,9 @@ class HarmonyNumeric(Mechanism):
     @classmethod
     def example(cls):
         return cls(2.0, 5)
+
+    def empty_reports(self):
+        return np.zeros(0, dtype=REPORT_DTYPE)
 
     def _public_coordinates(self, n, user_ids):
         """The hashed coordinate of each of n users in public mode; None in private mode."""

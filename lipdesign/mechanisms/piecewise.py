@@ -80,7 +80,7 @@ class PiecewiseGrid:
     input, Pr[bin | g_i] = density x width, and edge + U width given the bin reproduces the PM exactly
     (E[output | g_i] = g_i). The float output given the bin does not depend on the input, so the privacy of
     the sampler is that of the (M + 1) x bins table it realises, ``realized_table`` (rows: grid inputs): the bins
-    are drawn by alias tables (lipdesign.runtime.TablePerturber), whose exact output distribution, including
+    are drawn by alias tables (lipdesign.mechanisms.sampling.TablePerturber), whose exact output distribution, including
     the resolution of numpy's uniforms, is what ``privacy_table`` returns and ``verify`` checks. The rounding
     is pre-processing: any input's output distribution is a mixture of the rows. The point in the bin,
     edge + U width, is rounded to a double, but that rounding is the same for every input.

@@ -10,6 +10,7 @@ from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
+    BLOCK,
     implemented_exp,
     public_seed,
     sign_field,
@@ -19,9 +20,6 @@ from lipdesign.validation import index_array, integer
 
 #: HarmonyCategorical keeps its public projection in memory: at most this many signs (m * k), 64 MiB.
 MAX_SIGNS = 2**26
-
-#: Elements per temporary array in chunked products (32 MiB of floats).
-BLOCK = 2**22
 
 
 def projection_signs(m, k, seed):
@@ -117,6 +115,9 @@ class HarmonyCategorical(Mechanism):
         out["row"] = rng.integers(0, self.m, size=values.size)
         out["sign"] = one_bit(self.signs[out["row"], values], self.exp_epsilon, rng)
         return out
+
+    def empty_reports(self):
+        return np.zeros(0, dtype=self.report_dtype)
 
     def _statistics(self, reports):
         structured_reports(reports, self.report_dtype)

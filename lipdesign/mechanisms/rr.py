@@ -74,9 +74,9 @@ def grr_mixing_probability(epsilon, exp_epsilon, size, field="k"):
         if 1 + Fraction(size * steps, 2**53 - steps) <= bound and Fraction(keep) <= bound * Fraction(lie):
             return alpha
         steps -= 1
-    raise ValidationError(f"{field} is {size}; at this epsilon randomized response over {size} values cannot keep "
-                          "the true value with a probability on the 2^-53 grid within the claim (no information "
-                          "left): use a smaller domain or a larger epsilon")
+    raise ValidationError(f"epsilon is {epsilon!r} with {field} = {size}; randomized response over {size} values "
+                          "cannot keep the true value with a probability on the 2^-53 grid within the claim (no "
+                          "information left): use a larger epsilon or a smaller domain")
 
 
 def grr_probabilities(alpha, size):
@@ -119,9 +119,10 @@ class GRR(PureProtocol):
     probability alpha, else uniform on all k values), whose realised p and q are the ones used here, for estimation
     and in the privacy table. Reports: int64 (n,) in 0..k-1; 2 <= k <= ``MAX_K``.
 
-    Epsilon lies in (0, 30], the range of the designed tables, whose baseline GRR is: the mixture keeps its
-    realised ratio below e^eps (1 - EXP_MARGIN) at any epsilon, and a domain too large for the epsilon (alpha
-    below 2^-53) is refused.
+    Epsilon lies in (0, 30], the range of the designed tables, whose baseline GRR is: alpha is checked in exact
+    arithmetic (``grr_mixing_probability``), so the realised ratio stays below e^eps at any epsilon (below
+    e^eps (1 - EXP_MARGIN) up to about eps = 14, where the margin alone suffices), and a domain too large for the
+    epsilon (alpha below 2^-53, e.g. epsilon below 1e-9) is refused.
     """
 
     family = "grr"

@@ -21,6 +21,7 @@ import secrets
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.immutable import Immutable
 from lipdesign.validation import check_indices, epsilon, fmt, index_array, integer, stochastic_rows
 
 #: Values processed per chunk: 2**16 values keep every temporary (8 bytes each) in the L2 cache.
@@ -47,6 +48,9 @@ def one_bit_epsilon(value):
     """An epsilon in [ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON], the range of the flip-probability mechanisms."""
     return epsilon(value, ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON, include_low=True)
 
+
+#: Elements per temporary array in chunked loops (32 MiB of int64 or float64).
+BLOCK = 2**22
 
 #: Seeds of public randomness are integers in [0, 2**63).
 MAX_SEED = 2**63
@@ -111,8 +115,8 @@ def _alias_row(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prob, alias
 
 
-class TablePerturber:
-    """Perturb integer inputs with a validated table ``Q`` (docs/math.md §1) using per-row alias tables.
+class TablePerturber(Immutable):
+    """Perturb integer inputs with a validated table ``Q`` (docs/math.md §1, §3.6) using per-row alias tables.
 
     ``TablePerturber(table).perturb(values, rng)`` returns an int64 array of the same shape as ``values`` with
     ``out[i] ~ Q[values[i], :]``, independently. Attributes: ``table`` (float64 copy), ``k``, ``n_out``,
@@ -127,12 +131,12 @@ class TablePerturber:
         alias = np.empty((self.k, self.n_out), dtype=np.int64)
         for x in range(self.k):
             prob[x], alias[x] = _alias_row(self.table[x])
+        for array in (self.table, prob, alias):
+            array.setflags(write=False)
         self.prob = prob
         self.alias = alias
-        self._prob_flat = prob.ravel()
+        self._prob_flat = prob.ravel()  # views of read-only arrays are read-only
         self._alias_flat = alias.ravel()
-        for arr in (self.table, self.prob, self.alias):
-            arr.setflags(write=False)
 
     def implied_table(self) -> np.ndarray:
         """The exact output distribution the alias tables produce (equals ``table`` up to rounding)."""

@@ -173,13 +173,13 @@ class TableMechanism(Mechanism):
 
     family = "table"
     methods = ("mmse", "unbiased", "ibu")
-    epsilon_range = (0.0, MAX_EPSILON)  # the notions' (docs/math.md §5)
+    epsilon_range = (0.0, MAX_EPSILON)  # the notions' range (lipdesign.validation.MAX_EPSILON)
 
     def __init__(self, table, notion, prior, objective="histogram", *, provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
         if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
             raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")
-        notion.check(self.prior)
+        notion.check_sizes(self.prior)  # numpy only; the design prior's membership of a prior set is io's and design's
         self.notion = notion
         self.objective = as_objective(objective)
         self.objective.functions(self.prior.k)
@@ -256,7 +256,8 @@ class TableMechanism(Mechanism):
     def summary(self):
         lines = [(f"{self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, k={self.prior.k}, "
                   f"{self.table.shape[1]} outputs: MSE {self.mse:.6g}")]
-        lines += [f"  {name}: MSE {value:.6g}" for name, value in self.baselines.items()]
+        lines += [f"  {name}: MSE {value:.6g} (baseline recorded by the design step)"
+                  for name, value in self.baselines.items()]
         lines.append("  verified eps: " + ", ".join(f"{k} {v:.6g}" for k, v in self.epsilons.items()))
         return "\n".join(lines)
 

@@ -4,14 +4,12 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.oracle import PureProtocol
+from lipdesign.mechanisms.sampling import BLOCK
 from lipdesign.validation import fmt
 
 #: OUE.perturb returns n * k bytes (one uint8 bit per user and value); it refuses to build more than this
 #: (2 GiB) in one call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
 MAX_OUE_BYTES = 2**31
-
-#: Elements per temporary array in chunked loops (32 MiB of int64).
-BLOCK = 2**22
 
 
 class OUE(PureProtocol):
@@ -48,6 +46,9 @@ class OUE(PureProtocol):
                 rows[:, column:column + width] = rng.random((chunk.size, width)) < self.q
             rows[np.arange(chunk.size), chunk] = rng.random(chunk.size) < self.p
         return out
+
+    def empty_reports(self):
+        return np.zeros((0, self.k), dtype=np.uint8)
 
     def _support(self, reports):
         reports = np.asarray(reports)

@@ -4,6 +4,7 @@ import numpy as np
 
 from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError
+from lipdesign.immutable import Immutable
 from lipdesign.validation import float_array, labels_for, probability_vector, real_number
 
 
@@ -14,7 +15,7 @@ def frozen(array):
     return array
 
 
-class Prior:
+class Prior(Immutable):
     """Prior over a finite domain: ``Prior([0.2, 0.3, 0.5], labels=["low", "mid", "high"])``.
 
     Probabilities must be non-negative and sum to 1 within 1e-9 (``normalize=True`` rescales any

@@ -4,16 +4,18 @@ Numpy only; scipy is imported only to test membership of a general polytope.
 """
 
 import itertools
+from types import MappingProxyType
 
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.immutable import Immutable
 from lipdesign.model.prior import frozen
 from lipdesign.validation import PROBABILITY_ATOL, float_array, fmt, probability_vector, real_number
 from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
 
 
-class PriorSet:
+class PriorSet(Immutable):
     """A set of plausible priors for bounded-prior LIP (docs/math.md §2), kept as the vertices that must be enforced.
 
     Build it with ``PriorSet.finite``, ``PriorSet.box``, ``PriorSet.tv_ball`` or ``PriorSet.polytope``.
@@ -24,7 +26,7 @@ class PriorSet:
     def __init__(self, kind, vertices, parameters):
         self.kind = kind
         self.vertices = frozen(vertices)
-        self.parameters = parameters
+        self.parameters = MappingProxyType(dict(parameters))
 
     @property
     def k(self):

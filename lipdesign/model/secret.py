@@ -8,6 +8,7 @@ import string
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.immutable import Immutable
 from lipdesign.model.prior import frozen
 from lipdesign.validation import (
     PROBABILITY_ATOL,
@@ -18,18 +19,20 @@ from lipdesign.validation import (
 )
 
 
-class SecretModel:
+class SecretModel(Immutable):
     """A latent secret G correlated with X: ``conditional[g, x] = Pr[X=x | G=g]`` (docs/math.md §1).
 
     ``secret_prior`` (Pr[G]) is optional: LIP never uses it (docs/math.md §2), but when given, the prior of X
     used in a design must equal its marginal ``secret_prior @ conditional``.
     """
 
-    def __init__(self, conditional, secret_prior=None, secret_labels=None):
+    def __init__(self, conditional, secret_prior=None, secret_labels=None, observed_labels=None):
         self.conditional = frozen(stochastic_rows(conditional, "secret.conditional"))
         self.secret_prior = None if secret_prior is None else frozen(
             probability_vector(secret_prior, "secret.secret_prior", length=self.m))
         self.secret_labels = labels_for(secret_labels, self.m, "secret.secret_labels")
+        #: The labels of X's states when the model came from a DAG (None otherwise).
+        self.observed_labels = observed_labels
 
     @classmethod
     def from_conditional(cls, conditional, secret_prior=None, secret_labels=None):
@@ -37,7 +40,7 @@ class SecretModel:
         return cls(conditional, secret_prior, secret_labels)
 
     @classmethod
-    def from_joint(cls, joint, secret_labels=None):
+    def from_joint(cls, joint, secret_labels=None, observed_labels=None):
         """From ``joint[g, x] = Pr[G=g, X=x]`` (entries sum to 1)."""
         joint = float_array(joint, "secret.joint", 2)
         if (joint < 0).any() or abs(joint.sum() - 1) > PROBABILITY_ATOL:
@@ -48,7 +51,7 @@ class SecretModel:
         empty = np.flatnonzero(secret_prior <= 0)
         if empty.size:
             raise ValidationError(f"secret.joint row {empty[0]} is all zero; every secret value needs mass")
-        return cls(joint / secret_prior[:, None], secret_prior, secret_labels)
+        return cls(joint / secret_prior[:, None], secret_prior, secret_labels, observed_labels)
 
     @classmethod
     def from_dag(cls, graph, secret, observed):
@@ -61,9 +64,7 @@ class SecretModel:
         marginalisation, then T = Pr[X | G].
         """
         joint, labels = _dag_marginal(graph, secret, observed)
-        model = cls.from_joint(joint, secret_labels=labels[secret])
-        model.observed_labels = labels[observed]
-        return model
+        return cls.from_joint(joint, labels[secret], labels[observed])
 
     @property
     def m(self):

@@ -191,13 +191,14 @@ def check_table(table, k=None):
     return table
 
 
-def verify_table(table, notion, prior=None, *, exact=False):
+def verify_table(table, notion, prior=None, *, exact=True):
     """Certificate of the tightest epsilon of ``table`` under ``notion`` (docs/math.md §3); the claim checked is
     ``notion.epsilon``.
 
     ``prior`` (a Prior or probabilities) is needed for LIP notions; it is checked against the notion's secret and
-    prior set for sizes only (membership of the design prior in a prior set is a design-time rule). Floating-point
-    mode passes within FLOAT_SLACK; exact mode has no slack and rounds the reported epsilon up.
+    prior set for sizes only (membership of the design prior in a prior set is a design-time rule). Exact mode
+    (the default) has no slack and rounds the reported epsilon up; ``exact=False`` is floating point and passes
+    within FLOAT_SLACK.
     """
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
         raise ValidationError(f"notion is {notion!r}; verify needs ld.LIP, ld.LDP or ld.WorstCaseLIP")
