@@ -23,6 +23,9 @@ from solvers.ray_lp import solve_ray_lp
 #: Design families (``design(..., family=...)``); "rr" is the randomized-response type: any table.
 FAMILIES = ("rr",)
 
+#: An LIP optimum may exceed the LDP optimum by this relative amount (the LP solver's tolerance), no more.
+OPTIMALITY_RTOL = 1e-9
+
 #: A weight below this fraction of the largest LP weight is solver noise, not a column.
 WEIGHT_FLOOR = 1e-13
 
@@ -70,7 +73,7 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
         designed, ldp = mse(table, prior, objective), info["baselines"]["optimal LDP"]
         # Every eps-LDP table satisfies every LIP variant (docs/math.md §2): an LIP optimum above the LDP optimum
         # means the enumeration lost rays, so refuse rather than return a non-optimal "optimal" table.
-        if designed > ldp + 1e-9 * max(1.0, designed):
+        if designed > ldp + OPTIMALITY_RTOL * max(1.0, designed):
             raise SolverError(f"{notion.kind} design gave MSE {designed:.12g} above the optimal LDP MSE {ldp:.12g}; "
                               "the extreme-ray enumeration failed numerically")
     return TableMechanism(table, notion, prior, objective, provenance=info)

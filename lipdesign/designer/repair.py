@@ -11,6 +11,9 @@ from lipdesign.verification import exp_bounds, tightest
 #: cone members stays in the cone, and tiny columns can hide huge ratios.
 EMPTY_COLUMN = 1e-9
 
+#: The first uniform mix tried when the float excess calls for less (about the resolution of doubles near 1).
+SMALLEST_MIX = 1e-15
+
 #: Attempts of the uniform mix before giving up (the mix grows fourfold per attempt).
 REPAIR_ATTEMPTS = 60
 
@@ -45,5 +48,5 @@ def exact_repair(table, notion, prior):
         if ratio <= bound:
             return candidate, mix
         excess = max(float(ratio) - e, 0.0)
-        mix = min(1.0, max(4 * mix, 2 * n_out * excess / (e - 1), 1e-15))
+        mix = min(1.0, max(4 * mix, 2 * n_out * excess / (e - 1), SMALLEST_MIX))
     raise VerificationError(f"could not repair the table to pass exact {notion.kind} verification")

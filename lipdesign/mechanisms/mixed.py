@@ -38,7 +38,8 @@ class HarmonyMixed(Mechanism):
     ``attributes``: one entry per attribute, "numeric" (values in [-1, 1]; see ``lipdesign.Range``) or an int
     k >= 2 (a categorical attribute with categories 0..k-1). ``m`` and ``seed``: the projection size and public
     seed of the categorical attributes (attribute j uses ``attribute_seed(seed, j)``; ``m=None`` takes
-    HarmonyCategorical's default for its k); all projections together hold at most MAX_SIGNS signs.
+    HarmonyCategorical's default for its k, max(4096, 4k): files store m as null, so that rule is part of the
+    format); all projections together hold at most MAX_SIGNS signs.
 
     ``perturb(values)``: values of shape (n, d), column j holding attribute j (category indices as numbers);
     reports are structured (REPORT_DTYPE); the aggregate holds the sum of signs per numeric attribute and the

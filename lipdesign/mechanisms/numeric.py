@@ -23,6 +23,7 @@ from lipdesign.mechanisms.base import CLOSED_FORM, Guarantee, Mechanism
 from lipdesign.mechanisms.projection import signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
+    REPORT_RTOL,
     implemented_exp,
     public_index,
     public_seed,
@@ -192,7 +193,7 @@ class Duchi(NumericReports):
 
     def _statistics(self, reports):
         reports = numeric_reports(reports, self.d)
-        off = np.flatnonzero(np.abs(np.abs(reports.ravel()) - self.bound) > 1e-9 * self.bound)
+        off = np.flatnonzero(np.abs(np.abs(reports.ravel()) - self.bound) > REPORT_RTOL * self.bound)
         if off.size:
             row, column = np.unravel_index(off[0], reports.shape)
             raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; Duchi reports are "

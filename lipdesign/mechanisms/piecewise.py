@@ -19,6 +19,7 @@ from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.numeric import MeanOfReports, chunks
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
+    REPORT_RTOL,
     TablePerturber,
     implemented_exp,
     realized_probability,
@@ -198,7 +199,7 @@ class _AttributeSampling(MeanOfReports):
     def _checked_reports(self, reports):
         """Raise unless every report lies in [-B, B], B = (d / k) C (up to rounding)."""
         bound = self.d / self.attributes * self.bound
-        outside = np.flatnonzero(np.abs(reports.ravel()) > bound * (1.0 + 1e-9))
+        outside = np.flatnonzero(np.abs(reports.ravel()) > bound * (1.0 + REPORT_RTOL))
         if outside.size:
             row, column = np.unravel_index(outside[0], reports.shape)
             raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; {type(self).__name__} "

@@ -52,6 +52,9 @@ def one_bit_epsilon(value):
 #: Elements per temporary array in chunked loops (32 MiB of int64 or float64).
 BLOCK = 2**22
 
+#: Float reports are checked against their mechanism's bound with this relative slack (their arithmetic rounds).
+REPORT_RTOL = 1e-9
+
 #: Seeds of public randomness are integers in [0, 2**63).
 MAX_SEED = 2**63
 

@@ -216,7 +216,8 @@ class TableMechanism(Mechanism):
         with 1/(1+e^eps), the common one with (1 - p e^eps)/((1+e^eps)(1-p))), as designed tables store it."""
         e, p = math.exp(0.6), 0.2
         rare, common = 1.0 / (1.0 + e), (1.0 - p * e) / ((1.0 + e) * (1.0 - p))
-        table = np.array([[1.0 - rare, rare], [common, 1.0 - common]]) * (1.0 - 1e-9) + 0.5e-9
+        mix = 1e-9  # mixed with the uniform table: every ratio moves off the boundary (docs/math.md §3.4)
+        table = np.array([[1.0 - rare, rare], [common, 1.0 - common]]) * (1.0 - mix) + mix / 2
         return cls(table, LIP(0.6), Prior([p, 1.0 - p], labels=["rare", "common"]))
 
     @property

@@ -76,7 +76,7 @@ class PriorSet(Immutable):
         _check_vertex_budget("tv_ball", center.size**2 * 2 ** max(center.size - 2, 0))
         return cls("tv_ball", _tv_ball_vertices(center, radius), {"center": center.tolist(), "radius": radius})
 
-    def contains(self, probabilities, atol=1e-9):
+    def contains(self, probabilities, atol=PROBABILITY_ATOL):
         """Whether a prior lies in the set (an LP over convex combinations of the vertices)."""
         probabilities = np.asarray(probabilities, dtype=float)
         if self.kind == "finite":
@@ -128,6 +128,10 @@ def _check_vertex_budget(kind, candidates):
             "use fewer values or a finite set / polytope of priors")
 
 
+#: A simplex corner counts as inside a TV ball when its distance exceeds the radius by at most this (rounding).
+CORNER_ATOL = 1e-15
+
+
 def _tv_ball_vertices(center, radius):
     """Vertices of {p in simplex : sum_x (center_x - p_x)_+ <= radius} (TV ball intersected with the simplex).
 
@@ -135,7 +139,7 @@ def _tv_ball_vertices(center, radius):
     receiver j from donors that are each emptied or untouched, except at most one partial donor i.
     """
     k = center.size
-    found = [np.eye(k)[j] for j in range(k) if 1.0 - center[j] <= radius + 1e-15]
+    found = [np.eye(k)[j] for j in range(k) if 1.0 - center[j] <= radius + CORNER_ATOL]
     if radius == 0:
         return center[None]
     for j, i in itertools.permutations(range(k), 2):

@@ -18,6 +18,10 @@ from lipdesign.validation import (
     stochastic_rows,
 )
 
+#: The design prior and the secret model's marginal secret_prior @ conditional must agree to this (both are often
+#: typed in with a few digits).
+MARGINAL_ATOL = 1e-6
+
 
 class SecretModel(Immutable):
     """A latent secret G correlated with X: ``conditional[g, x] = Pr[X=x | G=g]`` (docs/math.md §1).
@@ -81,7 +85,7 @@ class SecretModel(Immutable):
         if self.secret_prior is not None:
             marginal = self.secret_prior @ self.conditional
             gap = np.abs(marginal - prior.probabilities)
-            if gap.max() > 1e-6:
+            if gap.max() > MARGINAL_ATOL:
                 x = int(np.argmax(gap))
                 raise ValidationError(
                     f"prior[{x}] is {prior.probabilities[x]:.6g} but the secret model's marginal Pr[X={x}] is "
