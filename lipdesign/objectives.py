@@ -42,7 +42,8 @@ class WeightedSum:
 
     def functions(self, k):
         if len(self.values) != k:
-            raise ValidationError(f"objective.values has {len(self.values)} entries but the prior has {k} values")
+            raise ValidationError(f"objective.values has {len(self.values)} entries; it must have one per value of the "
+                                  f"prior ({k})")
         return np.array([self.values])
 
     def to_dict(self):

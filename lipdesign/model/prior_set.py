@@ -53,17 +53,18 @@ class PriorSet(Immutable):
         lower = float_array(lower, "prior_set.lower", 1)
         upper = float_array(upper, "prior_set.upper", 1)
         if lower.size != upper.size:
-            raise ValidationError(f"prior_set.lower has {lower.size} entries but prior_set.upper has {upper.size}")
+            raise ValidationError(f"prior_set.upper has {upper.size} entries; it must have as many as prior_set.lower "
+                                  f"({lower.size})")
         for name, bad in (("lower", lower < 0), ("upper", upper > 1), ("upper", upper < lower)):
             if bad.any():
                 x = int(np.argmax(bad))
                 raise ValidationError(
                     f"prior_set.{name}[{x}] is {(lower if name == 'lower' else upper)[x]:g}; "
-                    "need 0 <= lower <= upper <= 1")
+                    "it must satisfy 0 <= lower <= upper <= 1")
         if lower.sum() > 1 + PROBABILITY_ATOL or upper.sum() < 1 - PROBABILITY_ATOL:
             raise ValidationError(
-                f"prior_set box is empty: sum(lower) = {lower.sum():.6g}, sum(upper) = {upper.sum():.6g}; "
-                "need sum(lower) <= 1 <= sum(upper)")
+                f"prior_set box is empty: sum(lower) is {lower.sum():.6g} and sum(upper) is {upper.sum():.6g}; it "
+                "needs sum(lower) <= 1 <= sum(upper)")
         _check_vertex_budget("box", lower.size * 2 ** (lower.size - 1))
         vertices = box_slice_vertices(np.ones(lower.size), lower, upper, atol=PROBABILITY_ATOL)
         return cls("box", vertices, {"lower": lower.tolist(), "upper": upper.tolist()})

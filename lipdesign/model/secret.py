@@ -81,7 +81,8 @@ class SecretModel(Immutable):
     def check_prior(self, prior):
         """Raise unless the model fits ``prior``: same domain size and, if Pr[G] is known, the same marginal."""
         if self.k != prior.k:
-            raise ValidationError(f"secret.conditional has {self.k} columns but the prior has {prior.k} values")
+            raise ValidationError(f"secret.conditional has {self.k} columns; it must have one per value of the prior "
+                                  f"({prior.k})")
         if self.secret_prior is not None:
             marginal = self.secret_prior @ self.conditional
             gap = np.abs(marginal - prior.probabilities)
@@ -126,7 +127,8 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
         raise ValidationError(f"secret.dag is a {type(graph).__name__}; it must be a networkx DiGraph without cycles")
     for name in (secret, observed):
         if name not in graph:
-            raise ValidationError(f"secret.dag has no node {name!r}")
+            raise ValidationError(f"secret.dag has no node {name!r}; the secret and the observed node must be nodes of the "
+                                  "graph")
     if secret == observed:
         raise ValidationError(f"secret.dag: the secret and the observed node are both {secret!r}; they must differ")
     order = list(nx.topological_sort(graph))
@@ -141,7 +143,8 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
         data = graph.nodes[node]
         parents = list(data.get("parents", graph.predecessors(node)))
         if len(set(parents)) != len(parents) or set(parents) != set(graph.predecessors(node)):
-            raise ValidationError(f"secret.dag node {node!r}: 'parents' {parents} differ from its in-edges")
+            raise ValidationError(f"secret.dag node {node!r} parents are {parents}; they differ from its in-edges "
+                                  f"{sorted(graph.predecessors(node))} and must list each of them once")
         shape = tuple(len(labels[parent]) for parent in parents)
         size = len(labels[node])
         if "function" in data:
@@ -164,7 +167,7 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
                                       f"entry {cpt[at].min():g}; cpt entries must be >= 0 and sum to 1 over the "
                                       "node's states")
         else:
-            raise ValidationError(f"secret.dag node {node!r} needs a 'cpt' or a 'function'")
+            raise ValidationError(f"secret.dag node {node!r} has neither 'cpt' nor 'function'; a node needs one of them")
         parent_axes = "".join(letter[parent] for parent in parents)
         joint = np.einsum(f"{axes},{parent_axes}{letter[node]}->{axes}{letter[node]}", joint, cpt)
         axes += letter[node]
@@ -185,7 +188,8 @@ def dag_from_dict(data):
                 attributes["function"] = np.asarray(attributes["function"], dtype=np.int64)
             except (TypeError, ValueError):
                 raise ValidationError(
-                    f"secret.dag node {name!r}: 'function' must be a rectangular array of state indices") from None
+                    f"secret.dag node {name!r} function is not a rectangular array of integers; it must hold the "
+                    "node's state index for every combination of its parents' states") from None
         graph.add_node(name, **attributes)
         for parent in node.get("parents", []):
             graph.add_edge(parent, name)
