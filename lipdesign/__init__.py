@@ -21,6 +21,7 @@ _EXPORTS = {
     "LDP": "lipdesign.notions",
     "LIP": "lipdesign.notions",
     "WorstCaseLIP": "lipdesign.notions",
+    "Frequencies": "lipdesign.objectives",
     "Histogram": "lipdesign.objectives",
     "WeightedSum": "lipdesign.objectives",
     "mse": "lipdesign.objectives",

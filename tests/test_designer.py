@@ -1,12 +1,12 @@
 """Optimal design (docs/math.md §5, §6): reference values, exactness against independent computations,
 the guarantee of every designed table, and clear errors."""
 
-import itertools
 import math
 
 import cvxpy as cp
 import numpy as np
 import pytest
+from brute_force import brute_force_vertices, ldp_rows, lip_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,21 +14,6 @@ import lipdesign as ld
 from lipdesign.designer import exact_repair
 from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.objectives import gains
-
-
-def brute_force_vertices(inequalities, k):
-    """Vertices of {q >= 0, A q >= 0, 1.q = 1} by trying every set of k-1 active constraints
-    (independent of the library's closed forms and of its double description method)."""
-    rows = np.concatenate([np.eye(k), inequalities])
-    found = []
-    for active in itertools.combinations(range(len(rows)), k - 1):
-        system = np.vstack([rows[list(active)], np.ones(k)])
-        if abs(np.linalg.det(system)) < 1e-12:
-            continue
-        point = np.linalg.solve(system, np.r_[np.zeros(k - 1), 1.0])
-        if (rows @ point >= -1e-9).all():
-            found.append(point)
-    return np.unique(np.round(found, 10), axis=0)
 
 
 def lp_optimum_clarabel(rays, prior, objective):
@@ -43,19 +28,6 @@ def lp_optimum_clarabel(rays, prior, objective):
 def second_moment(prior, objective):
     functions = ld.Histogram().functions(len(prior)) if objective == "histogram" else np.array([objective.values])
     return float((functions**2 @ prior).sum())
-
-
-def lip_rows(prior, epsilon, conditional=None):
-    """Direct LIP constraints of docs/math.md §2, written out in the test: e^eps P.q - T[g].q >= 0 and
-    T[g].q - e^-eps P.q >= 0."""
-    conditional = np.eye(len(prior)) if conditional is None else conditional
-    e = math.exp(epsilon)
-    return np.concatenate([e * prior - conditional, conditional - prior / e])
-
-
-def ldp_rows(k, epsilon):
-    e = math.exp(epsilon)
-    return np.array([e * np.eye(k)[b] - np.eye(k)[a] for a in range(k) for b in range(k) if a != b])
 
 
 def test_reference_values_of_math_section_5():

@@ -8,14 +8,16 @@ TableMechanism beside the optimal LDP table and GRR at the same epsilon and prio
 
 import numpy as np
 
+from lipdesign.designer.population import a_optimal_table, per_bin_bound, prior_matching_table
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair, polished
 from lipdesign.errors import InfeasibleError, SolverError, ValidationError
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.table import TableMechanism
+from lipdesign.mechanisms.unary import OUE
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
-from lipdesign.objectives import as_objective, gains, mse
+from lipdesign.objectives import as_objective, gains
 from lipdesign.validation import choice, fmt
 from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
@@ -48,7 +50,7 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = as_objective(objective)
     max_rays = _max_rays(max_rays)
-    objective.functions(prior.k)
+    objective.check(prior.k)
     choice(family, "family", FAMILIES)
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
         raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")
@@ -61,16 +63,26 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
     if prior.k < 2:
         raise ValidationError("prior has a single value; there is nothing to perturb")
 
-    if isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None and prior.k == 2:
+    plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
+    matching = prior_matching_table(prior, notion.epsilon) if plain_lip and objective.population else None
+    if plain_lip and prior.k == 2:
         table, info = binary_lip_table(prior.probabilities, notion.epsilon), {"method": "closed form (docs/math.md §6)"}
+    elif matching is not None:
+        table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
+    elif objective.population:
+        rays, method = extreme_rays(prior, notion, max_rays)
+        table, info = a_optimal_table(rays, prior, notion)
+        info["method"] = f"A-optimal weights over extreme rays, {method}"
     else:
         table, info = _ray_lp_table(prior, notion, objective, max_rays)
     info["optimal"] = True
-    info["mse_before_repair"] = mse(table, prior, objective)
+    info["mse_before_repair"] = objective.value(table, prior)
     table, info["uniform_mix"] = exact_repair(table, notion, prior)
+    if objective.population:
+        info["optimality"] = _optimality(objective.value(table, prior), info.pop("lower_bounds", {}), prior, notion)
     if baselines:
         info["baselines"] = baseline_mses(prior, notion.epsilon, objective, max_rays)
-        designed, ldp = mse(table, prior, objective), info["baselines"]["optimal LDP"]
+        designed, ldp = objective.value(table, prior), info["baselines"]["optimal LDP"]
         # Every eps-LDP table satisfies every LIP variant (docs/math.md §2): an LIP optimum above the LDP optimum
         # means the enumeration lost rays, so refuse rather than return a non-optimal "optimal" table.
         if designed > ldp + OPTIMALITY_RTOL * max(1.0, designed):
@@ -93,8 +105,25 @@ def _ray_lp_table(prior, notion, objective, max_rays):
     return table[:, order], info
 
 
+def _optimality(value, bounds, prior, notion):
+    """The design's figure beside the best valid lower bound and the relative gap (docs/math.md §11)."""
+    per_bin = per_bin_bound(prior, notion)
+    if per_bin is not None:
+        bounds.setdefault("per-bin (Cramer-Rao, docs/math.md §11)", per_bin)
+    if not bounds:
+        return {"variance": value, "lower_bound": None, "gap": None, "bound": None}
+    name = max(bounds, key=bounds.get)
+    bound = min(bounds[name], value)  # a bound computed in floating point may exceed the optimum by rounding
+    return {"variance": value, "lower_bound": bound, "gap": (value - bound) / value if value else 0.0,
+            "bound": name}
+
+
 def baseline_mses(prior, epsilon, objective, max_rays=MAX_RAYS):
-    """MSE of the optimal LDP table and of GRR (the package's sampler, ``mechanisms.rr.GRR``) at the same epsilon
-    and prior (docs/math.md §5, §8)."""
+    """The figure of the objective (docs/math.md §4, §11) for the optimal LDP table and for GRR (the package's
+    sampler, ``mechanisms.rr.GRR``) at the same epsilon and prior, and for OUE too under the population objective
+    (its variance given the users' values, docs/math.md §8)."""
     ldp = design(prior, LDP(epsilon), objective, max_rays=max_rays, baselines=False)
-    return {"optimal LDP": ldp.mse, "GRR": mse(GRR(epsilon, prior.k).full_table(), prior, objective)}
+    figures = {"optimal LDP": ldp.mse, "GRR": objective.value(GRR(epsilon, prior.k).full_table(), prior)}
+    if objective.population and epsilon <= OUE.epsilon_range[1]:
+        figures["OUE"] = float(OUE(epsilon, prior.k).variance(prior.probabilities).sum())
+    return figures

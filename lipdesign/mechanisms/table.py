@@ -18,7 +18,7 @@ from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
 from lipdesign.mechanisms.sampling import TablePerturber, index_reports
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP, notion_from_dict
-from lipdesign.objectives import WeightedSum, as_objective, mse
+from lipdesign.objectives import WeightedSum, as_objective
 from lipdesign.validation import (
     MAX_EPSILON,
     choice,
@@ -182,7 +182,7 @@ class TableMechanism(Mechanism):
         notion.check_sizes(self.prior)  # numpy only; the design prior's membership of a prior set is io's and design's
         self.notion = notion
         self.objective = as_objective(objective)
-        self.objective.functions(self.prior.k)
+        self.objective.check(self.prior.k)
         table = np.array(check_table(table, self.prior.k), dtype=float)
         table.setflags(write=False)
         self.table = table
@@ -197,7 +197,7 @@ class TableMechanism(Mechanism):
             "claimed": claimed.epsilon,
             "LIP for X": verify_table(table, LIP(notion.epsilon), self.prior, exact=True).epsilon,
             "LDP": verify_table(table, LDP(notion.epsilon), self.prior, exact=True).epsilon})
-        self.mse = mse(table, self.prior, self.objective)
+        self.mse = self.objective.value(table, self.prior)
         self.provenance = MappingProxyType(dict(provenance or {}))
         self.sampler = TablePerturber(table)
 
@@ -223,6 +223,17 @@ class TableMechanism(Mechanism):
     @property
     def labels(self):
         return self.prior.labels
+
+    @property
+    def default_method(self):
+        """"unbiased" (GLS) for a population objective, "mmse" for a Bayesian one."""
+        return "unbiased" if self.objective.population else "mmse"
+
+    @property
+    def optimality(self):
+        """For a population design: its figure, the best valid lower bound, the relative gap and the bound's name
+        (docs/math.md §11); None otherwise."""
+        return self.provenance.get("optimality")
 
     @property
     def epsilon(self):
@@ -255,11 +266,23 @@ class TableMechanism(Mechanism):
                 f"k={self.prior.k}, {self.table.shape[1]} outputs)")
 
     def summary(self):
-        lines = [(f"{self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, k={self.prior.k}, "
-                  f"{self.table.shape[1]} outputs: MSE {self.mse:.6g}")]
-        lines += [f"  {name}: MSE {value:.6g} (baseline recorded by the design step)"
+        if self.objective.population:
+            figure = "n x sum of the variances of the unbiased estimate at the design prior, given the values"
+        else:
+            figure = "per-user MSE of the MMSE estimate under the design prior"
+        heading = (f"{self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, k={self.prior.k}, "
+                   f"{self.table.shape[1]} outputs")
+        lines = [heading, f"  {figure}: {self.mse:.6g}"]
+        optimality = self.optimality
+        if optimality and optimality["lower_bound"] is not None:
+            lines.append(f"  lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), gap "
+                         f"{optimality['gap']:.2e}")
+        unit = "" if self.objective.population else "MSE "
+        lines += [f"  {name}: {unit}{value:.6g} (the same figure; baseline recorded by the design step)"
                   for name, value in self.baselines.items()]
         lines.append("  verified eps: " + ", ".join(f"{k} {v:.6g}" for k, v in self.epsilons.items()))
+        if isinstance(self.notion, LIP):
+            lines.append("  (eps-LIP for X implies at most 2 eps-LDP, docs/math.md §2)")
         return "\n".join(lines)
 
     # -- perturb, aggregate, estimate ------------------------------------------------------------------------
