@@ -146,3 +146,35 @@ def test_the_default_estimate_is_unbiased_under_a_drifted_population():
     assert abs(z.var() - 1) < 5 * math.sqrt(2 / z.size)
     mmse = ld.simulate(mechanism, values=values, rng=0, method="mmse")
     assert np.abs(mmse.expected - mmse.truth).max() > 0.01  # the Bayesian estimate shrinks toward the prior
+
+
+@pytest.mark.parametrize("kind", ["LIP", "LDP"])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
+def test_the_uniform_prior_closed_form_is_the_optimum(kind, epsilon):
+    """docs/math.md §11: at the uniform prior the optimum is one orbit of the slice vertex of largest |r|^2 (subset
+    selection for LDP); the ray designs at k = 3..6 agree, and the design reports it as its (exact) bound."""
+    from lipdesign.designer import uniform_prior_optimum
+
+    for k in (3, 4, 5, 6):
+        notion = ld.LIP(epsilon) if kind == "LIP" else ld.LDP(epsilon)
+        mechanism = ld.design(np.full(k, 1 / k), notion, ld.Frequencies(), baselines=False)
+        closed, _ = uniform_prior_optimum(k, epsilon, kind)
+        assert mechanism.mse == pytest.approx(closed, rel=1e-6)
+        assert mechanism.optimality["gap"] < 1e-6
+
+
+def test_the_uniform_prior_closed_form_at_large_k_and_the_two_epsilon_relation():
+    """k = 64, 256, 1024 (O(k) each; timed in benchmarks/design.py); every eps-LIP mechanism is 2 eps-LDP
+    (docs/math.md §2), so the 2 eps-LDP optimum is at most the eps-LIP one; the per-bin bound stays below the LIP
+    optimum."""
+    from lipdesign.designer import uniform_prior_optimum
+    from lipdesign.designer.population import per_bin_variance
+
+    for k in (64, 256, 1024):
+        for epsilon in (0.5, 1.0, 2.0):
+            lip, _ = uniform_prior_optimum(k, epsilon, "LIP")
+            ldp, subset = uniform_prior_optimum(k, epsilon, "LDP")
+            ldp_double, _ = uniform_prior_optimum(k, 2 * epsilon, "LDP")
+            per_bin = per_bin_variance(np.full(k, 1 / k), epsilon, ld.LIP(epsilon)).sum() - (1 - 1 / k)
+            assert ldp_double <= lip <= ldp and per_bin <= lip * (1 + 1e-12)
+            assert subset.startswith("subset selection")

@@ -8,7 +8,12 @@ TableMechanism beside the optimal LDP table and GRR at the same epsilon and prio
 
 import numpy as np
 
-from lipdesign.designer.population import a_optimal_table, per_bin_bound, prior_matching_table
+from lipdesign.designer.population import (
+    a_optimal_table,
+    per_bin_bound,
+    prior_matching_table,
+    uniform_prior_optimum,
+)
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair, polished
 from lipdesign.errors import InfeasibleError, SolverError, ValidationError
@@ -110,6 +115,10 @@ def _optimality(value, bounds, prior, notion):
     per_bin = per_bin_bound(prior, notion)
     if per_bin is not None:
         bounds.setdefault("per-bin (Cramer-Rao, docs/math.md §11)", per_bin)
+    uniform = np.ptp(prior.probabilities) == 0
+    if uniform and (isinstance(notion, LDP) or isinstance(notion, LIP) and notion.secret is notion.prior_set is None):
+        bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,
+                                                                                 notion.kind)[0]
     if not bounds:
         return {"variance": value, "lower_bound": None, "gap": None, "bound": None}
     name = max(bounds, key=bounds.get)

@@ -176,3 +176,30 @@ def prior_matching_table(prior, epsilon):
     table = np.tile(a * p, (p.size, 1))
     np.fill_diagonal(table, 1.0 - a * (1.0 - p))
     return table
+
+
+def uniform_prior_optimum(k, epsilon, notion_kind="LIP"):
+    """(figure, description): the A-optimal n x sum Var, given the users' values, at the uniform prior over k values
+    (docs/math.md §11), in O(k) for any k.
+
+    By symmetry the optimum is one permutation orbit of a slice vertex r (sum r = k), whose information matrix has
+    eigenvalue k on 1 and (|r|^2 - k)/(k - 1) on its complement, so tr(M^-1) = 1/k + (k - 1)^2/(|r|^2 - k): the
+    vertex of largest |r|^2 wins. LDP: d coordinates at e^eps and k - d at 1 (subset selection with the best d).
+    LIP: j coordinates at e^eps, k - 1 - j at e^-eps and one fixed by sum r = k."""
+    e = math.exp(epsilon)
+    best = None
+    if notion_kind == "LDP":
+        for d in range(1, k):
+            norm = k**2 * (d * e**2 + k - d) / (d * e + k - d) ** 2
+            if best is None or norm > best[0]:
+                best = (norm, f"subset selection, d = {d}")
+    else:
+        a = 1.0 / e
+        for j in range(k):
+            free = k - j * e - (k - 1 - j) * a
+            if a - 1e-12 <= free <= e + 1e-12:
+                norm = j * e**2 + (k - 1 - j) * a**2 + free**2
+                if best is None or norm > best[0]:
+                    best = (norm, f"orbit of {j} values at e^eps, {k - 1 - j} at e^-eps and one at {free:.6g}")
+    norm, description = best
+    return 1.0 / k + (k - 1) ** 2 / (norm - k) - 1.0, description
