@@ -4,6 +4,7 @@ Numpy only; scipy is imported only to test membership of a general polytope.
 """
 
 import itertools
+import math
 from types import MappingProxyType
 
 import numpy as np
@@ -76,6 +77,39 @@ class PriorSet(Immutable):
         radius = real_number(radius, "prior_set.radius", 0.0, 1.0)
         _check_vertex_budget("tv_ball", center.size**2 * 2 ** max(center.size - 2, 0))
         return cls("tv_ball", _tv_ball_vertices(center, radius), {"center": center.tolist(), "radius": radius})
+
+    @classmethod
+    def from_counts(cls, counts, confidence=0.95, kind="tv"):
+        """A set that holds the prior the ``counts`` were drawn from with probability at least ``confidence``
+        (docs/math.md §11), around their frequencies P_hat:
+
+        - ``kind="tv"``: the TV ball of radius t/2, t = sqrt(2 (ln(2^k - 2) + ln(1/delta)) / n), from Weissman et
+          al. (2003): Pr[|P_hat - P|_1 >= t] <= (2^k - 2) e^(-n t^2 / 2), delta = 1 - confidence;
+        - ``kind="box"``: per-value Clopper-Pearson intervals at level 1 - delta/k each (Bonferroni over the k
+          values), intersected with the simplex; tighter than the ball at large k.
+        """
+        counts = float_array(counts, "counts", 1)
+        if (counts < 0).any() or (counts != np.floor(counts)).any():
+            x = int(np.argmax((counts < 0) | (counts != np.floor(counts))))
+            raise ValidationError(f"counts[{x}] is {counts[x]:g}; counts must be non-negative integers")
+        n, k = int(counts.sum()), counts.size
+        if n < 1 or k < 2:
+            raise ValidationError(f"counts has {k} values and {n} observations; a prior set needs k >= 2 and n >= 1")
+        confidence = real_number(confidence, "confidence", 0.0, 1.0)
+        if not 0.0 < confidence < 1.0:
+            raise ValidationError(f"confidence is {confidence!r}; it must lie strictly between 0 and 1")
+        delta, estimate = 1.0 - confidence, counts / n
+        if kind == "tv":
+            log_patterns = k * math.log(2.0) + math.log1p(-(2.0 ** (1 - k)))  # ln(2^k - 2) without overflow
+            radius = min(1.0, math.sqrt(2.0 * (log_patterns + math.log(1.0 / delta)) / n) / 2.0)
+            return cls.tv_ball(estimate, radius)
+        if kind == "box":
+            from scipy.stats import binomtest
+
+            level = 1.0 - delta / k
+            intervals = [binomtest(int(c), n).proportion_ci(confidence_level=level, method="exact") for c in counts]
+            return cls.box([interval.low for interval in intervals], [interval.high for interval in intervals])
+        raise ValidationError(f"kind is {kind!r}; it must be 'tv' or 'box'")
 
     def contains(self, probabilities, atol=PROBABILITY_ATOL):
         """Whether a prior lies in the set (an LP over convex combinations of the vertices)."""
