@@ -152,9 +152,9 @@ def test_the_tv_radius_from_counts_is_weissmans():
     prior_set = ld.PriorSet.from_counts(np.full(8, 140), confidence=0.95, kind="tv")
     assert prior_set.kind == "tv_ball" and prior_set.parameters["radius"] == pytest.approx(0.0617, abs=5e-5)
     assert prior_set.contains(np.full(8, 1 / 8))
-    for bad, message in [(dict(counts=[3, -1]), "non-negative integers"), (dict(counts=[1.5, 2]), "integers"),
-                         (dict(counts=[5]), "k >= 2"), (dict(counts=[3, 4], confidence=1.0), "strictly between"),
-                         (dict(counts=[3, 4], kind="ball"), "kind is 'ball'")]:
+    for bad, message in [({"counts": [3, -1]}, "non-negative integers"), ({"counts": [1.5, 2]}, "integers"),
+                         ({"counts": [5]}, "k >= 2"), ({"counts": [3, 4], "confidence": 1.0}, "strictly between"),
+                         ({"counts": [3, 4], "kind": "ball"}, "kind is 'ball'")]:
         with pytest.raises(ld.ValidationError, match=message):
             ld.PriorSet.from_counts(**bad)
 
