@@ -76,7 +76,7 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
         table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
     elif objective.population:
         rays, method = extreme_rays(prior, notion, max_rays)
-        table, info = a_optimal_table(rays, prior, notion)
+        table, info = a_optimal_table(rays, prior)
         info["method"] = f"A-optimal weights over extreme rays, {method}"
     else:
         table, info = _ray_lp_table(prior, notion, objective, max_rays)
@@ -114,7 +114,7 @@ def _optimality(value, bounds, prior, notion):
     """The design's figure beside the best valid lower bound and the relative gap (docs/math.md §11)."""
     per_bin = per_bin_bound(prior, notion)
     if per_bin is not None:
-        bounds.setdefault("per-bin (Cramer-Rao, docs/math.md §11)", per_bin)
+        bounds["per-bin (Cramer-Rao, docs/math.md §11)"] = per_bin
     uniform = np.ptp(prior.probabilities) == 0
     if uniform and (isinstance(notion, LDP) or isinstance(notion, LIP) and notion.secret is notion.prior_set is None):
         bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 from scipy.optimize import linprog
 
+from lipdesign.designer.repair import polished
 from lipdesign.errors import SolverError
 from lipdesign.notions import LDP, WorstCaseLIP
 from lipdesign.objectives import gains
@@ -138,15 +139,7 @@ def _basic_weights(rays, weights):
     return np.maximum(result.x, 0.0) if result.status == 0 else weights
 
 
-def _on_row_sums(weights, rays):
-    """The nearest weights (least-squares change) whose columns w_r r sum to exactly 1 in every row, so that
-    normalising the rows does not move the columns off their rays; the given ones if that turns a weight negative."""
-    correction = rays @ np.linalg.lstsq(rays.T @ rays, 1.0 - rays.T @ weights, rcond=None)[0]
-    moved = weights + correction
-    return moved if (moved > 0).all() else weights
-
-
-def a_optimal_table(rays, prior, notion):
+def a_optimal_table(rays, prior):
     """(table, info): the A-optimal table of the cone whose extreme rays are ``rays`` (one per row), at ``prior``."""
     p = prior.probabilities
     rays = rays / (rays @ p)[:, None]
@@ -154,13 +147,10 @@ def a_optimal_table(rays, prior, notion):
     information = rays.T @ (weights[:, None] * rays)
     sparse = _basic_weights(rays, weights)
     used = sparse > WEIGHT_FLOOR * sparse.max()
-    table = _on_row_sums(sparse[used], rays[used]) * rays[used].T
+    table = polished(sparse[used], rays[used]) * rays[used].T
     table /= table.sum(axis=1, keepdims=True)
     bounds = {"dual (equivalence theorem over the enumerated rays)":
-              dual_bound(rays, information, multipliers)[0] - 1.0}
-    per_bin = per_bin_bound(prior, notion)
-    if per_bin is not None:
-        bounds["per-bin (Cramer-Rao, docs/math.md §11)"] = per_bin
+              dual_bound(rays, information, multipliers)[0] - 1.0}  # the designer adds the per-bin bound
     info = {"solver": f"cvxpy tr_inv, Clarabel ({status})", "rays": len(rays), "columns": int(used.sum()),
             "lower_bounds": bounds}
     return table, info
