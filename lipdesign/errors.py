@@ -30,3 +30,8 @@ class FormatError(LipdesignError):
 
 class SolverError(LipdesignError):
     """A numerical back-end returned something that fails a consistency check; no table is returned."""
+
+
+class ShrinkageWarning(UserWarning):
+    """An MMSE estimate was computed: posterior means under the design prior shrink toward it, so on a population
+    that has drifted from the prior they are biased (docs/math.md §4, §11)."""

@@ -1,16 +1,22 @@
 """What a design optimises (docs/math.md §4, §11). Numpy only.
 
-Population objectives (the estimate users compute from reports, unbiased or maximum likelihood, docs/math.md §11):
-- ``Frequencies()``: the histogram of the population; the figure is n x the sum of the variances of the GLS estimate
-  at the design prior, given the users' values: tr(M^-1) - 1 with M = Q diag(1/(Q^T P)) Q^T the Fisher information
-  (A-optimal design).
+Population objectives (the estimate users compute from reports, unbiased or maximum likelihood, docs/math.md §11);
+their figures are n x variances at the design prior, given the users' values, with M = Q diag(1/(Q^T P)) Q^T the
+Fisher information of one report:
+- ``Frequencies()`` (the default of ``ld.design``): the histogram of the population; the figure is n x the sum of the
+  variances of the GLS estimate, tr(M^-1) - 1 (A-optimal design).
+- ``Mean(values)``: the mean (or sum) of values[X]; the figure is n x the variance of the unbiased estimate of the
+  mean, c^T M^+ c - sum_x P_x c_x^2 with c = values (c-optimal design; the table need not be invertible, c must lie
+  in the range of M).
 
-Per-user Bayesian objectives (the posterior mean E[f(X) | Y] under the design prior, right when the prior IS the
-truth, docs/math.md §4):
-- ``Histogram()``: the MSE summed over all bins; ``WeightedSum(values)``: the MSE of the estimated sum of values[X].
-  For a column q of the table the gain is mu(q) = sum_f (sum_x f(x) P_x q[x])^2 / (P . q), and
-  MSE = sum_f E[f(X)^2] - sum_y mu(q_y).
-Every objective has ``value(table, prior)``, the figure a design minimises.
+Per-user Bayesian objectives (the posterior mean E[f(X) | Y] under the design prior, right only when the prior IS
+the truth: with a drifted population these estimates shrink toward the prior, docs/math.md §4, §11):
+- ``BayesHistogram()``: the MSE summed over all bins; ``BayesSum(values)``: the MSE of the estimated sum of
+  values[X]. For a column q of the table the gain is mu(q) = sum_f (sum_x f(x) P_x q[x])^2 / (P . q), and
+  MSE = sum_f E[f(X)^2] - sum_y mu(q_y). Their JSON kinds, "histogram" and "weighted_sum", are those of files written
+  before the population objectives existed, so those files keep their meaning; ``Histogram`` and ``WeightedSum``
+  are the old names of the classes.
+Every objective has ``value(table, prior)``, the figure a design minimises, and ``check(k)``.
 """
 
 from dataclasses import dataclass
@@ -38,8 +44,9 @@ def _check_length(values, k):
 
 
 @dataclass(frozen=True)
-class Histogram:
-    """Bayesian: estimate the whole histogram user by user; the MSE is summed over all bins (docs/math.md §4)."""
+class BayesHistogram:
+    """Bayesian: the posterior mean of the histogram user by user under the design prior; the MSE is summed over all
+    bins (docs/math.md §4). Right only when the prior is the truth; for the population histogram use Frequencies."""
 
     kind = "histogram"
     population = False
@@ -58,8 +65,9 @@ class Histogram:
 
 
 @dataclass(frozen=True)
-class WeightedSum:
-    """Bayesian: estimate sum_i f(X_i) with f(x) = values[x] (docs/math.md §4, weighted summation)."""
+class BayesSum:
+    """Bayesian: the posterior mean of sum_i f(X_i) with f(x) = values[x] under the design prior (docs/math.md §4,
+    weighted summation). Right only when the prior is the truth; for the population mean or sum use Mean."""
 
     values: tuple
     kind = "weighted_sum"
@@ -102,20 +110,53 @@ class Frequencies:
         return {"kind": self.kind}
 
 
-OBJECTIVES = {"histogram": Histogram, "weighted_sum": WeightedSum, "frequencies": Frequencies}
+@dataclass(frozen=True)
+class Mean:
+    """The population mean of f(X) with f(x) = values[x] (or its sum, n x the mean), estimated without bias: minimise
+    n x the variance of the unbiased estimate at the design prior, given the users' values (c-optimal, docs/math.md
+    §11). A table need not be invertible for this: c must lie in the range of its information matrix."""
+
+    values: tuple
+    kind = "mean"
+    population = True
+
+    def __init__(self, values):
+        object.__setattr__(self, "values", _values(values))
+
+    def check(self, k):
+        _check_length(self.values, k)
+
+    def value(self, table, prior):
+        """c^T M^+ c - sum_x P_x c_x^2 (inf when c is outside the range of M: no unbiased estimate exists)."""
+        p = _probabilities(prior)
+        c = np.asarray(self.values)
+        quadratic = mean_quadratic(fisher_information(table, p), c)
+        return float(quadratic - p @ c**2) if np.isfinite(quadratic) else float("inf")
+
+    def to_dict(self):
+        return {"kind": self.kind, "values": list(self.values)}
+
+
+#: The old names of the Bayesian objectives (lipdesign 0.1 and 0.2).
+Histogram = BayesHistogram
+WeightedSum = BayesSum
+
+OBJECTIVES = {"histogram": BayesHistogram, "weighted_sum": BayesSum, "frequencies": Frequencies, "mean": Mean}
+_WITH_VALUES = (BayesSum, Mean)
 
 
 def as_objective(objective):
-    """Accept an objective, "histogram", "frequencies", or a dict from a spec file or an envelope."""
+    """Accept an objective, "frequencies", "histogram" (BayesHistogram), or a dict from a spec file or an
+    envelope."""
     if isinstance(objective, tuple(OBJECTIVES.values())):
         return objective
     if isinstance(objective, str) and objective in ("histogram", "frequencies"):
         return OBJECTIVES[objective]()
     if isinstance(objective, dict) and objective.get("kind") in OBJECTIVES:
         cls = OBJECTIVES[objective["kind"]]
-        return cls(objective.get("values")) if cls is WeightedSum else cls()
+        return cls(objective.get("values")) if cls in _WITH_VALUES else cls()
     raise ValidationError(f"objective is {objective!r}; it must be ld.Frequencies() ('frequencies'), "
-                          "ld.Histogram() ('histogram') or ld.WeightedSum(values)")
+                          "ld.Mean(values), ld.BayesHistogram() ('histogram') or ld.BayesSum(values)")
 
 
 def _probabilities(prior):
@@ -129,6 +170,21 @@ def fisher_information(table, frequencies):
     mass = table.T @ _probabilities(frequencies)
     used = mass > 0
     return (table[:, used] / mass[used]) @ table[:, used].T
+
+
+#: Eigenvalues of M below this fraction of the largest are taken as zero (M has entries of order 1 to e^eps).
+RANK_RTOL = 1e-10
+
+
+def mean_quadratic(information, values):
+    """c^T M^+ c, or inf when c = ``values`` has a component outside the range of M (no unbiased estimate of c . f
+    exists then, docs/math.md §11)."""
+    eigenvalues, vectors = np.linalg.eigh(information)
+    kept = eigenvalues > RANK_RTOL * eigenvalues.max()
+    coordinates = vectors.T @ values
+    if np.abs(coordinates[~kept]).max(initial=0.0) > 1e-8 * max(1.0, np.abs(values).max()):
+        return float("inf")
+    return float((coordinates[kept] ** 2 / eigenvalues[kept]).sum())
 
 
 def _inverse_information(table, prior):

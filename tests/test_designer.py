@@ -15,6 +15,9 @@ from lipdesign.designer import exact_repair
 from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.objectives import gains
 
+#: The per-user Bayesian objective these reference values and brute forces are about (docs/math.md §4-§5).
+BAYES = ld.BayesHistogram()
+
 
 def lp_optimum_clarabel(rays, prior, objective):
     """max sum_j w_j mu(r_j) s.t. sum_j w_j r_j = 1, w >= 0, solved with cvxpy + Clarabel."""
@@ -32,7 +35,7 @@ def second_moment(prior, objective):
 
 def test_reference_values_of_math_section_5():
     prior = ld.Prior([0.2, 0.3, 0.5])
-    lip = ld.design(prior, ld.LIP(2.0))
+    lip = ld.design(prior, ld.LIP(2.0), BAYES)
     assert lip.mse == pytest.approx(0.15646, abs=5e-6)
     assert lip.baselines["optimal LDP"] == pytest.approx(0.34207, abs=5e-6)
     binary = ld.Prior([0.2, 0.8])
@@ -44,7 +47,7 @@ def test_reference_values_of_math_section_5():
 @pytest.mark.parametrize("epsilon", [10.0, 20.0, 30.0])
 def test_large_epsilons_stay_optimal_after_exact_repair(epsilon):
     # With eps large the MSE is tiny; the repair must not swamp it (review finding).
-    mechanism = ld.design([0.2, 0.3, 0.5], ld.LIP(epsilon))
+    mechanism = ld.design([0.2, 0.3, 0.5], ld.LIP(epsilon), BAYES)
     assert ld.verify(mechanism, exact=True).passed
     assert mechanism.provenance["uniform_mix"] < 1e-12
     assert mechanism.mse <= mechanism.baselines["optimal LDP"] + 1e-12
@@ -55,7 +58,7 @@ def test_grr_baseline_matches_the_uniform_prior_closed_form():
     # docs/math.md §8: MMSE histogram MSE of GRR under a uniform prior is 1 - (e^2eps + k - 1)/(e^eps + k - 1)^2,
     # at the e^eps the package's GRR runs at (e^eps (1 - 1e-10), docs/math.md §3).
     k, epsilon = 5, 1.3
-    mechanism = ld.design(np.full(k, 1 / k), ld.LIP(epsilon))
+    mechanism = ld.design(np.full(k, 1 / k), ld.LIP(epsilon), BAYES)
     e = implemented_exp(epsilon)
     assert mechanism.baselines["GRR"] == pytest.approx(1 - (e**2 + k - 1) / (e + k - 1) ** 2, rel=1e-12)
 
@@ -78,10 +81,10 @@ def test_binary_closed_form_flip_probabilities():
     # docs/math.md §6, both regimes, from the formulas directly.
     epsilon = 0.6
     e = math.exp(epsilon)
-    table = ld.design([0.2, 0.8], ld.LIP(epsilon), baselines=False).table
+    table = ld.design([0.2, 0.8], ld.LIP(epsilon), BAYES, baselines=False).table
     assert table[0, 1] == pytest.approx(1 / (1 + e), abs=1e-9)
     assert table[1, 0] == pytest.approx((1 - 0.2 * e) / ((1 + e) * 0.8), abs=1e-9)
-    table = ld.design([0.45, 0.55], ld.LIP(epsilon), baselines=False).table
+    table = ld.design([0.45, 0.55], ld.LIP(epsilon), BAYES, baselines=False).table
     assert table[0, 1] == pytest.approx(0.55 / e, abs=1e-9)
     assert table[1, 0] == pytest.approx(0.45 / e, abs=1e-9)
 
@@ -103,7 +106,7 @@ def test_lip_design_equals_brute_force_over_extreme_rays_large(k, rng):
     prior = rng.dirichlet(np.ones(k))
     rays = brute_force_vertices(lip_rows(prior, 1.0), k)
     best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
-    assert ld.design(prior, ld.LIP(1.0), baselines=False).mse == pytest.approx(best, abs=2e-7)
+    assert ld.design(prior, ld.LIP(1.0), BAYES, baselines=False).mse == pytest.approx(best, abs=2e-7)
 
 
 @pytest.mark.parametrize("k", [3, 4, 5])
@@ -112,7 +115,7 @@ def test_ldp_design_equals_brute_force_over_extreme_rays(k, rng):
     rays = brute_force_vertices(ldp_rows(k, 0.8), k)
     assert len(rays) == 2**k - 2  # docs/math.md §5 ray count
     best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
-    assert ld.design(prior, ld.LDP(0.8), baselines=False).mse == pytest.approx(best, abs=2e-7)
+    assert ld.design(prior, ld.LDP(0.8), BAYES, baselines=False).mse == pytest.approx(best, abs=2e-7)
 
 
 @pytest.mark.parametrize("k,m", [(4, 2), (5, 2), (6, 3)])
@@ -124,7 +127,7 @@ def test_latent_secret_design_equals_brute_force(k, m, rng):
     assert (np.count_nonzero(rays > 1e-12, axis=1) <= m + 1).all()  # docs/math.md §5: support <= m + 1
     best = 1 - lp_optimum_clarabel(rays, prior, "histogram")
     secret = ld.SecretModel(conditional)
-    mechanism = ld.design(prior, ld.LIP(epsilon, secret=secret), baselines=False)
+    mechanism = ld.design(prior, ld.LIP(epsilon, secret=secret), BAYES, baselines=False)
     assert mechanism.mse == pytest.approx(best, abs=2e-7)
 
 
@@ -134,15 +137,15 @@ def test_bounded_prior_design_equals_brute_force(rng):
     prior_set = ld.PriorSet.box(prior * 0.8, np.minimum(prior * 1.25, 1))
     rows = np.concatenate([lip_rows(vertex, epsilon) for vertex in prior_set.vertices])
     best = 1 - lp_optimum_clarabel(brute_force_vertices(rows, k), prior, "histogram")
-    mechanism = ld.design(prior, ld.LIP(epsilon, prior_set=prior_set), baselines=False)
+    mechanism = ld.design(prior, ld.LIP(epsilon, prior_set=prior_set), BAYES, baselines=False)
     assert mechanism.mse == pytest.approx(best, abs=2e-7)
-    assert ld.design(prior, ld.LIP(epsilon), baselines=False).mse < mechanism.mse
+    assert ld.design(prior, ld.LIP(epsilon), BAYES, baselines=False).mse < mechanism.mse
 
 
 def test_worst_case_lip_without_secret_is_ldp(rng):
     prior = rng.dirichlet(np.ones(5))
-    worst_case = ld.design(prior, ld.WorstCaseLIP(1.0), baselines=False)
-    assert worst_case.mse == pytest.approx(ld.design(prior, ld.LDP(1.0), baselines=False).mse, abs=1e-9)
+    worst_case = ld.design(prior, ld.WorstCaseLIP(1.0), BAYES, baselines=False)
+    assert worst_case.mse == pytest.approx(ld.design(prior, ld.LDP(1.0), BAYES, baselines=False).mse, abs=1e-9)
 
 
 def test_no_noise_release_when_the_secret_is_weakly_correlated():
@@ -153,8 +156,8 @@ def test_no_noise_release_when_the_secret_is_weakly_correlated():
     secret = ld.SecretModel(conditional, secret_prior)
     prior = ld.Prior(secret_prior @ conditional)
     ratio = max((conditional / prior.probabilities).max(), (prior.probabilities / conditional).max())
-    assert ld.design(prior, ld.LIP(1.01 * math.log(ratio), secret=secret)).mse == pytest.approx(0, abs=1e-9)
-    assert ld.design(prior, ld.LIP(0.9 * math.log(ratio), secret=secret)).mse > 1e-4
+    assert ld.design(prior, ld.LIP(1.01 * math.log(ratio), secret=secret), BAYES).mse == pytest.approx(0, abs=1e-9)
+    assert ld.design(prior, ld.LIP(0.9 * math.log(ratio), secret=secret), BAYES).mse > 1e-4
 
 
 @st.composite

@@ -52,9 +52,9 @@ def test_empirical_mse_matches_theory_within_the_confidence_interval():
     # The per-user squared error is i.i.d.; a 99.99% interval around the empirical mean must hold the
     # theoretical MSE of docs/math.md §4 (false alarm 1e-4 per case).
     cases = [
-        ld.design(ld.Prior([0.2, 0.3, 0.5]), ld.LIP(2.0)),
+        ld.design(ld.Prior([0.2, 0.3, 0.5]), ld.LIP(2.0), ld.BayesHistogram()),
         ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.WeightedSum([0, 1, 2, 3])),
-        ld.design(ld.Prior([0.35, 0.3, 0.35]), ld.LIP(0.5, secret=ld.SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]]))),
+        ld.design(ld.Prior([0.35, 0.3, 0.35]), ld.LIP(0.5, secret=ld.SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]])), ld.BayesHistogram()),
     ]
     for seed, mechanism in enumerate(cases):
         errors = per_user_mmse_errors(mechanism, 200_000, seed)

@@ -5,10 +5,10 @@ numbers (``designer.repair``); the numerical back-ends are in the top-level ``so
 privacy words. Needs scipy (HiGHS).
 """
 
-from lipdesign.designer.design import FAMILIES, baseline_mses, design
+from lipdesign.designer.design import FAMILIES, baseline_figures, design
 from lipdesign.designer.population import per_bin_bound, uniform_prior_optimum
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 
-__all__ = ["FAMILIES", "MAX_RAYS", "baseline_mses", "design", "exact_repair", "extreme_rays", "per_bin_bound",
+__all__ = ["FAMILIES", "MAX_RAYS", "baseline_figures", "design", "exact_repair", "extreme_rays", "per_bin_bound",
            "uniform_prior_optimum"]

@@ -1,29 +1,32 @@
-"""Optimal design of randomized-response-type tables: the LP over extreme rays (docs/math.md §5).
+"""Optimal design of randomized-response-type tables over the extreme rays of the notion's cone (docs/math.md §5,
+§11).
 
-``design(prior, notion, objective)`` enumerates the extreme rays of the notion's column cone, solves the ray LP
-with HiGHS (its optimum is the GLOBAL optimum of the non-convex MSE problem, docs/math.md §5), builds the table,
-repairs it so that the stored numbers pass EXACT verification (docs/math.md §3), and returns it as a
-TableMechanism beside the optimal LDP table and GRR at the same epsilon and prior.
+``design(prior, notion, objective)`` enumerates the extreme rays of the notion's column cone and finds the optimal
+weights: the convex A-optimal (``Frequencies``, the default) or c-optimal (``Mean``) program of docs/math.md §11,
+certified by its dual bound, or the ray LP for the Bayesian objectives (whose optimum is the GLOBAL optimum of the
+non-convex MSE problem, docs/math.md §5). Closed forms come first where they are optimal (k = 2, prior matching).
+The table is repaired so that the stored numbers pass EXACT verification (docs/math.md §3) and returned as a
+TableMechanism with its certificate of optimality and the baselines at the same epsilon and prior (and at 2 eps
+for an LIP design, the LDP guarantee eps-LIP implies at worst).
 """
+
+import math
 
 import numpy as np
 
-from lipdesign.designer.population import (
-    a_optimal_table,
-    per_bin_bound,
-    prior_matching_table,
-    uniform_prior_optimum,
-)
+from lipdesign.designer.population import lower_bounds, population_table, prior_matching_table, uniform_prior_optimum
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair, polished
-from lipdesign.errors import InfeasibleError, SolverError, ValidationError
+from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
+from lipdesign.mechanisms.hashing import OLH
+from lipdesign.mechanisms.oracle import pure_variance
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.mechanisms.unary import OUE
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
-from lipdesign.objectives import as_objective, gains
-from lipdesign.validation import choice, fmt
+from lipdesign.objectives import Frequencies, as_objective, gains
+from lipdesign.validation import MAX_EPSILON, choice, fmt
 from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
 
@@ -43,17 +46,19 @@ def _max_rays(max_rays):
     return int(max_rays)
 
 
-def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RAYS, baselines=True):
-    """The MSE-optimal table of the randomized-response-type family under ``notion`` (docs/math.md §5), as a
-    TableMechanism.
+def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True):
+    """The optimal table of the randomized-response-type family under ``notion`` for ``objective``, as a
+    TableMechanism (docs/math.md §5, §11).
 
     ``prior``: a Prior (or probabilities); ``notion``: ld.LIP (optionally with secret and prior_set),
-    ld.WorstCaseLIP or ld.LDP; ``objective``: "histogram" or ld.WeightedSum(values). Raises ProblemTooLargeError
-    before enumeration when more than ``max_rays`` extreme rays would be needed. ``baselines=True`` also designs
-    the optimal LDP table and evaluates GRR at the same epsilon and prior (``mechanism.baselines``).
+    ld.WorstCaseLIP or ld.LDP; ``objective``: ld.Frequencies() (the default: the variance of the unbiased estimate of
+    the population histogram), ld.Mean(values), or the Bayesian ld.BayesHistogram() / ld.BayesSum(values) (right
+    only when the prior is the truth). Raises ProblemTooLargeError before enumeration when more than ``max_rays``
+    extreme rays would be needed. ``baselines=True`` also evaluates the optimal LDP table, GRR, OUE, OLH and subset
+    selection at the same epsilon and prior, and at 2 eps for an LIP design (``mechanism.baselines``).
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
-    objective = as_objective(objective)
+    objective = Frequencies() if objective is None else as_objective(objective)
     max_rays = _max_rays(max_rays)
     objective.check(prior.k)
     choice(family, "family", FAMILIES)
@@ -75,18 +80,20 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
     elif matching is not None:
         table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
     elif objective.population:
-        rays, method = extreme_rays(prior, notion, max_rays)
-        table, info = a_optimal_table(rays, prior)
-        info["method"] = f"A-optimal weights over extreme rays, {method}"
+        rays, method = _rays(prior, notion, objective, max_rays)
+        table, info = population_table(rays, prior, objective)
+        kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
+        info["method"] = f"{kind} weights over extreme rays, {method}"
     else:
         table, info = _ray_lp_table(prior, notion, objective, max_rays)
     info["optimal"] = True
     info["mse_before_repair"] = objective.value(table, prior)
     table, info["uniform_mix"] = exact_repair(table, notion, prior)
     if objective.population:
-        info["optimality"] = _optimality(objective.value(table, prior), info.pop("lower_bounds", {}), prior, notion)
+        bounds = {**info.pop("lower_bounds", {}), **lower_bounds(prior, notion, objective)}
+        info["optimality"] = _optimality(objective.value(table, prior), bounds)
     if baselines:
-        info["baselines"] = baseline_mses(prior, notion.epsilon, objective, max_rays)
+        info["baselines"] = baseline_figures(prior, notion, objective, max_rays)
         designed, ldp = objective.value(table, prior), info["baselines"]["optimal LDP"]
         # Every eps-LDP table satisfies every LIP variant (docs/math.md §2): an LIP optimum above the LDP optimum
         # means the enumeration lost rays, so refuse rather than return a non-optimal "optimal" table.
@@ -96,8 +103,22 @@ def design(prior, notion, objective="histogram", *, family="rr", max_rays=MAX_RA
     return TableMechanism(table, notion, prior, objective, provenance=info)
 
 
+def _rays(prior, notion, objective, max_rays):
+    """The extreme rays, or a ProblemTooLargeError that says what can be done at this k."""
+    try:
+        return extreme_rays(prior, notion, max_rays)
+    except ProblemTooLargeError as error:
+        advice = ["the large-domain designer is not built yet"]
+        if np.ptp(prior.probabilities) == 0 and objective.kind == "frequencies" and notion.kind in ("LIP", "LDP"):
+            figure, description = uniform_prior_optimum(prior.k, notion.epsilon, notion.kind)
+            advice.append(f"at this uniform prior the optimum is known in closed form: n x sum Var = {figure:.6g} "
+                          f"({description}; lipdesign.designer.uniform_prior_optimum)")
+        advice.append("ld.mechanisms.GRR, OUE or OLH run at any k; or merge rare values into fewer buckets")
+        raise ProblemTooLargeError(f"{error}; " + "; ".join(advice)) from None
+
+
 def _ray_lp_table(prior, notion, objective, max_rays):
-    rays, method = extreme_rays(prior, notion, max_rays)
+    rays, method = _rays(prior, notion, objective, max_rays)
     result = solve_ray_lp(rays, gains(rays, prior.probabilities, objective))
     if result.status != "optimal":
         raise InfeasibleError(f"the ray LP for {notion.kind} eps={notion.epsilon:g} found no table: {result.message}")
@@ -110,29 +131,59 @@ def _ray_lp_table(prior, notion, objective, max_rays):
     return table[:, order], info
 
 
-def _optimality(value, bounds, prior, notion):
-    """The design's figure beside the best valid lower bound and the relative gap (docs/math.md §11)."""
-    per_bin = per_bin_bound(prior, notion)
-    if per_bin is not None:
-        bounds["per-bin (Cramer-Rao, docs/math.md §11)"] = per_bin
-    uniform = np.ptp(prior.probabilities) == 0
-    if uniform and (isinstance(notion, LDP) or isinstance(notion, LIP) and notion.secret is notion.prior_set is None):
-        bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,
-                                                                                 notion.kind)[0]
+def _optimality(value, bounds):
+    """The design's figure beside the best valid lower bound, the relative gap, the bound's name and every bound
+    computed (docs/math.md §11)."""
+    bounds = {name: bound for name, bound in bounds.items() if bound is not None and np.isfinite(bound)}
     if not bounds:
-        return {"variance": value, "lower_bound": None, "gap": None, "bound": None}
+        return {"variance": value, "lower_bound": None, "gap": None, "bound": None, "bounds": {}}
     name = max(bounds, key=bounds.get)
     bound = min(bounds[name], value)  # a bound computed in floating point may exceed the optimum by rounding
     return {"variance": value, "lower_bound": bound, "gap": (value - bound) / value if value else 0.0,
-            "bound": name}
+            "bound": name, "bounds": bounds}
 
 
-def baseline_mses(prior, epsilon, objective, max_rays=MAX_RAYS):
-    """The figure of the objective (docs/math.md §4, §11) for the optimal LDP table and for GRR (the package's
-    sampler, ``mechanisms.rr.GRR``) at the same epsilon and prior, and for OUE too under the population objective
-    (its variance given the users' values, docs/math.md §8)."""
-    ldp = design(prior, LDP(epsilon), objective, max_rays=max_rays, baselines=False)
-    figures = {"optimal LDP": ldp.mse, "GRR": objective.value(GRR(epsilon, prior.k).full_table(), prior)}
-    if objective.population and epsilon <= OUE.epsilon_range[1]:
-        figures["OUE"] = float(OUE(epsilon, prior.k).variance(prior.probabilities).sum())
+def subset_selection_probabilities(epsilon, k, d):
+    """(p, q) of d-subset selection (docs/math.md §8, §11): the report is a d-subset S of the values, drawn with
+    weight e^eps if it holds the user's value and 1 otherwise; p = Pr[v in S | X = v] = d e/(d e + k - d) and
+    q = Pr[v in S | X != v] = d ((d - 1) e + k - d)/((k - 1)(d e + k - d))."""
+    e = math.exp(epsilon)
+    return d * e / (d * e + k - d), d * ((d - 1) * e + k - d) / ((k - 1) * (d * e + k - d))
+
+
+def subset_selection_variance(prior, epsilon):
+    """(n x sum Var, d): the support-count estimate of d-subset selection at the design prior, given the users'
+    values, for the d in 1..k-1 that minimises it."""
+    best = None
+    for d in range(1, prior.k):
+        p, q = subset_selection_probabilities(epsilon, prior.k, d)
+        figure = float(pure_variance(prior.probabilities, 1, p, q).sum())
+        if best is None or figure < best[0]:
+            best = (figure, d)
+    return best
+
+
+def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS):
+    """The figure of the objective (docs/math.md §4, §11) for the optimal LDP table and GRR at the notion's epsilon
+    and prior; for ``Frequencies`` also OUE, OLH and subset selection, each with its own unbiased estimate (its
+    variance given the users' values, docs/math.md §8); and, for an LIP notion, all of them again at 2 eps (the LDP
+    level an eps-LIP table reaches at worst, docs/math.md §2). GRR is taken with its own estimate under population
+    objectives and as the table it realises under the Bayesian ones."""
+    levels = [("", notion.epsilon)]
+    if not isinstance(notion, LDP) and 2 * notion.epsilon <= MAX_EPSILON:
+        levels.append((" at 2 eps", 2 * notion.epsilon))
+    figures = {}
+    for suffix, epsilon in levels:
+        figures["optimal LDP" + suffix] = design(prior, LDP(epsilon), objective, max_rays=max_rays,
+                                                 baselines=False).mse
+        grr = GRR(epsilon, prior.k)
+        if objective.kind == "frequencies":
+            figures["GRR" + suffix] = float(grr.variance(prior.probabilities).sum())
+            if epsilon <= OUE.epsilon_range[1]:
+                figures["OUE" + suffix] = float(OUE(epsilon, prior.k).variance(prior.probabilities).sum())
+                figures["OLH" + suffix] = float(OLH(epsilon, prior.k).variance(prior.probabilities).sum())
+            ss, d = subset_selection_variance(prior, epsilon)
+            figures[f"subset selection (d={d})" + suffix] = ss
+        else:
+            figures["GRR" + suffix] = objective.value(grr.full_table(), prior)
     return figures

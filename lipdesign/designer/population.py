@@ -18,9 +18,10 @@ import numpy as np
 from scipy.optimize import linprog
 
 from lipdesign.designer.repair import polished
-from lipdesign.errors import SolverError
+from lipdesign.errors import SolverError, ValidationError
 from lipdesign.notions import LDP, WorstCaseLIP
 from lipdesign.objectives import gains
+from solvers.design_weights import design_weights
 from solvers.ray_lp import solve_ray_lp
 
 #: A weight below this fraction of the largest is solver noise, not a column.
@@ -34,6 +35,9 @@ PRICE_SLACK = 1e-9
 
 #: Rounds of column generation at most (each adds up to 2k rays).
 MAX_ROUNDS = 200
+
+#: Rays added per round, per value of the prior.
+CANDIDATES = 2
 
 
 def per_bin_variance(p, epsilon, notion):
@@ -57,43 +61,130 @@ def per_bin_bound(prior, notion):
     return float(per_bin_variance(p, notion.epsilon, notion).sum() - (1.0 - p @ p))
 
 
-def _solve(rays):
-    """(weights, multipliers, status) of the convex weight problem over ``rays``; ``multipliers`` are the duals of
-    the row-sum equations, which give the y of the dual bound."""
+#: Largest k of the relaxation SDP (a 2k x 2k semidefinite constraint; about 30 s at k = 32, docs/math.md §11).
+MAX_RELAXATION_K = 32
+
+
+def relaxation_bound(prior, notion, objective):
+    """The relaxation SDP of docs/math.md §11 (None with a latent secret or above MAX_RELAXATION_K): minimise the
+    figure over matrices X >= M^-1 where M has M P = 1 and the products of the box constraints a <= s_i <= e of
+    every eps-LIP column (RLT inequalities, the diagonal cap among them), and X satisfies the per-bin bounds and the
+    contraction X >= P P^T + (diag P - P P^T)/(1 - e^-eps)^2 (histogram), or t >= c^T M^+ c with the contraction
+    bound on t (mean). Every eps-LIP (so every eps-LDP, BP-LIP and WC-LIP) mechanism at P gives a feasible point,
+    so the optimum bounds them all."""
     import cvxpy as cp
 
-    weights = cp.Variable(len(rays), nonneg=True)
-    information = rays.T @ cp.diag(weights) @ rays
-    row_sums = rays.T @ weights == 1
-    problem = cp.Problem(cp.Minimize(cp.tr_inv(information)), [row_sums])
-    with warnings.catch_warnings():  # an inaccurate solve is reported by its status and judged by the dual bound
+    k = prior.k
+    if getattr(notion, "secret", None) is not None or k > MAX_RELAXATION_K:
+        return None
+    p, e = prior.probabilities, math.exp(notion.epsilon)
+    a = 1.0 / e
+    information = cp.Variable((k, k), symmetric=True)
+    constraints = [
+        information @ p == 1,
+        information <= e + a - 1,  # (s_i - a)(e - s_j) >= 0 averaged with the weights P . q_y
+        information >= max(2 * a - a**2, 2 * e - e**2),  # (s_i - a)(s_j - a) >= 0 and (e - s_i)(e - s_j) >= 0
+    ]
+    if objective.kind == "mean":  # M may be singular: bound t >= c^T M^+ c through the Schur complement
+        values, scale = centred_values(objective.values, prior)
+        target, offset = cp.Variable(), float(p @ values**2)
+        constraints += [cp.bmat([[cp.reshape(target, (1, 1), order="C"), values[None, :]], [values[:, None], information]]) >> 0,
+                        target >= offset / (1 - a) ** 2]
+    else:
+        inverse = cp.Variable((k, k), symmetric=True)
+        sigma = np.diag(p) - np.outer(p, p)
+        constraints += [cp.bmat([[inverse, np.eye(k)], [np.eye(k), information]]) >> 0,
+                        inverse - np.outer(p, p) - sigma / (1 - a) ** 2 >> 0,
+                        cp.diag(inverse) >= per_bin_variance(p, notion.epsilon, notion) + p**2]
+        target, offset, scale = cp.trace(inverse), 1.0, 1.0
+    problem = cp.Problem(cp.Minimize(target), constraints)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        problem.solve(solver=cp.CLARABEL, tol_gap_abs=SOLVER_TOLERANCE, tol_gap_rel=SOLVER_TOLERANCE,
-                      tol_feas=SOLVER_TOLERANCE)
-    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or weights.value is None:
-        raise SolverError(f"the A-optimal weight problem over {len(rays)} rays ended {problem.status}")
-    return np.maximum(weights.value, 0.0), np.asarray(row_sums.dual_value, dtype=float), problem.status
+        problem.solve(solver=cp.CLARABEL)
+    if problem.status != cp.OPTIMAL:
+        return None
+    # Clarabel's optimum is within its gap tolerance of the true one; step down by it so the bound stays valid.
+    return (float(problem.value) * (1 - 1e-7) - offset) * scale**2
 
 
-def _prices(rays, information, y):
-    """r^T M^-2 r + y . r for every ray: the dual bound takes their maximum; a ray above the columns in use
-    improves the design (docs/math.md §11)."""
-    inverse = np.linalg.inv(information)
-    return np.einsum("ij,jk,ik->i", rays, inverse @ inverse, rays) + rays @ y, inverse
+def lower_bounds(prior, notion, objective):
+    """The valid lower bounds on the figure of ``objective`` over every mechanism of ``notion`` at ``prior``, by name
+    (docs/math.md §11): per-bin (histogram), contraction (mean), the uniform-prior optimum, the relaxation SDP."""
+    bounds = {}
+    plain = getattr(notion, "secret", None) is None
+    if objective.kind == "frequencies":
+        per_bin = per_bin_bound(prior, notion)
+        if per_bin is not None:
+            bounds["per-bin (Cramer-Rao, docs/math.md §11)"] = per_bin
+        uniform = np.ptp(prior.probabilities) == 0
+        if uniform and (isinstance(notion, LDP) or plain and getattr(notion, "prior_set", None) is None):
+            bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,
+                                                                                     notion.kind)[0]
+    elif plain:
+        values, scale = centred_values(objective.values, prior)
+        a, p = math.exp(-notion.epsilon), prior.probabilities
+        bounds["contraction (docs/math.md §11)"] = float(p @ values**2) * (1 / (1 - a) ** 2 - 1) * scale**2
+    relaxation = relaxation_bound(prior, notion, objective)
+    if relaxation is not None:
+        bounds["relaxation SDP (docs/math.md §11)"] = relaxation
+    return bounds
 
 
-def dual_bound(rays, information, multipliers):
-    """(bound, y): the equivalence-theorem bound on tr(M^-1) over every table of the cone (docs/math.md §11): for
-    any Z >= 0 and y, 2 tr Z^(1/2) + 1 . y - max_r (r^T Z r + y . r), exact when ``rays`` are all the extreme rays,
-    here at Z = M^-2 and y = -+ the multipliers of the row-sum equations (every y gives a valid bound, so the sign
-    that gives the larger one is kept)."""
-    best = None
-    for y in (multipliers, -multipliers):
-        prices, inverse = _prices(rays, information, y)
-        bound = float(2 * np.trace(inverse) + y.sum() - prices.max())
-        if best is None or bound > best[0]:
-            best = (bound, y)
-    return best
+class _Criterion:
+    """What the weight problem minimises over the rays: tr(M^-1) (A-optimal, ``values`` None) or c^T M^-1 c
+    (c-optimal, c = ``values``), with the prices and the dual bound of the equivalence theorem (docs/math.md §11)."""
+
+    def __init__(self, values=None):
+        self.values = None if values is None else np.asarray(values, dtype=float)
+
+    def solve(self, rays):
+        """(weights, multipliers, solver) over ``rays``; ``multipliers`` are those of the row-sum equations, which
+        give the y of the dual bound. The barrier method of ``solvers.design_weights`` first; cvxpy (tr_inv or
+        matrix_frac) with Clarabel if it does not converge."""
+        result = design_weights(rays, self.values)
+        if result.converged:
+            return result.weights, result.multipliers, "barrier Newton (solvers.design_weights)"
+        import cvxpy as cp
+
+        weights = cp.Variable(len(rays), nonneg=True)
+        information = rays.T @ cp.diag(weights) @ rays
+        row_sums = rays.T @ weights == 1
+        target = cp.tr_inv(information) if self.values is None else cp.matrix_frac(self.values, information)
+        problem = cp.Problem(cp.Minimize(target), [row_sums])
+        with warnings.catch_warnings():  # an inaccurate solve is reported by its status and judged by the dual bound
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=cp.CLARABEL, tol_gap_abs=SOLVER_TOLERANCE, tol_gap_rel=SOLVER_TOLERANCE,
+                          tol_feas=SOLVER_TOLERANCE)
+        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or weights.value is None:
+            kind = "A-optimal" if self.values is None else "c-optimal"
+            raise SolverError(f"the {kind} weight problem over {len(rays)} rays ended {problem.status}")
+        solver = f"cvxpy {'tr_inv' if self.values is None else 'matrix_frac'}, Clarabel ({problem.status})"
+        return np.maximum(weights.value, 0.0), np.asarray(row_sums.dual_value, dtype=float), solver
+
+    def needs_full_rank(self):
+        return self.values is None
+
+    def prices(self, rays, information, y):
+        """r^T M^-2 r + y . r (A) or (r . M^+ c)^2 + y . r (c) for every ray, and the value 2 tr M^-1 (A) or
+        2 c^T M^+ c (c) that the dual bound starts from."""
+        if self.values is None:
+            inverse = np.linalg.inv(information)
+            return np.einsum("ij,jk,ik->i", rays, inverse @ inverse, rays) + rays @ y, 2 * np.trace(inverse)
+        direction = np.linalg.pinv(information, rcond=1e-12, hermitian=True) @ self.values
+        return (rays @ direction) ** 2 + rays @ y, 2 * direction @ self.values
+
+    def dual_bound(self, rays, information, multipliers):
+        """(bound, y): the equivalence-theorem bound on tr(M^-1) or c^T M^-1 c over every table of the cone: for any
+        Z >= 0 (z) and y, 2 tr Z^(1/2) + 1 . y - max_r (r^T Z r + y . r), or 2 z . c + 1 . y - max_r ((r . z)^2 +
+        y . r); exact when ``rays`` are all the extreme rays, here at Z = M^-2 (z = M^+ c) and y = -+ the
+        multipliers of the row-sum equations (every y gives a valid bound, so the better sign is kept)."""
+        best = None
+        for y in (multipliers, -multipliers):
+            prices, start = self.prices(rays, information, y)
+            bound = float(start + y.sum() - prices.max())
+            if best is None or bound > best[0]:
+                best = (bound, y)
+        return best
 
 
 def _start(rays, prior):
@@ -106,25 +197,25 @@ def _start(rays, prior):
     return np.union1d(np.union1d(basis, tests), informative)
 
 
-def _column_generation(rays, start):
+def _column_generation(rays, start, criterion):
     """Weights over all ``rays`` from restricted problems: solve on the columns in use, price every ray, add the
     best ones that would improve the design, until none does (then the dual bound over all rays certifies it)."""
     active = np.asarray(start)
     for _ in range(MAX_ROUNDS):
-        weights, multipliers, status = _solve(rays[active])
+        weights, multipliers, status = criterion.solve(rays[active])
         information = rays[active].T @ (weights[:, None] * rays[active])
-        if np.linalg.matrix_rank(information) < rays.shape[1]:  # the columns cannot see every value yet
-            rest = np.setdiff1d(np.arange(len(rays)), active)
+        if criterion.needs_full_rank() and np.linalg.matrix_rank(information) < rays.shape[1]:
+            rest = np.setdiff1d(np.arange(len(rays)), active)  # the columns cannot see every value yet
             active = np.union1d(active, rest[np.argsort((rays[rest] ** 2).sum(axis=1))[::-1][: 4 * rays.shape[1]]])
             continue
-        _, y = dual_bound(rays[active], information, multipliers)
-        prices, _ = _prices(rays, information, y)
+        _, y = criterion.dual_bound(rays[active], information, multipliers)
+        prices, _ = criterion.prices(rays, information, y)
         used = active[weights > WEIGHT_FLOOR * weights.max()]
         level = prices[used].max()
         candidates = np.setdiff1d(np.flatnonzero(prices > level + PRICE_SLACK * abs(level)), active)
         if not candidates.size:
             break
-        active = np.union1d(used, candidates[np.argsort(prices[candidates])[::-1][:rays.shape[1] * 2]])
+        active = np.union1d(used, candidates[np.argsort(prices[candidates])[::-1][:rays.shape[1] * CANDIDATES]])
     full = np.zeros(len(rays))
     full[active] = weights
     return full, multipliers, status
@@ -139,20 +230,36 @@ def _basic_weights(rays, weights):
     return np.maximum(result.x, 0.0) if result.status == 0 else weights
 
 
-def a_optimal_table(rays, prior):
-    """(table, info): the A-optimal table of the cone whose extreme rays are ``rays`` (one per row), at ``prior``."""
+def centred_values(values, prior):
+    """(c - (c . P) 1) / s with s the largest |entry| (the figure of a mean is unchanged by the shift and scales with
+    s^2, docs/math.md §11), and s; ValidationError when every value is the same (the mean is then known)."""
+    values = np.asarray(values, dtype=float)
+    centred = values - values @ prior.probabilities
+    scale = float(np.abs(centred).max())
+    if not scale > 1e-12 * max(1.0, float(np.abs(values).max())):
+        raise ValidationError("objective.values are all equal; the mean of a constant is known without any report")
+    return centred / scale, scale
+
+
+def population_table(rays, prior, objective):
+    """(table, info): the A-optimal (``Frequencies``) or c-optimal (``Mean``) table of the cone whose extreme rays are
+    ``rays`` (one per row), at ``prior``; ``info["lower_bounds"]`` holds the dual bound on the objective's figure."""
     p = prior.probabilities
     rays = rays / (rays @ p)[:, None]
-    weights, multipliers, status = _column_generation(rays, _start(rays, p))
+    if objective.kind == "mean":
+        values, scale = centred_values(objective.values, prior)
+        criterion, offset = _Criterion(values), float(p @ values**2)
+    else:
+        criterion, offset, scale = _Criterion(), 1.0, 1.0
+    weights, multipliers, status = _column_generation(rays, _start(rays, p), criterion)
     information = rays.T @ (weights[:, None] * rays)
     sparse = _basic_weights(rays, weights)
     used = sparse > WEIGHT_FLOOR * sparse.max()
     table = polished(sparse[used], rays[used]) * rays[used].T
     table /= table.sum(axis=1, keepdims=True)
-    bounds = {"dual (equivalence theorem over the enumerated rays)":
-              dual_bound(rays, information, multipliers)[0] - 1.0}  # the designer adds the per-bin bound
-    info = {"solver": f"cvxpy tr_inv, Clarabel ({status})", "rays": len(rays), "columns": int(used.sum()),
-            "lower_bounds": bounds}
+    bound = (criterion.dual_bound(rays, information, multipliers)[0] - offset) * scale**2
+    info = {"solver": status, "rays": len(rays), "columns": int(used.sum()),
+            "lower_bounds": {"dual (equivalence theorem over the enumerated rays)": bound}}
     return table, info
 
 

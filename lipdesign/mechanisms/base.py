@@ -11,9 +11,10 @@ A mechanism is an immutable object built in one step. It has
 - ``aggregate(reports)`` -> an ``Aggregate`` of sufficient statistics, mergeable with ``+`` and ``sum`` across
   files and machines; ``estimate(reports_or_aggregate, *, method=None, consistency=None)`` gives the same answer
   from either;
-- ``variance(population, n=None, *, method=None)`` and ``expected_estimate(population, n=None, *, method=None)``, where
-  ``population`` is what the variance depends on: the true frequencies for a categorical input domain (with
-  ``n`` users, default 1: the per-user variance), the users' values otherwise;
+- ``variance(frequencies=None, n=1, *, method=None)`` and ``expected_estimate(frequencies=None, n=1, *, method=None)``:
+  for a categorical input domain, at the true frequencies (default: the design prior of a designed table, the
+  uniform distribution otherwise) of ``n`` users (default 1: the per-user variance), given their values (docs/math.md
+  §8, §11); for a numeric domain the first argument is the users' values, on which the variance depends;
 - ``parameters()`` / ``from_parameters``, ``to_dict()`` (the versioned envelope that ``lipdesign.load`` reads),
   ``to_json(path)``.
 
@@ -177,17 +178,17 @@ class Mechanism(Immutable):
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
         return self._consistent(self._estimate(aggregate, method), consistency)
 
-    def expected_estimate(self, population, n=None, *, method=None, user_ids=None):
-        """E[estimate] for ``population`` (frequencies for a categorical input domain, else the users' values):
-        the truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on it)."""
-        population, _ = self._population(population, n)
+    def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None):
+        """E[estimate] at the true ``frequencies`` (categorical; None: uniform) or the users' values (numeric): the
+        truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on it)."""
+        population, _ = self._population(frequencies, n)
         return self._expected(population, self._method(method), self._user_ids(user_ids))
 
-    def variance(self, population, n=None, *, method=None, user_ids=None):
-        """The exact variance of each entry of the estimate: for a categorical input domain ``population`` is the
-        true frequencies and ``n`` the number of users (default 1, the per-user variance); otherwise
-        ``population`` is the users' values (their number is n)."""
-        population, n = self._population(population, n)
+    def variance(self, frequencies=None, n=1, *, method=None, user_ids=None):
+        """The exact variance of each entry of the estimate, given the users' values: for a categorical input domain
+        at the true ``frequencies`` (None: uniform) of ``n`` users (default 1, the per-user variance); for a numeric
+        one the first argument is the users' values (their number is n)."""
+        population, n = self._population(frequencies, n)
         return self._variance(population, n, self._method(method), self._user_ids(user_ids))
 
     def population_of(self, values):
@@ -250,12 +251,17 @@ class Mechanism(Immutable):
 
     def _population(self, population, n):
         if self.input_domain.kind == "categorical":
+            if population is None:
+                population = np.full(self.input_domain.k, 1.0 / self.input_domain.k)
             frequencies = probability_vector(population, "frequencies", length=self.input_domain.k)
             return frequencies, 1 if n is None else integer(n, "n")
+        if population is None:
+            raise ValidationError(f"values is None; {type(self).__name__}'s variance depends on the users' values, so "
+                                  "pass them")
         values = self.input_domain.validate(population)
-        if n is not None:
+        if n is not None and n not in (1, _size(values)):
             raise ValidationError(f"n is {fmt(n)}; {type(self).__name__}'s variance depends on the users' values, "
-                                  "so pass the values and no n")
+                                  f"whose number ({_size(values)}) is n")
         return values, _size(values)
 
     def _aggregate_of(self, reports):

@@ -13,12 +13,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.errors import ShrinkageWarning, ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
+from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import TablePerturber, index_reports
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP, notion_from_dict
-from lipdesign.objectives import WeightedSum, as_objective
+from lipdesign.objectives import as_objective, fisher_information, mean_quadratic
 from lipdesign.validation import (
     MAX_EPSILON,
     choice,
@@ -31,8 +33,9 @@ from lipdesign.validation import (
 )
 from lipdesign.verification import check_table, verify_table
 
-#: The estimate of a designed table: the histogram, or the sum of f(X) over the users (WeightedSum designs).
-WHAT = ("histogram", "sum")
+#: The estimate of a designed table: the histogram, or the mean or sum of f(X) over the users (Mean and BayesSum
+#: designs).
+WHAT = ("histogram", "mean", "sum")
 
 #: ``ibu_frequencies`` stops when no frequency moves by more than this in one iteration.
 IBU_TOLERANCE = 1e-10
@@ -156,26 +159,25 @@ def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=N
 class TableMechanism(Mechanism):
     """A finite table with the notion it is verified against, the design prior and the design objective.
 
-    ``TableMechanism(table, notion, prior, objective="histogram", provenance=None)`` verifies the claim EXACTLY
+    ``TableMechanism(table, notion, prior, objective="frequencies", provenance=None)`` verifies the claim EXACTLY
     (rational arithmetic on the stored numbers, docs/math.md §3) and refuses a table that breaks it
     (VerificationError); ``ld.design`` builds one, ``ld.load`` rebuilds one. Read-only afterwards.
 
     - ``table[x, y] = Pr[Y=y | X=x]``; ``prior``, ``notion``, ``objective``; ``labels`` of the values.
     - ``epsilons``: the exactly verified tightest epsilons under the claimed notion ("claimed"), plain LIP for X
       under the design prior ("LIP for X") and LDP ("LDP").
-    - ``mse``: the per-user MSE of the MMSE estimate under the design prior (docs/math.md §4), the design
-      objective; ``provenance``: what the design step recorded (method, solver, mix, ``baselines``: the MSEs of the
-      optimal LDP table and of GRR at the same epsilon and prior).
-    - ``estimate(reports, method=...)``: "mmse" (default; posterior mean under the design prior), "unbiased" (GLS;
-      needs rank k), "ibu"; ``what="histogram"`` or ``"sum"`` (the sum of f(X) over users; the default for a
-      WeightedSum design).
+    - ``mse``: the figure of the design objective at the design prior (``objective.value``): n x the variance of
+      the unbiased estimate for Frequencies and Mean, the per-user MSE of the MMSE estimate for the Bayesian
+      objectives (docs/math.md §4, §11); ``optimality``: that figure beside the best lower bound and the gap;
+      ``provenance``: what the design step recorded (method, solver, mix, ``baselines`` at the same epsilon).
+    - ``estimate(reports, method=..., what=...)``: an ``ld.Estimate`` (see ``estimate``).
     """
 
     family = "table"
-    methods = ("mmse", "unbiased", "ibu")
+    methods = ("unbiased", "mle", "mmse", "ibu")
     epsilon_range = (0.0, MAX_EPSILON)  # the notions' range (lipdesign.validation.MAX_EPSILON)
 
-    def __init__(self, table, notion, prior, objective="histogram", *, provenance=None):
+    def __init__(self, table, notion, prior, objective="frequencies", *, provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
         if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
             raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")
@@ -302,43 +304,111 @@ class TableMechanism(Mechanism):
         return ibu_frequencies(self.table, counts)
 
     def _what(self, what):
+        values = getattr(self.objective, "values", None)
         if what is None:
-            return "sum" if isinstance(self.objective, WeightedSum) else "histogram"
+            return {"mean": "mean", "weighted_sum": "sum"}.get(self.objective.kind, "histogram")
         what = choice(what, "what", WHAT)
-        if what == "sum" and not isinstance(self.objective, WeightedSum):
-            raise ValidationError("what is 'sum'; it needs a mechanism designed for ld.WeightedSum(values)")
+        if what != "histogram" and values is None:
+            raise ValidationError(f"what is {what!r}; it needs a mechanism designed for ld.Mean(values) or "
+                                  "ld.BayesSum(values)")
         return what
 
-    def _sum_of(self, frequencies, n):
-        return float(n * frequencies @ np.asarray(self.objective.values))
+    def _values(self):
+        return np.asarray(self.objective.values, dtype=float)
+
+    def _mean_weights(self, prior):
+        """g with c . f^ = g . (c/n) unbiased at every truth (docs/math.md §11): g = D^-1 Q^T M^+ c at ``prior``
+        (D = diag(Q^T prior)); needs c in the range of M, not rank(Q) = k."""
+        q, c = self.table, self._values()
+        information = fisher_information(q, prior)
+        if not np.isfinite(mean_quadratic(information, c)):
+            raise ValidationError("objective.values lie partly outside what the table can estimate (the range of its "
+                                  "information matrix): no unbiased estimate of their mean exists from its reports")
+        mass = q.T @ prior
+        return np.divide(q.T @ (np.linalg.pinv(information, rcond=1e-10, hermitian=True) @ c), mass,
+                         out=np.zeros(q.shape[1]), where=mass > 0)
+
+    def _linear(self, method, what, frequencies=None):
+        """The vector or matrix E with estimate = E (c/n) for the linear methods (mmse, unbiased), weighted at the
+        design prior (or at ``frequencies`` for the plug-in errors of the MLE)."""
+        weights = self.prior.probabilities if frequencies is None else frequencies
+        if what == "histogram":
+            if method == "mmse":
+                return posterior(self.table, prior=weights).T
+            return gls_matrix(self.table, prior=weights)
+        if method == "mmse":
+            return self._values() @ posterior(self.table, prior=weights).T
+        return self._mean_weights(weights)
 
     def estimate(self, reports, *, method=None, consistency=None, what=None):
-        """The estimated histogram (``what="histogram"``) or sum of f(X) over the users (``what="sum"``; default for
-        a WeightedSum design), from reports or their Aggregate; see the class docstring for ``method``."""
-        what = self._what(what)
-        aggregate = self._aggregate_of(reports)
-        frequencies = super().estimate(aggregate, method=method, consistency=consistency)
-        return frequencies if what == "histogram" else self._sum_of(frequencies, aggregate.n)
+        """The estimate from reports or their Aggregate, as an ``ld.Estimate`` (an array with standard errors and
+        confidence intervals, docs/math.md §11): the histogram (``what="histogram"``), or the mean or sum of the
+        objective's values over the users (``"mean"``, ``"sum"``; the default for Mean and BayesSum designs).
 
-    def _estimator_matrix(self, method):
-        """E with estimate = E (c / n): the posterior means (mmse) or the GLS inverse (unbiased)."""
+        ``method``: "unbiased" (GLS weighted at the design prior: unbiased at every true distribution; the default
+        for the population objectives), "mle" (maximum likelihood, the iterative Bayesian update run to
+        convergence; "ibu" is its old name), "mmse" (posterior means under the design prior: biased toward it, so it
+        warns; the default of the Bayesian objectives). Standard errors are plug-in: the covariance of the report
+        frequencies estimated from the reports themselves, (diag(pi^) - pi^ pi^^T)/n, through the linear estimator
+        (for the MLE, the GLS estimator weighted at the MLE); they hold for users drawn i.i.d. and are conservative
+        for a fixed population. ``consistency="norm-sub"`` projects the frequencies onto the simplex (Euclidean,
+        which never increases the total squared error); the errors and intervals then refer to ``raw``.
+        """
+        what = self._what(what)
+        method = self._method(method)
+        consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
+        if consistency is not None and what != "histogram":
+            raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, not to a {what}")
+        aggregate = self._aggregate_of(reports)
+        note = ""
         if method == "mmse":
-            return posterior(self.table, prior=self.prior.probabilities).T
-        if method == "unbiased":
-            return gls_matrix(self.table, prior=self.prior.probabilities)
-        raise ValidationError("method is 'ibu'; the iterative Bayesian update is not linear in the counts and has "
-                              "no closed-form mean or variance (use 'unbiased' or 'mmse')")
+            note = ("MMSE: posterior means under the design prior, pulled toward it; biased when the population "
+                    "differs from the prior, and without standard errors")
+            warnings.warn(f"method 'mmse': {note} (docs/math.md §4, §11); use method='unbiased' or 'mle' for the "
+                          "population", ShrinkageWarning, stacklevel=2)
+        n, observed = aggregate.n, aggregate["counts"] / aggregate.n
+        report_covariance = (np.diag(observed) - np.outer(observed, observed)) / n
+        linear = self._linear("mmse" if method == "mmse" else "unbiased", what) if method not in ("mle", "ibu") else None
+        if linear is None:
+            mle = ibu_frequencies(self.table, aggregate["counts"])
+            raw = mle if what == "histogram" else np.atleast_1d(self._values() @ mle)
+            try:  # the large-sample errors of the MLE: those of the GLS estimate weighted at the MLE
+                linear = self._linear("unbiased", what, mle)
+            except ValidationError as error:
+                note = f"no standard errors: {error}"
+        else:
+            raw = np.atleast_1d(linear @ observed)
+        if linear is None or method == "mmse":
+            errors = np.full(raw.shape, np.nan)
+        elif what == "histogram":
+            errors = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", linear, report_covariance, linear), 0.0))
+        else:
+            errors = np.atleast_1d(np.sqrt(max(float(linear @ report_covariance @ linear), 0.0)))
+        values = consistent(raw, consistency) if consistency is not None else raw
+        names = self.input_domain.names() if what == "histogram" else [what]
+        if what == "sum":
+            values, raw, errors = values * n, raw * n, errors * n
+        return Estimate(values, errors, n=n, method=method, kind="frequencies" if what == "histogram" else what,
+                        names=names, raw=raw, note=note)
+
+    def _estimator_matrix(self, method, what="histogram"):
+        if method in ("mle", "ibu"):
+            raise ValidationError(f"method is {method!r}; maximum likelihood is not linear in the counts and has no "
+                                  "closed-form mean or variance (its large-sample variance is that of 'unbiased')")
+        return self._linear(method, what)
 
     def _expected(self, frequencies, method, user_ids):
         matrix = self._estimator_matrix(method)
         return frequencies if method == "unbiased" else matrix @ (self.table.T @ frequencies)
 
     def covariance(self, frequencies=None, n=1, *, method=None):
-        """Cov of the estimated histogram for n users with true frequencies (default: the design prior), given
+        """Cov of the estimated histogram for n users with true ``frequencies`` (default: the design prior), given
         their values: the counts are sums of independent draws from the rows of Q, so
-        Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: ``_estimator_matrix``)."""
+        Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: the linear estimator)."""
         frequencies, n = self._population(self.prior.probabilities if frequencies is None else frequencies, n)
-        matrix = self._estimator_matrix(self._method(method))
+        return self._covariance_with(self._estimator_matrix(self._method(method)), frequencies, n)
+
+    def _covariance_with(self, matrix, frequencies, n):
         q = self.table
         reports = (np.diag(q.T @ frequencies) - q.T @ (frequencies[:, None] * q)) / n
         return matrix @ reports @ matrix.T
@@ -346,30 +416,38 @@ class TableMechanism(Mechanism):
     def _variance(self, frequencies, n, method, user_ids):
         return np.diag(self.covariance(frequencies, n, method=method)).copy()
 
-    def expected_estimate(self, population=None, n=None, *, method=None, user_ids=None, what=None):
-        """E[estimate] for true frequencies ``population`` (default: the design prior) and n users (the sum scales
-        with n)."""
+    def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None, what=None):
+        """E[estimate] for true ``frequencies`` (default: the design prior) and n users (the sum scales with n)."""
         what = self._what(what)
-        population = self.prior.probabilities if population is None else population
-        expected = super().expected_estimate(population, method=method, user_ids=user_ids)
-        return expected if what == "histogram" else self._sum_of(expected, 1 if n is None else integer(n, "n"))
-
-    def variance(self, population=None, n=None, *, method=None, user_ids=None, what=None):
-        """The variance of each estimated frequency, or of the estimated sum (``what="sum"``: v^T Cov v n^2), for
-        true frequencies ``population`` (default: the design prior) and n users (default 1), given their values."""
-        what = self._what(what)
-        population = self.prior.probabilities if population is None else population
+        frequencies = self.prior.probabilities if frequencies is None else frequencies
         if what == "histogram":
-            return super().variance(population, n, method=method, user_ids=user_ids)
-        values = np.asarray(self.objective.values)
-        covariance = self.covariance(population, 1 if n is None else n, method=method)
-        return float(values @ covariance @ values) * (1 if n is None else integer(n, "n")) ** 2
+            return super().expected_estimate(frequencies, n, method=method, user_ids=user_ids)
+        frequencies, n = self._population(frequencies, n)
+        vector = self._estimator_matrix(self._method(method), what)
+        mean = float(vector @ (self.table.T @ frequencies))
+        return mean * n if what == "sum" else mean
+
+    def variance(self, frequencies=None, n=1, *, method=None, user_ids=None, what=None):
+        """The variance of each estimated frequency, or of the estimated mean or sum, for true ``frequencies``
+        (default: the design prior) and n users (default 1: n x the variance is the figure of docs/math.md §11),
+        given their values."""
+        what = self._what(what)
+        frequencies = self.prior.probabilities if frequencies is None else frequencies
+        if what == "histogram":
+            return super().variance(frequencies, n, method=method, user_ids=user_ids)
+        frequencies, n = self._population(frequencies, n)
+        vector = self._estimator_matrix(self._method(method), what)
+        variance = float(self._covariance_with(vector[None, :], frequencies, n)[0, 0])
+        return variance * n**2 if what == "sum" else variance
 
     def estimand(self, values, what=None):
         frequencies = self.input_domain.truth(values)
-        if self._what(what) == "histogram":
+        what = self._what(what)
+        if what == "histogram":
             return frequencies
-        return self._sum_of(frequencies, len(values))
+        mean = float(frequencies @ self._values())
+        return mean * len(values) if what == "sum" else mean
 
     def estimand_names(self, what=None):
-        return ["sum"] if self._what(what) == "sum" else self.input_domain.names()
+        what = self._what(what)
+        return [what] if what != "histogram" else self.input_domain.names()

@@ -1,0 +1,102 @@
+"""What ``estimate`` returns for a designed table: the estimate with its standard errors (docs/math.md §11).
+
+An ``Estimate`` behaves as the numpy array of its values (``np.asarray(est)``, arithmetic, indexing), and also
+carries ``standard_errors``, ``n``, ``method`` and ``confidence_interval(level)``. Numpy only (the normal quantile
+of an interval is scipy's, imported when an interval is asked for).
+"""
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from lipdesign.errors import ValidationError
+from lipdesign.validation import fmt, real_number
+
+#: What an estimate estimates.
+KINDS = ("frequencies", "mean", "sum")
+
+
+class Estimate(NDArrayOperatorsMixin):
+    """An estimate from ``n`` reports by ``method``: ``values`` (the frequencies, or one mean or sum), their
+    ``standard_errors`` (nan where the method has none: an MMSE estimate is biased toward the design prior, so an
+    interval around it would not cover the truth), and, for frequencies made consistent, the ``raw`` unbiased values
+    the errors and intervals refer to."""
+
+    def __init__(self, values, standard_errors, *, n, method, kind="frequencies", names=None, raw=None, note=""):
+        self.values = np.array(values, dtype=float)
+        self.standard_errors = np.array(standard_errors, dtype=float)
+        self.raw = self.values if raw is None else np.array(raw, dtype=float)
+        self.n, self.method, self.kind, self.note = int(n), method, kind, note
+        self.names = list(names) if names is not None else [str(i) for i in range(self.values.size)]
+        for array in (self.values, self.standard_errors, self.raw):
+            array.setflags(write=False)
+
+    @property
+    def frequencies(self):
+        """The estimated frequencies (sum to 1; ValidationError for the estimate of a mean or a sum)."""
+        if self.kind != "frequencies":
+            raise ValidationError(f"estimate is of a {self.kind}; it has no frequencies (use .values)")
+        return self.values
+
+    def confidence_interval(self, level=0.95):
+        """(low, high): per entry, the normal interval raw +- z sd at confidence ``level`` around the unbiased
+        (``raw``) values; frequencies are clipped to [0, 1], which keeps every interval that covered the truth
+        covering it. ValidationError when the method has no standard errors."""
+        from scipy import stats
+
+        level = real_number(level, "level")
+        if not 0 < level < 1:
+            raise ValidationError(f"level is {fmt(level)}; it must lie strictly between 0 and 1")
+        if not np.isfinite(self.standard_errors).all():
+            raise ValidationError(f"method is {self.method!r}; its estimate has no standard errors, so no confidence "
+                                  "interval (use method='unbiased' or 'mle')")
+        half = stats.norm.ppf(0.5 + level / 2) * self.standard_errors
+        low, high = self.raw - half, self.raw + half
+        if self.kind == "frequencies":
+            low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+        return (low, high) if self.values.size > 1 or self.kind == "frequencies" else (float(low[0]), float(high[0]))
+
+    def to_dict(self):
+        return {"kind": self.kind, "method": self.method, "n": self.n, "names": self.names,
+                "values": self.values.tolist(), "standard_errors": self.standard_errors.tolist()}
+
+    def summary(self, level=0.95):
+        lines = [f"{self.kind} from n = {self.n} reports, method {self.method!r}"]
+        if np.isfinite(self.standard_errors).all():
+            low, high = (np.atleast_1d(bound) for bound in self.confidence_interval(level))
+            lines += [f"  {name}: {value:.6g} +- {error:.2g} ({level:.0%} interval {lo:.6g} .. {hi:.6g})"
+                      for name, value, error, lo, hi in zip(self.names, self.values, self.standard_errors, low, high)]
+        else:
+            lines += [f"  {name}: {value:.6g}" for name, value in zip(self.names, self.values)]
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"Estimate({self.kind}, method={self.method!r}, n={self.n}, values={np.array2string(self.values)})"
+
+    # -- the array it stands for --------------------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        return self.values.astype(dtype) if dtype is not None else self.values.copy()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = tuple(x.values if isinstance(x, Estimate) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __len__(self):
+        return self.values.size
+
+    def __getitem__(self, index):
+        return self.values[index]
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __float__(self):
+        if self.values.size != 1:
+            raise TypeError(f"an estimate of {self.values.size} values is not one number")
+        return float(self.values[0])
+
+    def __getattr__(self, name):  # the array's own methods and properties (min, sum, shape, tolist, ...)
+        if name.startswith("__") or name == "values":
+            raise AttributeError(name)
+        return getattr(self.values, name)
