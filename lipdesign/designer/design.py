@@ -14,7 +14,12 @@ import math
 
 import numpy as np
 
-from lipdesign.designer.population import lower_bounds, population_table, prior_matching_table, uniform_prior_optimum
+from lipdesign.designer.population import (
+    lower_bounds,
+    population_table,
+    prior_matching_table,
+    uniform_prior_optimum,
+)
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair, polished
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
