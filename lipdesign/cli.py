@@ -86,24 +86,21 @@ def _mechanism(args):
 
 
 def _simulate(args):
-    import numpy as np
-
     from lipdesign.io import load
     from lipdesign.simulation import simulate
 
     mechanism = load(args.mechanism)
-    result = simulate(mechanism, args.n, rng=args.seed)
-    print(f"{result.n} users, {mechanism!r}, method {result.method!r}")
-    width = max(len(name) for name in result.names)
-    print(f"{'estimate of':>{width}}  {'true':>9}  {'expected':>9}  {'estimate':>9}  {'theory sd':>9}  {'z':>6}")
-    for row in zip(result.names, result.truth, result.expected, result.estimate, result.std, result.z_scores):
-        print(f"{row[0]:>{width}}  " + "  ".join(f"{value:9.5g}" for value in row[1:5]) + f"  {row[5]:6.2f}")
-    finite = np.isfinite(result.z_scores)
-    skipped = f"; {np.count_nonzero(~finite)} without reports skipped" if not finite.all() else ""
-    print(f"largest |z| = {result.largest_z:.2f} over {np.count_nonzero(finite)} estimates{skipped} (Bonferroni "
-          f"p-value {result.p_value:.3g}; expected = E[estimate], theory sd from the closed-form variance)")
-    print(f"squared error of the estimate, summed over its entries: empirical {result.squared_error:.6g}, "
-          f"theoretical {result.expected_squared_error:.6g} (sum of variances + squared bias, for this population)")
+    truth = None
+    if args.truth is not None:
+        try:
+            truth = json.loads(args.truth)
+        except json.JSONDecodeError:
+            raise ValidationError(f"--truth is {args.truth!r}; it must be a JSON list of probabilities, one per "
+                                  "value, e.g. '[0.5, 0.3, 0.2]'") from None
+    result = simulate(mechanism, args.n, rng=args.seed, truth=truth, repetitions=args.repetitions,
+                      method=args.method, drift=not args.no_drift)
+    print(repr(mechanism))
+    print(result.summary())
 
 
 def _demo(args):
@@ -147,6 +144,13 @@ def build_parser():
     command.add_argument("mechanism")
     command.add_argument("-n", type=int, default=100_000, help="number of users (default 100000)")
     command.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    command.add_argument("--truth", default=None, metavar="JSON",
+                         help="the true distribution of the population, e.g. '[0.5, 0.3, 0.2]' (default: the design "
+                              "prior, and a population drifted from it)")
+    command.add_argument("-r", "--repetitions", type=int, default=20,
+                         help="perturb-and-estimate runs on the same users (default 20): bias, sd and coverage")
+    command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
+    command.add_argument("--no-drift", action="store_true", help="skip the drifted population")
     command.set_defaults(run=_simulate)
     command = commands.add_parser("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
     command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")

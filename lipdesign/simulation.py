@@ -1,20 +1,23 @@
 """Simulation: draw a population, perturb, aggregate, estimate, and compare with theory, for any mechanism through
 the contract only (docs/math.md §8, §9).
 
-``simulate(mechanism, n)`` puts every estimated quantity (a frequency, a mean, a sum) beside the truth of the
-simulated population, its expectation (the truth for an unbiased estimator) and its closed-form standard deviation,
-and sums the squared error of the whole estimate: the accuracy of the estimate the user computes, on that
-population.
+``simulate(mechanism, n, truth=..., repetitions=R)`` puts every estimated quantity (a frequency, a mean, a sum)
+beside the truth of the simulated population, its expectation (the truth for an unbiased estimator) and its
+closed-form standard deviation; over R repetitions it reports the empirical bias, spread and interval coverage,
+and the squared error of the whole estimate: the accuracy of the estimate the user computes, on that population.
+By default it also runs a population drifted away from the design prior, where a shrinking estimator shows.
 """
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
 
-from lipdesign.errors import ValidationError
+from lipdesign.errors import ShrinkageWarning, ValidationError
+from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.sampling import as_generator
-from lipdesign.validation import fmt
+from lipdesign.validation import fmt, integer, probability_vector, real_number
 
 #: Largest simulated population.
 MAX_USERS = 10**8
@@ -27,24 +30,66 @@ MAX_ENTRIES = 10**9
 MAX_WIDTH = 10**7
 
 
+#: Total-variation distance of the drifted population that ``simulate`` runs beside the design prior.
+DRIFT = 0.2
+
+#: Largest number of repetitions.
+MAX_REPETITIONS = 10**5
+
+
 @dataclass(frozen=True)
 class Simulation:
-    """Per estimated quantity: its name, the truth in the simulated population, the expected estimate, the
-    estimate and the closed-form standard deviation (all flattened in ``names`` order)."""
+    """One population of ``n`` users (``population``: what it was drawn from), perturbed and estimated
+    ``repetitions`` times. Per estimated quantity (flattened in ``names`` order): the truth of this population, the
+    expected estimate (the truth for an unbiased estimator), the closed-form standard deviation of one estimate given
+    the users' values, every repetition's estimate, and whether its confidence interval covered the truth.
+    ``drifted``: the same run on a population drifted from the design prior (``simulate`` adds it by default)."""
 
     n: int
     method: str
     names: list
     truth: np.ndarray
     expected: np.ndarray
-    estimate: np.ndarray
+    estimates: np.ndarray  # (repetitions, m)
     std: np.ndarray
+    covered: np.ndarray  # (repetitions, m) of 0/1, nan where no interval exists
+    population: str = "the mechanism's default population"
+    level: float = 0.95
+    interval: str = ""
+    drifted: "Simulation | None" = None
+
+    @property
+    def repetitions(self):
+        return self.estimates.shape[0]
+
+    @property
+    def estimate(self):
+        """The mean estimate over the repetitions (the estimate itself when there is one)."""
+        return self.estimates.mean(axis=0)
+
+    @property
+    def bias(self):
+        """Mean estimate - truth, per quantity (its own standard error is std / sqrt(repetitions))."""
+        return self.estimate - self.truth
+
+    @property
+    def empirical_std(self):
+        """The standard deviation of the estimates over the repetitions (nan for one repetition)."""
+        if self.repetitions < 2:
+            return np.full(self.truth.shape, np.nan)
+        return self.estimates.std(axis=0, ddof=1)
+
+    @property
+    def coverage(self):
+        """The fraction of repetitions whose interval covered the truth, per quantity."""
+        return self.covered.mean(axis=0)
 
     @property
     def z_scores(self):
-        """(estimate - expected) / std; nan where there is nothing to estimate (e.g. an empty public bucket)."""
+        """(mean estimate - expected) / (std / sqrt(repetitions)); nan where there is nothing to estimate (e.g. an
+        empty public bucket)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (self.estimate - self.expected) / self.std
+            return (self.estimate - self.expected) / (self.std / np.sqrt(self.repetitions))
 
     @property
     def largest_z(self):
@@ -62,15 +107,38 @@ class Simulation:
 
     @property
     def squared_error(self):
-        """sum of (estimate - truth)^2 over the finite entries: the error of this one run."""
-        finite = np.isfinite(self.estimate) & np.isfinite(self.truth)
-        return float(np.sum((self.estimate - self.truth)[finite] ** 2))
+        """sum of (estimate - truth)^2 over the finite entries, averaged over the repetitions: the error users get."""
+        errors = (self.estimates - self.truth) ** 2
+        finite = np.isfinite(errors).all(axis=0)
+        return float(errors[:, finite].sum(axis=1).mean())
 
     @property
     def expected_squared_error(self):
         """E[sum of (estimate - truth)^2] = sum of variances + squared bias (the bias is expected - truth)."""
         finite = np.isfinite(self.std) & np.isfinite(self.expected) & np.isfinite(self.truth)
         return float(np.sum(self.std[finite] ** 2 + (self.expected - self.truth)[finite] ** 2))
+
+    def summary(self):
+        """A table per population: truth, mean estimate, bias, empirical and theoretical sd, coverage."""
+        lines = [f"{self.n} users drawn from {self.population}; method {self.method!r}, {self.repetitions} "
+                 f"repetition{'s' if self.repetitions > 1 else ''}"]
+        width = max(len(name) for name in self.names)
+        lines.append(f"{'estimate of':>{width}}  {'true':>9}  {'mean est':>9}  {'bias':>9}  {'emp. sd':>9}  "
+                     f"{'theory sd':>9}  {'cover':>5}")
+        for row in zip(self.names, self.truth, self.estimate, self.bias, self.empirical_std, self.std, self.coverage):
+            cover = f"{row[6]:5.2f}" if np.isfinite(row[6]) else "    -"
+            lines.append(f"{row[0]:>{width}}  " + "  ".join(f"{value:9.3g}" for value in row[1:6]) + f"  {cover}")
+        finite = np.isfinite(self.z_scores)
+        skipped = f"; {np.count_nonzero(~finite)} without reports skipped" if not finite.all() else ""
+        lines.append(f"largest |z| of the mean estimate against its expectation = {self.largest_z:.2f} over "
+                     f"{np.count_nonzero(finite)} estimates{skipped} (Bonferroni p-value {self.p_value:.3g})")
+        lines.append(f"squared error summed over the entries: empirical {self.squared_error:.6g}, theoretical "
+                     f"{self.expected_squared_error:.6g} (variances + squared bias, for this population)")
+        if np.isfinite(self.coverage).any():
+            lines.append(f"coverage: the share of {self.level:.0%} intervals ({self.interval}) that held the truth")
+        if self.drifted is not None:
+            lines += ["", self.drifted.summary()]
+        return "\n".join(lines)
 
 
 def _users(n):
@@ -90,33 +158,118 @@ def _check_size(mechanism, n):
                               "(the reports are held in memory)")
 
 
-def simulate(mechanism, n=None, rng=None, *, values=None, method=None):
-    """Run ``mechanism`` on ``n`` users and compare every estimate with its closed form (the CLI's ``simulate``).
+def drifted(frequencies, distance=DRIFT):
+    """A distribution at total-variation distance ``distance`` from ``frequencies`` (or as far as the move allows):
+    mass moves from the values the prior holds most likely to those it holds least likely, by mixing toward the
+    prior's values in reversed order of probability. The drift a shrinking (MMSE) estimator cannot follow."""
+    p = np.asarray(frequencies, dtype=float)
+    order = np.argsort(p, kind="stable")
+    reversed_prior = np.empty_like(p)
+    reversed_prior[order] = p[order[::-1]]
+    distance_full = 0.5 * np.abs(reversed_prior - p).sum()
+    if distance_full == 0:  # uniform: move toward the first value instead
+        target = np.zeros_like(p)
+        target[0] = 1.0
+        reversed_prior, distance_full = target, 0.5 * np.abs(target - p).sum()
+    mix = min(1.0, distance / distance_full)
+    return (1 - mix) * p + mix * reversed_prior
 
-    The users are ``values`` when given (then ``n`` may be omitted, or must be their number), else
-    ``mechanism.input_domain.sample(n, rng)`` (the design prior for a designed table, Zipf(1) frequencies or
-    normal numeric values otherwise). Users get ids 0..n-1 where public randomness is keyed by user id.
-    ``method``: the estimation method (None: the mechanism's default).
+
+def _truth(mechanism, truth):
+    domain = mechanism.input_domain
+    if domain.kind != "categorical":
+        raise ValidationError(f"truth is given; {type(mechanism).__name__} takes numeric values, so pass values= "
+                              "instead of a distribution")
+    return probability_vector(truth, "truth", length=domain.k)
+
+
+def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetitions=1, method=None, level=0.95,
+             drift=True):
+    """Run ``mechanism`` on a population of ``n`` users ``repetitions`` times and compare every estimate with its
+    closed form (the CLI's ``simulate``).
+
+    The users are ``values`` when given, else n users drawn once from ``truth`` (the TRUE distribution of the
+    population; default: ``mechanism.input_domain.sample``, i.e. the design prior for a designed table, Zipf(1)
+    frequencies or normal numeric values otherwise). Each repetition perturbs the same users afresh, so the spread of
+    the estimates is their variance given the users' values. ``level``: the confidence of the intervals whose
+    coverage is counted (an ``ld.Estimate``'s own plug-in interval where the estimate has one, else the normal
+    interval with the closed-form sd). ``drift=True`` (categorical inputs, no ``values`` or ``truth`` given) also
+    runs a population at TV distance DRIFT from the default (``result.drifted``), where an estimator that shrinks
+    toward the prior shows its bias. Users get ids 0..n-1 where public randomness is keyed by user id. ``method``:
+    the estimation method (None: the mechanism's default).
     """
     generator = as_generator(rng)
+    repetitions = integer(repetitions, "repetitions", low=1, high=MAX_REPETITIONS)
+    level = real_number(level, "level")
+    if not 0 < level < 1:
+        raise ValidationError(f"level is {fmt(level)}; it must lie strictly between 0 and 1")
+    if values is not None and truth is not None:
+        raise ValidationError("values and truth are both given; the population is either the users' values or drawn "
+                              "from a distribution")
+    categorical = mechanism.input_domain.kind == "categorical"
+    population = "the mechanism's default population"
     if values is None:
         n = _users(n)
         _check_size(mechanism, n)
-        values = mechanism.input_domain.sample(n, generator)
+        if truth is None:
+            values = mechanism.input_domain.sample(n, generator)
+            if hasattr(mechanism, "prior"):
+                population = "the design prior"
+        else:
+            frequencies = _truth(mechanism, truth)
+            values = generator.choice(frequencies.size, size=n, p=frequencies)
+            population = "the given truth"
     else:
         values = np.asarray(values)
         if n is not None and n != len(values):
             raise ValidationError(f"n is {fmt(n)} but values has {len(values)} rows; give one of them, or both alike")
         n = _users(len(values))
         _check_size(mechanism, n)
+        population = "the given values"
+    result = _run(mechanism, values, generator, repetitions, method, level, population)
+    if drift and categorical and truth is None and population != "the given values":
+        base = getattr(mechanism, "prior", None)
+        base = base.probabilities if base is not None else mechanism.input_domain.truth(values)
+        moved = drifted(base, DRIFT)
+        users = generator.choice(moved.size, size=n, p=moved)
+        label = f"a drifted population (TV {0.5 * np.abs(moved - base).sum():.2g} from {population})"
+        result = replace(result, drifted=_run(mechanism, users, generator, repetitions, method, level, label))
+    return result
+
+
+def _flat(part):
+    if isinstance(part, list):
+        return np.hstack(np.asarray(part, dtype=object)).astype(float)
+    return np.atleast_1d(np.asarray(part, dtype=float))
+
+
+def _run(mechanism, values, generator, repetitions, method, level, population):
+    n = len(values)
     user_ids = np.arange(n) if mechanism.uses_user_ids else None
     method = mechanism.default_method if method is None else method
-    reports = mechanism.perturb(values, rng=generator, user_ids=user_ids)
-    estimate = mechanism.estimate(mechanism.aggregate(reports), method=method)
-    population, size = mechanism.population_of(values)
-    expected = mechanism.expected_estimate(population, size, method=method, user_ids=user_ids)
-    variance = mechanism.variance(population, size, method=method, user_ids=user_ids)
-    flat = [np.hstack(np.asarray(part, dtype=object)).astype(float) if isinstance(part, list) else
-            np.atleast_1d(np.asarray(part, dtype=float)) for part in
-            (mechanism.estimand(values), expected, estimate, variance)]
-    return Simulation(n, method, list(mechanism.estimand_names()), flat[0], flat[1], flat[2], np.sqrt(flat[3]))
+    pop, size = mechanism.population_of(values)
+    truth = _flat(mechanism.estimand(values))
+    expected = _flat(mechanism.expected_estimate(pop, size, method=method, user_ids=user_ids))
+    std = np.sqrt(_flat(mechanism.variance(pop, size, method=method, user_ids=user_ids)))
+    z = stats.norm.ppf(0.5 + level / 2)
+    estimates, covered, interval = [], [], "normal, closed-form sd"
+    for _ in range(repetitions):
+        reports = mechanism.perturb(values, rng=generator, user_ids=user_ids)
+        with warnings.catch_warnings():  # the shrinkage warning is the point of a drifted run, said once below
+            warnings.simplefilter("ignore", ShrinkageWarning)
+            estimate = mechanism.estimate(mechanism.aggregate(reports), method=method)
+        flat = _flat(estimate)
+        estimates.append(flat)
+        if isinstance(estimate, Estimate) and np.isfinite(estimate.standard_errors).all():
+            low, high = (np.atleast_1d(bound) for bound in estimate.confidence_interval(level))
+            interval = "the estimate's plug-in standard errors"
+        else:
+            low, high = flat - z * std, flat + z * std
+        inside = ((low <= truth) & (truth <= high)).astype(float)
+        inside[~np.isfinite(low) | ~np.isfinite(high)] = np.nan
+        covered.append(inside)
+    if method == "mmse":
+        warnings.warn("method 'mmse' shrinks toward the design prior: its bias shows on a drifted population",
+                      ShrinkageWarning, stacklevel=3)
+    return Simulation(n, method, list(mechanism.estimand_names()), truth, expected, np.array(estimates), std,
+                      np.array(covered), population, level, interval)

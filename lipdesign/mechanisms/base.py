@@ -36,7 +36,8 @@ from lipdesign.immutable import Immutable
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
-from lipdesign.notions import LDP
+from lipdesign.model import PriorSet
+from lipdesign.notions import LDP, LIP
 from lipdesign.validation import choice, fmt, integer, probability_vector
 from lipdesign.validation import epsilon as epsilon_in
 from lipdesign.verification import verify_table
@@ -295,12 +296,30 @@ def _size(values):
 
 
 def verify(subject, notion=None, prior=None, *, exact=True):
-    """The Certificate of a mechanism's guarantee (always exact), or of a bare ``table`` under ``notion`` with the
-    design ``prior`` for LIP notions: exact by default (rational arithmetic, docs/math.md §3); ``exact=False`` is
-    the quick floating-point check, which passes within 1e-9 of the claim."""
+    """The exact Certificate of a mechanism's guarantee; of a designed table at another ``prior`` (a Prior or
+    probabilities: the tightest LIP epsilon for its secret there) or over a PriorSet (the worst over the set, which
+    for a TV ball or a box is attained at its vertices, docs/math.md §2, §3) when ``prior`` is given; or of a bare
+    ``table`` under ``notion`` with the design ``prior`` for LIP notions: exact by default (rational arithmetic,
+    docs/math.md §3); ``exact=False`` is the quick floating-point check, which passes within 1e-9 of the claim."""
     if isinstance(subject, Mechanism):
-        if notion is not None or prior is not None:
-            raise ValidationError(f"notion is {notion!r} and prior is {prior!r}; a mechanism is verified against "
-                                  "its own guarantee, so pass neither")
-        return subject.verify()
+        if notion is not None:
+            raise ValidationError(f"notion is {notion!r}; a mechanism is verified against its own guarantee (pass "
+                                  "prior= to verify a designed table's LIP at another prior)")
+        if prior is None:
+            return subject.verify()
+        return _verify_at(subject, prior)
     return verify_table(subject, notion, prior, exact=exact)
+
+
+def _verify_at(mechanism, prior):
+    """LIP of a designed table, for the secret it protects, at ``prior`` or over a prior set."""
+    design_prior = getattr(mechanism, "prior", None)
+    if design_prior is None:
+        raise ValidationError(f"prior is given but {type(mechanism).__name__} has no design prior: it is "
+                              f"{mechanism.guarantee.notion} eps={mechanism.epsilon:g}, and an eps-LDP mechanism is "
+                              "eps-LIP at every prior (docs/math.md §2)")
+    secret = getattr(mechanism.notion, "secret", None)
+    if isinstance(prior, PriorSet):  # the worst case over the set
+        return verify_table(mechanism.privacy_table(), LIP(mechanism.epsilon, secret=secret, prior_set=prior),
+                            design_prior, exact=True)
+    return verify_table(mechanism.privacy_table(), LIP(mechanism.epsilon, secret=secret), prior, exact=True)

@@ -14,11 +14,11 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ShrinkageWarning, ValidationError, VerificationError
-from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism, verify
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import TablePerturber, index_reports
-from lipdesign.model import Prior
+from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LDP, LIP, WorstCaseLIP, notion_from_dict
 from lipdesign.objectives import as_objective, fisher_information, mean_quadratic
 from lipdesign.validation import (
@@ -267,24 +267,69 @@ class TableMechanism(Mechanism):
         return (f"TableMechanism({self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, "
                 f"k={self.prior.k}, {self.table.shape[1]} outputs)")
 
+    def revealed(self, confidence=0.99):
+        """Per value x, the probability that a user with X = x sends a report whose posterior (under the design
+        prior) puts at least ``confidence`` on x: 1 means the value is released in the clear. LIP for a latent secret
+        allows this wherever X says little about the secret (docs/math.md §2, release without noise)."""
+        post = posterior(self.table, prior=self.prior.probabilities)  # (n_out, k)
+        return (self.table * (post.T >= confidence)).sum(axis=1)
+
+    #: The population size at which ``summary`` states standard errors, and the TV radius of its drift line.
+    SUMMARY_N = 10**6
+    SUMMARY_DRIFT = 0.1
+
     def summary(self):
-        if self.objective.population:
-            figure = "n x sum of the variances of the unbiased estimate at the design prior, given the values"
+        """What the table guarantees, how accurate its default estimate is beside the alternatives at the same (and
+        at twice the) epsilon, and how both depend on the prior being right (docs/math.md §2, §11)."""
+        notion, objective = self.notion, self.objective
+        lines = [f"{notion.kind} eps={notion.epsilon:g}, k={self.prior.k}, {self.table.shape[1]} outputs, designed for "
+                 f"{type(objective).__name__}" + (" (per-user Bayesian MSE)" if not objective.population else "")]
+        verified = ", ".join(f"{name} {value:.6g}" for name, value in self.epsilons.items())
+        lines.append(f"  guarantee (exactly verified): {verified}")
+        secret = getattr(notion, "secret", None)
+        if secret is not None:
+            lines.append(f"  {notion.kind} protects the latent secret ({secret.m} values), not X: for X itself the "
+                         "table is only as private as the LIP for X and LDP figures above")
+        elif isinstance(notion, LIP):
+            lines.append("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
+                         "(docs/math.md §2)")
+        revealed = self.revealed()
+        if secret is not None and (revealed >= 0.5).any():
+            names = [str(self.labels[x]) for x in np.flatnonzero(revealed >= 0.5)]
+            lines.append(f"  WARNING: the table protects the secret, not X: {len(names)} of {self.prior.k} values "
+                         f"({', '.join(names)}) are revealed (posterior >= 0.99) in at least half of their reports; "
+                         f"LIP for X is {self.epsilons['LIP for X']:.3g}")
+        if objective.population:
+            estimate = f"the unbiased estimate of the {'histogram' if objective.kind == 'frequencies' else 'mean'}"
+            lines.append(f"  accuracy: n x {'sum of the variances' if objective.kind == 'frequencies' else 'variance'}"
+                         f" of {estimate}, at the design prior, given the users' values (docs/math.md §11)")
         else:
-            figure = "per-user MSE of the MMSE estimate under the design prior"
-        heading = (f"{self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, k={self.prior.k}, "
-                   f"{self.table.shape[1]} outputs")
-        lines = [heading, f"  {figure}: {self.mse:.6g}"]
+            lines.append("  accuracy: per-user MSE of the MMSE estimate under the design prior (right only if the "
+                         "prior is the truth; docs/math.md §4)")
+        lines.append(f"    this table: {self.mse:.6g}")
         optimality = self.optimality
         if optimality and optimality["lower_bound"] is not None:
-            lines.append(f"  lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), gap "
+            lines.append(f"    lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), gap "
                          f"{optimality['gap']:.2e}")
-        unit = "" if self.objective.population else "MSE "
-        lines += [f"  {name}: {unit}{value:.6g} (the same figure; baseline recorded by the design step)"
-                  for name, value in self.baselines.items()]
-        lines.append("  verified eps: " + ", ".join(f"{k} {v:.6g}" for k, v in self.epsilons.items()))
-        if isinstance(self.notion, LIP):
-            lines.append("  (eps-LIP for X implies at most 2 eps-LDP, docs/math.md §2)")
+        baselines = self.baselines
+        for suffix, level in (("", notion.epsilon), (" at 2 eps", 2 * notion.epsilon)):
+            row = {name[: len(name) - len(suffix)] if suffix else name: value for name, value in baselines.items()
+                   if name.endswith(" at 2 eps") == bool(suffix)}
+            if row:
+                heading = f"at eps={level:g}" + (" (the LDP level eps-LIP implies)" if suffix else "")
+                heading += " (LDP protects X itself)" if secret is not None else ""
+                lines.append(f"    {heading}: " + ", ".join(f"{name} {value:.4g}" for name, value in
+                                                            sorted(row.items(), key=lambda item: item[1])))
+        if objective.population:
+            errors = np.sqrt(np.maximum(self.variance(n=self.SUMMARY_N), 0.0))
+            lines.append(f"  standard error{'s of the frequencies' if errors.size > 1 else ''} at n = "
+                         f"{self.SUMMARY_N:.0e} (design prior): " + ", ".join(f"{value:.2g}" for value in
+                                                                          np.atleast_1d(errors)))
+        if isinstance(notion, LIP):
+            ball = PriorSet.tv_ball(self.prior.probabilities, self.SUMMARY_DRIFT)
+            worst = verify(self, prior=ball).epsilon
+            lines.append(f"  if the prior is off by up to TV {self.SUMMARY_DRIFT:g}: LIP at worst {worst:.4g} (never "
+                         f"above the LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")
         return "\n".join(lines)
 
     # -- perturb, aggregate, estimate ------------------------------------------------------------------------
