@@ -120,8 +120,8 @@ class Simulation:
 
     def summary(self):
         """A table per population: truth, mean estimate, bias, empirical and theoretical sd, coverage."""
-        lines = [f"{self.n} users drawn from {self.population}; method {self.method!r}, {self.repetitions} "
-                 f"repetition{'s' if self.repetitions > 1 else ''}"]
+        lines = [(f"{self.n} users drawn from {self.population}; method {self.method!r}, {self.repetitions} "
+                 f"repetition{'s' if self.repetitions > 1 else ''}")]
         width = max(len(name) for name in self.names)
         lines.append(f"{'estimate of':>{width}}  {'true':>9}  {'mean est':>9}  {'bias':>9}  {'emp. sd':>9}  "
                      f"{'theory sd':>9}  {'cover':>5}")
