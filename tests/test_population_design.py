@@ -1,6 +1,7 @@
 """Designs for the population estimate (ld.Frequencies, docs/math.md §11): reference values, an independent solver
 over brute-force vertices, valid lower bounds, closed forms, exact verification, and unbiasedness under drift."""
 
+import itertools
 import math
 import warnings
 
@@ -51,45 +52,96 @@ def test_reference_values_of_docs_math_section_11():
     assert lip.default_method == "unbiased"
 
 
+def independent_c_optimum(vertices, prior, values):
+    """min t s.t. [[t, c^T], [c, M]] >= 0 (c^T M^+ c by the Schur complement, M may be singular), minus sum P c^2."""
+    rays = vertices / (vertices @ prior)[:, None]
+    centred = values - values @ prior
+    w, t = cp.Variable(len(rays), nonneg=True), cp.Variable((1, 1))
+    information = rays.T @ cp.diag(w) @ rays
+    block = cp.bmat([[t, centred[None, :]], [centred[:, None], information]])
+    problem = cp.Problem(cp.Minimize(t[0, 0]), [block >> 0, rays.T @ w == 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    assert problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+    return problem.value - prior @ centred**2
+
+
+def box_slice_vertices_here(prior, epsilon):
+    """Vertices of {s in [e^-eps, e^eps]^k : P . s = 1} (the LIP slice, docs/math.md §5), written out here: every
+    coordinate but one at a bound, the free one solved for and kept when inside its bounds."""
+    k, e = len(prior), math.exp(epsilon)
+    found = []
+    for free in range(k):
+        others = [x for x in range(k) if x != free]
+        for pattern in itertools.product((1 / e, e), repeat=k - 1):
+            s = np.empty(k)
+            s[others] = pattern
+            s[free] = (1 - prior[others] @ s[others]) / prior[free]
+            if 1 / e - 1e-12 <= s[free] <= e + 1e-12:
+                found.append(s)
+    return np.unique(np.round(found, 12), axis=0)
+
+
 def random_problems():
+    """30 problems with k <= 8: LIP and LDP (vertices written out here), a latent secret and a prior set (every
+    set of k - 1 active constraints); every third one designed for a mean instead of the histogram."""
     rng = np.random.default_rng(20261201)
+    kinds = ["LIP"] * 9 + ["LDP"] * 8 + ["secret"] * 8 + ["box"] * 5
     problems = []
-    for trial in range(12):
-        k = 3 + trial % 3 if trial % 4 != 3 else 3  # a box has many vertices: brute force stays at k = 3 there
+    for trial, kind in enumerate(kinds):
+        k = int(rng.integers(3, 9)) if kind != "box" else int(rng.integers(3, 5))
         prior = rng.dirichlet(2 * np.ones(k))
         epsilon = float(rng.uniform(0.3, 2.0))
-        kind = ("LIP", "LDP", "secret", "box")[trial % 4]
         if kind == "LIP":
-            notion, rows = ld.LIP(epsilon), lip_rows(prior, epsilon)
+            notion, vertices = ld.LIP(epsilon), box_slice_vertices_here(prior, epsilon)
         elif kind == "LDP":
-            notion, rows = ld.LDP(epsilon), ldp_rows(k, epsilon)
+            staircases = np.array(list(itertools.product((1.0, math.exp(epsilon)), repeat=k)))[1:-1]
+            notion, vertices = ld.LDP(epsilon), staircases
         elif kind == "secret":
             conditional = rng.dirichlet(np.ones(k), size=2)
-            notion, rows = ld.LIP(epsilon, secret=ld.SecretModel(conditional)), lip_rows(prior, epsilon, conditional)
+            notion = ld.LIP(epsilon, secret=ld.SecretModel(conditional))
+            vertices = brute_force_vertices(lip_rows(prior, epsilon, conditional), k)
         else:
             box = ld.PriorSet.box(prior * 0.85, np.minimum(1.0, prior * 1.15))
             notion = ld.LIP(epsilon, prior_set=box)
-            rows = np.concatenate([lip_rows(vertex, epsilon) for vertex in box.vertices])
-        problems.append((kind, prior, notion, rows))
+            vertices = brute_force_vertices(np.concatenate([lip_rows(vertex, epsilon) for vertex in box.vertices]), k)
+        values = rng.normal(size=k) if trial % 3 == 2 else None
+        problems.append((kind, prior, notion, vertices, values))
     return problems
 
 
-@pytest.mark.parametrize("problem", random_problems(), ids=lambda problem: f"{problem[0]}-k{len(problem[1])}")
+@pytest.mark.parametrize("problem", random_problems(),
+                         ids=lambda problem: f"{problem[0]}-k{len(problem[1])}-{'mean' if problem[4] is not None else 'f'}")
 def test_the_design_matches_an_independent_solver_and_its_bounds_are_valid(problem):
-    _, prior, notion, rows = problem
-    mechanism = ld.design(prior, notion, ld.Frequencies(), baselines=False)
-    optimum = independent_a_optimum(brute_force_vertices(rows, len(prior)), prior)
-    assert mechanism.mse == pytest.approx(optimum, rel=2e-6, abs=1e-9)  # abs: a secret may allow no noise
-    assert mechanism.optimality["lower_bound"] <= optimum * (1 + 1e-9) + 1e-9
+    _, prior, notion, vertices, values = problem
+    objective = ld.Frequencies() if values is None else ld.Mean(values)
+    mechanism = ld.design(prior, notion, objective, baselines=False)
+    if values is None:
+        optimum = independent_a_optimum(vertices, prior)
+    else:
+        optimum = independent_c_optimum(vertices, prior, values)
+    assert mechanism.mse == pytest.approx(optimum, rel=1e-6, abs=1e-9)  # abs: a secret may allow no noise
+    for name, bound in mechanism.optimality["bounds"].items():
+        assert bound <= optimum * (1 + 1e-9) + 1e-9, name
     assert mechanism.verify().passed and mechanism.table.shape[1] <= len(prior) * (len(prior) + 1) // 2
-    # the figure is the variance of the library's own GLS estimate, computed independently here:
-    # n Cov = B (diag(pi) - Q^T diag(P) Q) B^T, B the estimate's matrix read off unit count vectors
     q = mechanism.table
     pi = q.T @ prior
-    matrix = np.column_stack([mechanism.estimate(ld.Aggregate(mechanism.fingerprint, "table", 1, {"counts": e}))
-                              for e in np.eye(q.shape[1], dtype=int)])
-    covariance = matrix @ (np.diag(pi) - q.T @ (prior[:, None] * q)) @ matrix.T
-    assert np.trace(covariance) == pytest.approx(mechanism.mse, rel=1e-9)
+    if values is None:
+        # the figure is the variance of the library's own GLS estimate, computed independently here:
+        # n Cov = B (diag(pi) - Q^T diag(P) Q) B^T, B the estimate's matrix read off unit count vectors
+        matrix = np.column_stack([mechanism.estimate(ld.Aggregate(mechanism.fingerprint, "table", 1, {"counts": e}))
+                                  for e in np.eye(q.shape[1], dtype=int)])
+        covariance = matrix @ (np.diag(pi) - q.T @ (prior[:, None] * q)) @ matrix.T
+        assert np.trace(covariance) == pytest.approx(mechanism.mse, rel=1e-9)
+    else:
+        # the mean estimate is linear in the report frequencies: g . (c/n); its variance given the values is
+        # g^T (diag(pi) - Q^T diag(P) Q) g, and it is unbiased at a random other truth
+        g = np.array([float(mechanism.estimate(ld.Aggregate(mechanism.fingerprint, "table", 1, {"counts": e})))
+                      for e in np.eye(q.shape[1], dtype=int)])
+        assert g @ (np.diag(pi) - q.T @ (prior[:, None] * q)) @ g == pytest.approx(mechanism.mse, rel=1e-7)
+        other = np.random.default_rng(len(prior)).dirichlet(np.ones(len(prior)))
+        assert g @ (q.T @ other) == pytest.approx(other @ values, abs=1e-8 * (1 + np.abs(values).max()))
 
 
 @pytest.mark.parametrize("p_rare", [0.05, 0.2, 0.45])

@@ -3,12 +3,13 @@
 One module per family: ``table`` (designed and loaded tables), ``rr`` (binary randomized response, GRR), ``unary``
 (OUE), ``hashing`` (OLH), ``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
 ``numeric`` (Laplace, Duchi, Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's
-mixed tuples); ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
+mixed tuples); ``estimate`` the estimate with its standard errors; ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
 the mergeable sufficient statistics, ``postprocess`` the consistency step, ``registry`` the family ids.
 """
 
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.base import Guarantee, Mechanism, verify
+from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.mixed import HarmonyMixed
@@ -28,7 +29,7 @@ from lipdesign.mechanisms.table import (
 )
 from lipdesign.mechanisms.unary import OUE
 
-__all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Guarantee", "HadamardResponse", "HarmonyCategorical",
+__all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Estimate", "Guarantee", "HadamardResponse", "HarmonyCategorical",
            "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "Mechanism", "Piecewise", "TableMechanism",
            "TablePerturber", "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies",
            "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]

@@ -1,0 +1,163 @@
+"""What users compute from a design (docs/math.md §11): ld.Estimate with standard errors and intervals that cover,
+the mean of a c-optimal design, the MMSE estimate only by name, LIP at other priors, and the summary's honesty."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import lipdesign as ld
+from lipdesign.simulation import drifted
+
+
+def zipf(k, s=1.1):
+    weights = 1.0 / np.arange(1, k + 1) ** s
+    return weights / weights.sum()
+
+
+@pytest.fixture(scope="module")
+def design():
+    return ld.design(ld.Prior(zipf(6), labels=list("abcdef")), ld.LIP(1.0))
+
+
+def test_the_default_objective_is_the_population_histogram(design):
+    assert design.objective == ld.Frequencies() and design.default_method == "unbiased"
+    assert ld.Histogram is ld.BayesHistogram and ld.WeightedSum is ld.BayesSum  # the old names
+    assert ld.BayesHistogram().to_dict() == {"kind": "histogram"}  # files written before keep their meaning
+
+
+def test_an_estimate_is_an_array_with_standard_errors(design):
+    reports = design.perturb(np.repeat(np.arange(6), 1000), rng=1)
+    estimate = design.estimate(reports)
+    assert isinstance(estimate, ld.Estimate) and estimate.n == 6000 and estimate.method == "unbiased"
+    assert np.array_equal(np.asarray(estimate), estimate.frequencies) and estimate.sum() == pytest.approx(1)
+    assert np.allclose(estimate - 1 / 6, estimate.values - 1 / 6) and estimate[2] == estimate.values[2]
+    # the plug-in errors: the covariance of the report frequencies estimated from the reports, through the GLS
+    # matrix, computed here from the table (B = M^-1 Q D^-1 at the design prior, docs/math.md §11)
+    q, p = design.table, design.prior.probabilities
+    d = q.T @ p
+    b = np.linalg.inv(q @ np.diag(1 / d) @ q.T) @ q @ np.diag(1 / d)
+    pi = np.bincount(reports, minlength=q.shape[1]) / reports.size
+    expected = np.sqrt(np.diag(b @ (np.diag(pi) - np.outer(pi, pi)) @ b.T) / reports.size)
+    assert np.allclose(estimate.standard_errors, expected, rtol=1e-10)
+    low, high = estimate.confidence_interval(0.9)
+    z = stats.norm.ppf(0.95)
+    assert np.allclose(high - low, np.minimum(estimate.values + z * expected, 1) -
+                       np.maximum(estimate.values - z * expected, 0))
+    with pytest.raises(ld.ValidationError, match="level is 1.5; it must lie strictly between 0 and 1"):
+        estimate.confidence_interval(1.5)
+    assert "frequency[a]" in estimate.summary() and "interval" in estimate.summary()
+
+
+def test_mmse_only_by_name_with_a_warning_and_no_intervals(design):
+    reports = design.perturb(np.zeros(500, dtype=int), rng=2)
+    with pytest.warns(ld.errors.ShrinkageWarning, match="toward"):
+        mmse = design.estimate(reports, method="mmse")
+    assert np.isnan(mmse.standard_errors).all()
+    with pytest.raises(ld.ValidationError, match="no standard errors"):
+        mmse.confidence_interval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default estimate never warns
+        design.estimate(reports)
+
+
+def test_mle_and_consistency_keep_the_errors_honest(design):
+    values = np.random.default_rng(3).choice(6, size=3000, p=drifted(zipf(6)))
+    reports = design.perturb(values, rng=4)
+    mle = design.estimate(reports, method="mle")
+    assert (mle.values >= 0).all() and mle.sum() == pytest.approx(1)
+    assert np.isfinite(mle.standard_errors).all()
+    assert np.allclose(mle.values, design.estimate(reports, method="ibu").values)  # "ibu" is the old name
+    raw = design.estimate(reports)
+    projected = design.estimate(reports, consistency="norm-sub")
+    assert np.array_equal(projected.raw, raw.values) and (projected.values >= 0).all()
+    truth = np.bincount(values, minlength=6) / values.size
+    # a Euclidean projection onto the simplex never moves the estimate away from a truth inside it
+    assert np.sum((projected.values - truth) ** 2) <= np.sum((raw.values - truth) ** 2) + 1e-15
+
+
+def test_intervals_cover_at_their_nominal_rate_under_drift():
+    """Design at the prior, estimate a population TV 0.2 away: over 300 seeded repetitions on the same users every
+    frequency's 90% interval holds the truth at least 90% of the time (less 4 binomial sd, Bonferroni-safe), and
+    the estimate stays unbiased (z of the mean estimate within 4)."""
+    mechanism = ld.design(zipf(5), ld.LIP(1.0), baselines=False)
+    result = ld.simulate(mechanism, 4000, rng=11, truth=drifted(zipf(5)), repetitions=300, level=0.9, drift=False)
+    assert result.population == "the given truth" and result.interval.startswith("the estimate's plug-in")
+    floor = 0.9 - 4 * math.sqrt(0.9 * 0.1 / 300)
+    assert (result.coverage >= floor).all(), result.summary()
+    assert result.coverage.mean() <= 0.97, result.summary()  # conservative (i.i.d. errors), not vacuous
+    assert result.largest_z < 4, result.summary()
+    assert np.allclose(result.empirical_std, result.std, rtol=0.25)  # 300 draws: sd of an sd is about 4 %
+
+
+def test_the_default_simulation_shows_the_shrinkage_of_mmse():
+    mechanism = ld.design(zipf(5), ld.LIP(1.0), ld.BayesHistogram(), baselines=False)
+    with pytest.warns(ld.errors.ShrinkageWarning):
+        result = ld.simulate(mechanism, 20_000, rng=5, repetitions=5)
+    assert result.drifted is not None and "drifted" in result.drifted.population
+    # on the drifted population the MMSE estimate is off by far more than its own spread
+    assert np.abs(result.drifted.bias).max() > 10 * result.drifted.std.max()
+    unbiased = ld.simulate(mechanism, 20_000, rng=5, repetitions=5, method="unbiased")
+    assert np.abs(unbiased.drifted.bias).max() < 5 * unbiased.drifted.std.max() / math.sqrt(5) + 1e-12
+    with pytest.raises(ld.ValidationError, match="truth has 3 entries"):
+        ld.simulate(mechanism, 100, truth=[0.2, 0.3, 0.5])
+
+
+def test_a_mean_design_estimates_the_mean_even_from_a_rank_deficient_table():
+    """c-optimal designs may drop information the mean does not need (docs/math.md §11)."""
+    prior, values = np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.0, 1.0, 2.0, 3.0])
+    mechanism = ld.design(prior, ld.LDP(1.0), ld.Mean(values), baselines=False)
+    assert mechanism.objective == ld.Mean(values)
+    users = np.random.default_rng(7).choice(4, size=40_000, p=[0.4, 0.3, 0.2, 0.1])
+    estimate = mechanism.estimate(mechanism.perturb(users, rng=8))
+    assert estimate.kind == "mean" and estimate.names == ["mean"]
+    truth = values[users].mean()
+    assert abs(float(estimate) - truth) < 5 * float(estimate.standard_errors[0])
+    assert float(mechanism.variance(np.bincount(users) / users.size, users.size, what="mean")) == pytest.approx(
+        float(estimate.standard_errors[0]) ** 2, rel=0.2)
+    total = mechanism.estimate(mechanism.perturb(users, rng=8), what="sum")
+    assert float(total) == pytest.approx(float(estimate) * users.size)
+    with pytest.raises(ld.ValidationError, match="objective.values are all equal"):
+        ld.design(prior, ld.LIP(1.0), ld.Mean([2.0] * 4))
+
+
+def test_lip_at_other_priors_is_the_worst_over_the_ball_and_capped_by_ldp(design):
+    ball = ld.PriorSet.tv_ball(design.prior.probabilities, 0.1)
+    worst = ld.verify(design, prior=ball)
+    at_vertices = max(ld.verify(design, prior=vertex).epsilon for vertex in ball.vertices)
+    assert worst.epsilon == pytest.approx(at_vertices, rel=1e-12)
+    assert design.epsilon < worst.epsilon <= design.epsilons["LDP"] and not worst.passed
+    assert ld.verify(design, prior=design.prior).epsilon == pytest.approx(design.epsilons["LIP for X"])
+    with pytest.raises(ld.ValidationError, match="eps-LIP at every prior"):
+        ld.verify(ld.mechanisms.GRR(1.0, 6), prior=design.prior)
+
+
+def test_the_summary_says_what_the_figures_mean(design):
+    text = design.summary()
+    for phrase in ("2 eps-LDP", "unbiased estimate", "given the users' values", "at eps=2 (the LDP level",
+                   "subset selection", "OLH", "OUE", "GRR", "lower bound", "at n = 1e+06", "off by up to TV 0.1"):
+        assert phrase in text, phrase
+    from lipdesign.demo import scenario
+
+    prior, secret = scenario()
+    latent = ld.design(prior, ld.LIP(1.0, secret=secret), baselines=False)
+    revealed = latent.revealed()
+    assert (revealed >= 0.5).sum() >= 1 and "WARNING: the table protects the secret, not X" in latent.summary()
+    # revealed[x] is the chance that a report pins x down: computed here from Bayes' rule
+    joint = prior.probabilities[:, None] * latent.table
+    posterior = joint / joint.sum(axis=0)
+    assert np.allclose(revealed, (latent.table * (posterior >= 0.99)).sum(axis=1))
+
+
+def test_variance_has_one_signature_on_every_frequency_family():
+    prior = zipf(4)
+    for mechanism in (ld.design(prior, ld.LIP(1.0), baselines=False), ld.mechanisms.GRR(1.0, 4),
+                      ld.mechanisms.OUE(1.0, 4), ld.mechanisms.OLH(1.0, 4)):
+        per_user = mechanism.variance(prior)
+        assert np.allclose(mechanism.variance(prior, n=100) * 100, per_user)
+        assert mechanism.variance().shape == (4,)
+    table = ld.design(prior, ld.LIP(1.0), baselines=False)
+    assert np.allclose(table.variance(), table.variance(prior))  # the default truth of a design is its prior
+    assert table.variance().sum() == pytest.approx(table.mse)
