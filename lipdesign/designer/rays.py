@@ -10,9 +10,11 @@ from solvers.rays import EnumerationLimitError, box_slice_vertices, cone_extreme
 
 #: Default cap on the number of extreme rays handed to the LP.
 MAX_RAYS = 200_000
-#: Caps on the double description method (its cost grows with the square of its intermediate rays).
+#: Caps on the double description method (its cost grows with the square of its intermediate rays): intermediate
+#: rays, and a budget of work in adjacency tests, so that the same input succeeds or fails on every machine
+#: whatever its load (the budget takes about 30 s on the 2-core reference machine).
 MAX_DD_RAYS = 20_000
-DD_TIME_LIMIT = 30.0
+DD_WORK = 3 * 10**8
 #: Largest k of a double description enumeration (a latent secret or a prior set).
 MAX_DD_K = 16
 
@@ -45,8 +47,8 @@ def extreme_rays(prior, notion, max_rays):
         raise ProblemTooLargeError(f"k is {k}; exact design with a latent secret or a prior set is limited to "
                                    f"k <= {MAX_DD_K}")
     try:
-        rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS), time_limit=DD_TIME_LIMIT)
-    except EnumerationLimitError as error:  # too many rays, too long, or numerical trouble
+        rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS), max_work=DD_WORK)
+    except EnumerationLimitError as error:  # too many rays, too much work, or numerical trouble
         raise ProblemTooLargeError(
             f"k is {k}; exact {notion.kind} design with {len(rows)} cone constraints is too large for extreme-ray "
             f"enumeration ({error}); use fewer values, fewer prior-set vertices or a smaller secret") from None
