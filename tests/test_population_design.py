@@ -8,7 +8,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from brute_force import brute_force_vertices, ldp_rows, lip_rows
+from brute_force import brute_force_vertices, lip_rows
 
 import lipdesign as ld
 
