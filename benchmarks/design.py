@@ -1,11 +1,18 @@
-"""Benchmark: exact design time and MSE for k = 2..12 under LIP (G = X) and LDP, then the table sampler.
+"""Benchmark: exact design time and accuracy for k = 4..12, the prior-set and latent-secret cases, the
+uniform-prior closed forms at large k, then the table sampler. Figures side by side, never timed assertions.
 
-The sampler's throughput (``lipdesign.mechanisms.sampling.TablePerturber``, benchmarks/perturb.py) follows the
-design figures; figures side by side, never timed assertions.
+1. ld.Frequencies (the default objective) on Zipf(1.1): the design time of the A-optimal LIP and LDP tables and
+   their figure (n x the sum of the variances of the unbiased GLS estimate at the prior, given the users' values),
+   the certified lower bound and gap, and the same figure for GRR, OUE, OLH and the best subset selection at the
+   same epsilon (each with its own unbiased estimate) and for the optimal LDP table at 2 eps (every eps-LIP
+   mechanism is 2 eps-LDP, docs/math.md §2).
+2. Double description (a latent secret, a TV ball, a box), default objective.
+3. The uniform-prior closed forms (docs/math.md §11) at k = 64, 256, 1024.
+4. The sampler's throughput (``lipdesign.mechanisms.sampling.TablePerturber``, benchmarks/perturb.py).
 
-Run: ``python benchmarks/design.py`` (add ``--max-k 14`` for more). Targets on a 2-core machine: exact LIP
-design at k = 12 under 2 s, LDP under 5 s, peak memory under 2 GB; perturbing 10^7 values at most 5x the
-cost of drawing 10^7 uniforms.
+Run: ``python benchmarks/design.py`` (``--max-k 12``, ``--epsilon 1``). Targets (issue 8): k = 8 under 1 s,
+k = 10 under 2 s, k = 12 under 30 s on 2 cores; the closed forms in under a second; perturbing 10^7 values at most
+5x the cost of drawing 10^7 uniforms.
 """
 
 import argparse
@@ -22,13 +29,53 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import perturb
 
 import lipdesign as ld
-from lipdesign.mechanisms import GRR
+from lipdesign.designer import uniform_prior_optimum
+
+
+def zipf(k, s=1.1):
+    weights = 1.0 / np.arange(1, k + 1) ** s
+    return weights / weights.sum()
 
 
 def timed_design(prior, notion):
     start = time.perf_counter()
     mechanism = ld.design(prior, notion, baselines=False)
     return time.perf_counter() - start, mechanism
+
+
+def population_table(max_k, eps):
+    ld.design(zipf(3), ld.LIP(eps), baselines=False)  # imports cvxpy once, outside the timings
+    print(f"1. A-optimal designs (ld.Frequencies) on Zipf(1.1), eps = {eps}: n x sum Var of the unbiased estimate at "
+          "the prior, given the users' values (lower is better); times without the baselines")
+    header = (f"{'k':>3} {'LIP s':>7} {'LIP':>8} {'bound':>8} {'gap':>8} {'LDP s':>7} {'LDP':>8} {'gap':>8} "
+              f"{'GRR':>8} {'OUE':>8} {'OLH':>8} {'SS':>8} {'LDP@2eps':>8} {'all s':>6}")
+    print(header)
+    print("-" * len(header))
+    for k in range(4, max_k + 1, 2):
+        prior = zipf(k)
+        lip_time, lip = timed_design(prior, ld.LIP(eps))
+        ldp_time, ldp = timed_design(prior, ld.LDP(eps))
+        start = time.perf_counter()
+        figures = ld.design(prior, ld.LIP(eps)).baselines
+        everything = time.perf_counter() - start
+        ss = next(value for name, value in figures.items() if name.startswith("subset") and "2 eps" not in name)
+        print(f"{k:>3} {lip_time:7.2f} {lip.mse:8.4f} {lip.optimality['lower_bound']:8.4f} "
+              f"{lip.optimality['gap']:8.1e} {ldp_time:7.2f} {ldp.mse:8.4f} {ldp.optimality['gap']:8.1e} "
+              f"{figures['GRR']:8.4f} {figures['OUE']:8.4f} {figures['OLH']:8.4f} {ss:8.4f} "
+              f"{figures['optimal LDP at 2 eps']:8.4f} {everything:6.2f}")
+    print("(all s: the LIP design with every baseline, including the optimal LDP tables at eps and 2 eps)")
+
+
+def uniform_closed_forms(eps):
+    print(f"\n3. Uniform prior, closed forms (docs/math.md §11), eps = {eps}:")
+    for k in (64, 256, 1024):
+        start = time.perf_counter()
+        lip, lip_form = uniform_prior_optimum(k, eps, "LIP")
+        ldp, ldp_form = uniform_prior_optimum(k, eps, "LDP")
+        ldp2, _ = uniform_prior_optimum(k, 2 * eps, "LDP")
+        seconds = time.perf_counter() - start
+        print(f"k = {k:>4}: LIP {lip:10.3f} ({lip_form}), LDP {ldp:10.3f} ({ldp_form}), LDP at 2 eps {ldp2:9.3f}, "
+              f"{seconds * 1e3:.2f} ms")
 
 
 def main():
@@ -38,19 +85,10 @@ def main():
     parser.add_argument("--perturb-n", type=float, default=1e7)
     args = parser.parse_args()
 
-    print(f"exact design, histogram objective, eps = {args.epsilon}, prior ~ Dirichlet(1) (seeded), "
-          "GRR MSE for comparison")
-    print(f"{'k':>3} {'LIP s':>8} {'LIP rays':>9} {'LIP MSE':>9} {'LDP s':>8} {'LDP rays':>9} {'LDP MSE':>9} "
-          f"{'GRR MSE':>9} {'LDP/LIP':>8}")
-    for k in range(2, args.max_k + 1):
-        prior = ld.Prior(np.random.default_rng(k).dirichlet(np.ones(k)), normalize=True)
-        lip_time, lip = timed_design(prior, ld.LIP(args.epsilon))
-        ldp_time, ldp = timed_design(prior, ld.LDP(args.epsilon))
-        grr = ld.mse(GRR(args.epsilon, k).full_table(), prior)
-        print(f"{k:3d} {lip_time:8.3f} {lip.provenance.get('rays', '-')!s:>9} {lip.mse:9.5f} {ldp_time:8.3f} "
-              f"{ldp.provenance['rays']:9d} {ldp.mse:9.5f} {grr:9.5f} {ldp.mse / max(lip.mse, 1e-300):8.3f}")
-    print("\nexact design through double description (latent secret of m values, or a prior set around P)")
-    print(f"{'k':>3} {'case':>22} {'seconds':>8} {'rays':>7} {'MSE':>9} {'LIP(X) MSE':>11} {'LDP MSE':>9}")
+    population_table(args.max_k, args.epsilon)
+    print("\n2. Exact design through double description (latent secret of m values, or a prior set around P), "
+          "default objective")
+    print(f"{'k':>3} {'case':>22} {'seconds':>8} {'rays':>7} {'figure':>9} {'LIP(X)':>9} {'LDP':>9}")
     for k in range(3, min(args.max_k, 10) + 1):
         rng = np.random.default_rng(100 + k)
         prior = ld.Prior(rng.dirichlet(3 * np.ones(k)), normalize=True)
@@ -68,7 +106,8 @@ def main():
                 print(f"{k:3d} {name:>22} refused: {str(error)[:70]}...")
                 continue
             print(f"{k:3d} {name:>22} {seconds:8.3f} {mechanism.provenance['rays']:7d} {mechanism.mse:9.5f} "
-                  f"{reference_lip.mse:11.5f} {reference_lip.baselines['optimal LDP']:9.5f}")
+                  f"{reference_lip.mse:9.5f} {reference_lip.baselines['optimal LDP']:9.5f}")
+    uniform_closed_forms(args.epsilon)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory so far: {peak:.0f} MB\n")
     perturb.main(["perturb.py", str(int(args.perturb_n))])

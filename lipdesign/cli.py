@@ -104,21 +104,56 @@ def _simulate(args):
 
 
 def _demo(args):
+    import numpy as np
+
     from lipdesign import demo
+    from lipdesign.mechanisms import verify
+    from lipdesign.model import PriorSet
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows, mechanisms = demo.run()
-    print("Screen-time buckets", list(demo.BUCKETS), "with the age band as latent secret")
-    print("histogram MSE per user (MMSE estimate):")
-    print(f"{'epsilon':>8} {'LIP(age)':>10} {'LIP(X)':>10} {'opt LDP':>10} {'GRR':>10}")
+    print(f"Screen-time buckets {list(demo.BUCKETS)}; last year's survey is the prior; the server estimates this "
+          "year's histogram.")
+    print("Accuracy = n x sum of the variances of each mechanism's own unbiased estimate, at the prior, given the "
+          "users' values (lower is better; docs/math.md §11):")
+    names = ["epsilon", *demo.COLUMNS]
+    print(" ".join(f"{name:>{max(len(name), 9)}}" for name in names))
     for row in rows:
-        print(f"{row[0]:8g} " + " ".join(f"{value:10.5f}" for value in row[1:]))
+        print(" ".join(f"{value:>{max(len(name), 9)}.4g}" for name, value in zip(names, row)))
+    print("An eps-LIP table is eps-LIP for X at the prior but only 2 eps-LDP in the worst case (docs/math.md §2): "
+          "compare it with the last column too.")
     epsilon = 1.0 if 1.0 in mechanisms else next(iter(mechanisms))
-    table_path, plot_path = out / "demo-mechanism.json", out / "demo-mse.png"
-    mechanisms[epsilon].to_json(table_path)
+    mechanism = mechanisms[epsilon]
+
+    truth, unbiased, mmse = demo.drift_story(mechanism)
+    print(f"\nThis year's population drifted by TV 0.2 from the prior; {demo.USERS} phones, eps = {epsilon:g}, 5 runs:")
+    print(f"{'bucket':>8} {'truth':>8} {'unbiased':>9} {'+- sd':>8} {'covered':>8} {'MMSE':>8}")
+    for label, *values in zip(demo.BUCKETS, unbiased.truth, unbiased.estimate, unbiased.std, unbiased.coverage,
+                              mmse.estimate):
+        print(f"{label:>8} {values[0]:8.4f} {values[1]:9.4f} {values[2]:8.4f} {values[3]:8.2f} {values[4]:8.4f}")
+    print(f"squared error: unbiased {unbiased.squared_error:.3g}, MMSE (the per-user Bayesian design of the LIP "
+          f"paper, right only when the prior is the truth) {mmse.squared_error:.3g}")
+    drift = verify(mechanism, prior=PriorSet.tv_ball(mechanism.prior.probabilities, 0.2)).epsilon
+    print(f"privacy under that drift: the table designed for eps = {epsilon:g} at the prior is LIP {drift:.3g} at "
+          f"worst over every prior within TV 0.2 (never above its LDP level {mechanism.epsilons['LDP']:.3g})")
+
+    counts, prior_set, bounded = demo.prior_set_story(epsilon)
+    print(f"\nPrior from a survey of {demo.SURVEY} phones, counts {counts.tolist()}: PriorSet.from_counts gives a TV "
+          f"ball of radius {prior_set.parameters['radius']:.3g} (95 %); the BP-LIP design over it has n x sum Var "
+          f"{bounded.mse:.4g} (plain LIP {mechanism.mse:.4g}, optimal LDP {mechanism.baselines['optimal LDP']:.4g}) "
+          f"and is eps-LIP for every prior in the ball.")
+
+    latent = demo.secret_story(epsilon)
+    revealed = np.flatnonzero(latent.revealed() >= 0.5)
+    print(f"\nProtecting only the owner's age band (a latent secret): n x sum Var {latent.mse:.3g}, but LIP for X is "
+          f"{latent.epsilons['LIP for X']:.3g} and {len(revealed)} of {len(demo.BUCKETS)} buckets are revealed in at "
+          "least half of their reports; the summary warns about it.")
+
+    table_path, plot_path = out / "demo-mechanism.json", out / "demo-variance.png"
+    mechanism.to_json(table_path)
     demo.plot(rows, plot_path)
-    print(f"wrote {table_path} (LIP for the age band, eps={epsilon:g}) and {plot_path}")
+    print(f"\nwrote {table_path} (LIP for X, eps={epsilon:g}; `lipdesign verify` re-verifies it) and {plot_path}")
 
 
 def build_parser():
