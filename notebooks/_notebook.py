@@ -1,5 +1,8 @@
-"""Shared by the make_*.py scripts: build a notebook from (kind, source) cells with fixed cell ids, stored
-without outputs, so that regenerating it gives a byte-identical file when the cells do not change."""
+"""Shared by the make_*.py scripts: build a notebook from (kind, source) cells with fixed cell ids, execute it (in
+a temporary folder, with the interpreter running the script) and store it WITH its outputs, so that the plots are
+visible where the repository is browsed; the tests execute the notebooks again."""
+
+import tempfile
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -19,6 +22,15 @@ def build(cells):
     return notebook
 
 
-def write(cells, target):
-    nbformat.write(build(cells), target)
+def write(cells, target, execute=True):
+    notebook = build(cells)
+    if execute:
+        import nbclient
+
+        with tempfile.TemporaryDirectory() as folder:
+            nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                                    resources={"metadata": {"path": folder}}).execute()
+        for cell in notebook.cells:  # execution metadata holds timestamps; drop them so reruns diff cleanly
+            cell.metadata.pop("execution", None)
+    nbformat.write(notebook, target)
     print(f"wrote {target}")

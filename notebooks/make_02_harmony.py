@@ -1,7 +1,6 @@
-"""Generate notebooks/02-harmony.ipynb (stored without outputs).
+"""Generate notebooks/02-harmony.ipynb, executed, with its outputs stored.
 
-Run from anywhere: ``python notebooks/make_02_harmony.py``. Cell ids are fixed so that regenerating
-the notebook gives a byte-identical file when the cells do not change.
+Run from anywhere: ``python notebooks/make_02_harmony.py``. Cell ids are fixed; every random draw is seeded.
 """
 
 from pathlib import Path
@@ -649,4 +648,4 @@ print(f"largest |empirical/closed - 1| in section 1: "
 
 
 if __name__ == "__main__":
-    write(CELLS, TARGET)
+    write(CELLS, TARGET, execute=True)
