@@ -126,7 +126,7 @@ def _demo(args):
     epsilon = 1.0 if 1.0 in mechanisms else next(iter(mechanisms))
     mechanism = mechanisms[epsilon]
 
-    truth, unbiased, mmse = demo.drift_story(mechanism)
+    unbiased, mmse = demo.drift_story(mechanism)
     print(f"\nThis year's population drifted by TV 0.2 from the prior; {demo.USERS} phones, eps = {epsilon:g}, 5 runs:")
     print(f"{'bucket':>8} {'truth':>8} {'unbiased':>9} {'+- sd':>8} {'covered':>8} {'MMSE':>8}")
     for label, *values in zip(demo.BUCKETS, unbiased.truth, unbiased.estimate, unbiased.std, unbiased.coverage,
