@@ -23,7 +23,8 @@ def _design(args):
     from lipdesign.io import read_json, spec_to_problem
 
     prior, notion, objective, options = spec_to_problem(read_json(args.spec), args.spec)
-    mechanism = design(prior, notion, objective, **options)
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    mechanism = design(prior, notion, objective, progress=progress, **options)
     mechanism.to_json(args.output)
     print(mechanism.summary())
     print(f"wrote {args.output}")
@@ -162,6 +163,7 @@ def build_parser():
     command = commands.add_parser("design", help="design the MSE-optimal table for a JSON spec")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     command.set_defaults(run=_design)
     command = commands.add_parser("mechanism", aliases=["harmony"],
                                   help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")

@@ -56,7 +56,7 @@ def _pack(zero_sets):
     return np.packbits(zero_sets, axis=1, bitorder="little").view(np.uint8)
 
 
-def cone_extreme_rays(inequalities, max_rays=200_000, max_work=None, tol=1e-10, block=256):
+def cone_extreme_rays(inequalities, max_rays=200_000, max_work=None, tol=1e-10, block=256, progress=None):
     """Extreme rays of {q >= 0, A q >= 0} by the double description method (Motzkin et al.).
 
     Constraints are added one at a time to the rays of the non-negative orthant; a positive and a
@@ -66,10 +66,11 @@ def cone_extreme_rays(inequalities, max_rays=200_000, max_work=None, tol=1e-10, 
     only shrinks, so it stays redundant). Raises EnumerationLimitError as soon as more than ``max_rays``
     rays appear or the adjacency tests (positive x negative ray pairs, summed over the steps) would exceed
     ``max_work``: a budget of work, so the outcome never depends on the machine's speed or load. Floating point,
-    tolerance ``tol`` on the constraint values of sum-1 rays.
+    tolerance ``tol`` on the constraint values of sum-1 rays. ``progress``: None, or a callable that receives
+    (constraints added, constraints left, rays, work spent) after each step.
     """
     budget = math.inf if max_work is None else max_work
-    work = 0
+    work, added = 0, 0
     a = np.asarray(inequalities, dtype=float)
     k = a.shape[1]
     a = a / np.abs(a).max(axis=1, keepdims=True).clip(min=1e-300)
@@ -92,6 +93,9 @@ def cone_extreme_rays(inequalities, max_rays=200_000, max_work=None, tol=1e-10, 
                 f"work budget of {budget:.2g} adjacency tests spent with {rays.shape[0]} rays and {remaining.size + 1} "
                 "constraints still to add")
         rays, zero = _add_constraint(rays, zero, values, tol, block)
+        added += 1
+        if progress is not None:
+            progress(added, remaining.size, rays.shape[0], work)
         if rays.shape[0] > max_rays:
             raise EnumerationLimitError(
                 f"more than {max_rays} extreme rays with {remaining.size} constraints still to add")

@@ -57,3 +57,20 @@ def test_enumeration_limits_are_enforced(monkeypatch, rng):
     monkeypatch.setattr(designer_rays, "MAX_DD_RAYS", 20)
     with pytest.raises(ld.ProblemTooLargeError, match="too large for extreme-ray enumeration"):
         ld.design(prior, ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.1)))
+
+
+def test_long_enumerations_report_progress_and_spend_a_deterministic_budget(rng):
+    prior = ld.Prior(rng.dirichlet(np.ones(5)))
+    notion = ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior.probabilities, 0.05))
+    lines = []
+    mechanism = ld.design(prior, notion, baselines=False, progress=lines.append)
+    assert lines and all(line.startswith("double description: ") for line in lines)
+    assert "at most 0 left" in lines[-1] and mechanism.verify().passed
+    rows = notion.constraint_rows(prior)
+    steps = []
+    cone_extreme_rays(rows, progress=lambda *step: steps.append(step))
+    again = []
+    cone_extreme_rays(rows, progress=lambda *step: again.append(step))
+    assert steps == again  # the work spent is counted, not timed: the same input gives the same steps
+    with pytest.raises(EnumerationLimitError, match="work budget"):
+        cone_extreme_rays(rows, max_work=steps[-1][3] - 1)

@@ -51,7 +51,7 @@ def _max_rays(max_rays):
     return int(max_rays)
 
 
-def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True):
+def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None):
     """The optimal table of the randomized-response-type family under ``notion`` for ``objective``, as a
     TableMechanism (docs/math.md §5, §11).
 
@@ -61,6 +61,8 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     only when the prior is the truth). Raises ProblemTooLargeError before enumeration when more than ``max_rays``
     extreme rays would be needed. ``baselines=True`` also evaluates the optimal LDP table, GRR, OUE, OLH and subset
     selection at the same epsilon and prior, and at 2 eps for an LIP design (``mechanism.baselines``).
+    ``progress``: None, or a callable that receives a line of text now and then during long work (the extreme-ray
+    enumeration of a latent secret or a prior set).
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
@@ -85,12 +87,12 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     elif matching is not None:
         table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
     elif objective.population:
-        rays, method = _rays(prior, notion, objective, max_rays)
+        rays, method = _rays(prior, notion, objective, max_rays, progress)
         table, info = population_table(rays, prior, objective)
         kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
         info["method"] = f"{kind} weights over extreme rays, {method}"
     else:
-        table, info = _ray_lp_table(prior, notion, objective, max_rays)
+        table, info = _ray_lp_table(prior, notion, objective, max_rays, progress)
     info["optimal"] = True
     info["mse_before_repair"] = objective.value(table, prior)
     table, info["uniform_mix"] = exact_repair(table, notion, prior)
@@ -108,10 +110,10 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     return TableMechanism(table, notion, prior, objective, provenance=info)
 
 
-def _rays(prior, notion, objective, max_rays):
+def _rays(prior, notion, objective, max_rays, progress=None):
     """The extreme rays, or a ProblemTooLargeError that says what can be done at this k."""
     try:
-        return extreme_rays(prior, notion, max_rays)
+        return extreme_rays(prior, notion, max_rays, progress)
     except ProblemTooLargeError as error:
         advice = ["the large-domain designer is not built yet"]
         if np.ptp(prior.probabilities) == 0 and objective.kind == "frequencies" and notion.kind in ("LIP", "LDP"):
@@ -122,8 +124,8 @@ def _rays(prior, notion, objective, max_rays):
         raise ProblemTooLargeError(f"{error}; " + "; ".join(advice)) from None
 
 
-def _ray_lp_table(prior, notion, objective, max_rays):
-    rays, method = _rays(prior, notion, objective, max_rays)
+def _ray_lp_table(prior, notion, objective, max_rays, progress=None):
+    rays, method = _rays(prior, notion, objective, max_rays, progress)
     result = solve_ray_lp(rays, gains(rays, prior.probabilities, objective))
     if result.status != "optimal":
         raise InfeasibleError(f"the ray LP for {notion.kind} eps={notion.epsilon:g} found no table: {result.message}")

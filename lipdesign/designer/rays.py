@@ -1,6 +1,7 @@
 """Extreme rays of a notion's column cone, built directly where their form is known (docs/math.md §5)."""
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -19,12 +20,19 @@ DD_WORK = 3 * 10**8
 MAX_DD_K = 16
 
 
-def extreme_rays(prior, notion, max_rays):
+def _report(progress, added, left, rays, work):
+    if added % 25 == 0 or left == 0:
+        progress(f"double description: {added} constraints added, at most {left} left, {rays} rays, "
+                 f"{work / DD_WORK:.0%} of the work budget")
+
+
+def extreme_rays(prior, notion, max_rays, progress=None):
     """(rays, description): the extreme rays of the column cone of ``notion`` at ``prior``, one per row.
 
     LDP (and worst-case LIP without a secret): the 2^k - 2 staircases {1, e^eps}^k; LIP with G = X: the vertices
     of the box slice [e^-eps, e^eps]^k cut by P.q = 1; otherwise a double description enumeration. Raises
-    ProblemTooLargeError before the expensive work when more than ``max_rays`` rays would be needed.
+    ProblemTooLargeError before the expensive work when more than ``max_rays`` rays would be needed. ``progress``
+    (None or a callable taking a line of text) hears about the double description's steps.
     """
     k, e = prior.k, math.exp(notion.epsilon)
     if isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and notion.secret is None:
@@ -47,7 +55,8 @@ def extreme_rays(prior, notion, max_rays):
         raise ProblemTooLargeError(f"k is {k}; exact design with a latent secret or a prior set is limited to "
                                    f"k <= {MAX_DD_K}")
     try:
-        rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS), max_work=DD_WORK)
+        rays = cone_extreme_rays(rows, max_rays=min(max_rays, MAX_DD_RAYS), max_work=DD_WORK,
+                                 progress=None if progress is None else partial(_report, progress))
     except EnumerationLimitError as error:  # too many rays, too much work, or numerical trouble
         raise ProblemTooLargeError(
             f"k is {k}; exact {notion.kind} design with {len(rows)} cone constraints is too large for extreme-ray "
