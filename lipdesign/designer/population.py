@@ -186,6 +186,18 @@ class _Criterion:
                 best = (bound, y)
         return best
 
+    def best_dual_bound(self, rays, information):
+        """The dual bound at Z = M^-2 (z = M^+ c) with the best y for that Z, from the LP
+        max 1 . y - s  s.t.  r^T Z r + y . r <= s for every ray (HiGHS); None if the LP fails."""
+        base, start = self.prices(rays, information, np.zeros(rays.shape[1]))
+        k = rays.shape[1]
+        result = linprog(np.r_[-np.ones(k), 1.0], A_ub=np.hstack([rays, -np.ones((len(rays), 1))]), b_ub=-base,
+                         bounds=[(None, None)] * (k + 1), method="highs")
+        if result.status != 0:
+            return None
+        y = result.x[:k]
+        return float(start + y.sum() - (base + rays @ y).max())  # recomputed: the LP's own tolerance does not count
+
 
 def _start(rays, prior):
     """The first columns: a feasible basis (the MMSE optimum's rays, from the ray LP), the ray that says most about
@@ -257,7 +269,8 @@ def population_table(rays, prior, objective):
     used = sparse > WEIGHT_FLOOR * sparse.max()
     table = polished(sparse[used], rays[used]) * rays[used].T
     table /= table.sum(axis=1, keepdims=True)
-    bound = (criterion.dual_bound(rays, information, multipliers)[0] - offset) * scale**2
+    bounds = [criterion.dual_bound(rays, information, multipliers)[0], criterion.best_dual_bound(rays, information)]
+    bound = (max(b for b in bounds if b is not None) - offset) * scale**2
     info = {"solver": status, "rays": len(rays), "columns": int(used.sum()),
             "lower_bounds": {"dual (equivalence theorem over the enumerated rays)": bound}}
     return table, info
