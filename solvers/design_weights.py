@@ -29,10 +29,18 @@ MAX_NEWTON = 50
 MAX_CENTERINGS = 40
 
 
+def _inverse(information, values):
+    """M^-1 (A-optimal), or M^+ for the c-optimal objective, whose optimum may be singular: with every weight of a
+    fixed support positive the range of M is fixed, and on it the derivatives below hold with M^+."""
+    if values is None:
+        return np.linalg.inv(information)
+    return np.linalg.pinv(information, rcond=1e-12, hermitian=True)
+
+
 def _value(rays, weights, values):
     information = rays.T @ (weights[:, None] * rays)
     try:
-        inverse = np.linalg.inv(information)
+        inverse = _inverse(information, values)
     except np.linalg.LinAlgError:
         return np.inf
     return float(np.trace(inverse)) if values is None else float(values @ inverse @ values)
@@ -40,7 +48,7 @@ def _value(rays, weights, values):
 
 def _derivatives(rays, weights, values):
     information = rays.T @ (weights[:, None] * rays)
-    inverse = np.linalg.inv(information)
+    inverse = _inverse(information, values)
     g = rays @ inverse @ rays.T
     if values is None:
         h = rays @ inverse @ inverse @ rays.T
@@ -49,27 +57,60 @@ def _derivatives(rays, weights, values):
     return float(values @ inverse @ values), -(u**2), 2.0 * np.outer(u, u) * g
 
 
+#: The cap on each weight in the search for a point of large support (well above HiGHS' feasibility tolerance).
+SUPPORT_CAP = 1e-4
+
+
+def _capped_point(rays):
+    """The LP max sum_i min(w_i, SUPPORT_CAP) s.t. R^T w = 1, w >= 0 (HiGHS): (w, min(w, cap)), or None."""
+    n, k = rays.shape
+    result = linprog(np.r_[np.zeros(n), -np.ones(n)],
+                     A_eq=np.hstack([rays.T, np.zeros((k, n))]), b_eq=np.ones(k),
+                     A_ub=np.hstack([-np.eye(n), np.eye(n)]), b_ub=np.zeros(n),
+                     bounds=[(0, None)] * n + [(0, SUPPORT_CAP)] * n, method="highs")
+    return None if result.status != 0 else (result.x[:n], result.x[n:])
+
+
 def _interior_point(rays):
-    """A strictly positive w with R^T w = 1 (HiGHS: maximise the smallest weight), or None when every feasible w has
-    a zero entry."""
-    n, k = rays.shape
-    result = linprog(np.r_[np.zeros(n), -1.0], A_eq=np.hstack([rays.T, np.zeros((k, 1))]), b_eq=np.ones(k),
-                     A_ub=np.hstack([-np.eye(n), np.ones((n, 1))]), b_ub=np.zeros(n),
-                     bounds=[(0, None)] * n + [(0, 1)], method="highs")
-    if result.status != 0 or not result.x[-1] > 1e-9:
+    """(w, support): a feasible w (R^T w = 1) with every weight on ``support`` at least SUPPORT_CAP / 2 and none
+    elsewhere, from the LP above, solved again on the rays it could weight; None when no w is feasible. The rays
+    left out carry (almost) no weight in any feasible w; column generation can bring them back."""
+    found = _capped_point(rays)
+    if found is None:
         return None
-    return result.x[:n]
+    support = found[1] > SUPPORT_CAP / 2
+    again = _capped_point(rays[support])
+    if again is None or not (again[1] > SUPPORT_CAP / 2).all():
+        return None
+    weights = np.zeros(len(rays))
+    weights[support] = again[0]
+    return weights, support
 
 
-def design_weights(rays, values=None, *, tolerance=1e-11):
+def design_weights(rays, values=None, *, tolerance=1e-11, start=None):
     """The optimal weights over ``rays`` (n x k, rows r_i); ``values`` c for the c-optimal objective (None:
-    A-optimal). Stops when the barrier's duality gap n/t is below ``tolerance`` times the objective; ``converged``
-    is False when that was not reached on a feasible point (the caller then needs another solver)."""
+    A-optimal). ``start``: a feasible w (R^T w = 1, w >= 0), e.g. the previous round's optimum, whose support the
+    barrier keeps (a c-optimal optimum may need columns whose weights are tiny). Stops when the barrier's duality
+    gap n/t is below ``tolerance`` times the objective; ``converged`` is False when that was not reached on a
+    feasible point (the caller then needs another solver)."""
     rays = np.asarray(rays, dtype=float)
+    found = _interior_point(rays)
+    if found is None:
+        return DesignWeights(np.zeros(len(rays)), np.zeros(rays.shape[1]), float("nan"), False)
+    weights, support = found
+    if start is not None:  # the average of two feasible points is feasible, positive on both supports
+        start = np.asarray(start, dtype=float)
+        if (start >= 0).all() and np.abs(rays.T @ start - 1.0).max() < 1e-9:
+            weights = 0.5 * (weights + start)
+            support = weights > 0
+    result = _barrier(rays[support], values, weights[support], tolerance)
+    full = np.zeros(len(rays))
+    full[support] = result.weights
+    return DesignWeights(full, result.multipliers, result.value, result.converged)
+
+
+def _barrier(rays, values, weights, tolerance):
     n, k = rays.shape
-    weights = _interior_point(rays)
-    if weights is None:
-        return DesignWeights(np.zeros(n), np.zeros(k), float("nan"), False)
     value, gradient, hessian = _derivatives(rays, weights, values)
     t = n / max(abs(value), 1e-12)
     dual = np.zeros(k)
@@ -105,7 +146,9 @@ def design_weights(rays, values=None, *, tolerance=1e-11):
             weights = trial
             value, gradient, hessian = _derivatives(rays, weights, values)
         if n / t < tolerance * abs(value):
-            converged = bool(np.abs(rays.T @ weights - 1.0).max() < 1e-10)
-            return DesignWeights(weights, dual, value, converged)
+            # the steps keep R^T w = 1 only up to rounding: the least relative change w (1 + d) that restores it
+            weights = weights * (1.0 + np.linalg.lstsq(rays.T * weights, 1.0 - rays.T @ weights, rcond=None)[0])
+            converged = bool((weights > 0).all() and np.abs(rays.T @ weights - 1.0).max() < 1e-10)
+            return DesignWeights(weights, dual, _value(rays, weights, values), converged)
         t *= GROWTH
     return DesignWeights(weights, dual, value, False)

@@ -12,6 +12,14 @@ import lipdesign as ld
 from lipdesign.simulation import drifted
 
 
+def simplex_projection(v):
+    """The Euclidean projection onto the probability simplex (sort, find the threshold), written here."""
+    u = np.sort(v)[::-1]
+    cumulative = np.cumsum(u) - 1
+    rho = np.flatnonzero(u - cumulative / np.arange(1, v.size + 1) > 0)[-1]
+    return np.maximum(v - cumulative[rho] / (rho + 1), 0)
+
+
 def zipf(k, s=1.1):
     weights = 1.0 / np.arange(1, k + 1) ** s
     return weights / weights.sum()
@@ -34,13 +42,16 @@ def test_an_estimate_is_an_array_with_standard_errors(design):
     assert isinstance(estimate, ld.Estimate) and estimate.n == 6000 and estimate.method == "unbiased"
     assert np.array_equal(np.asarray(estimate), estimate.frequencies) and estimate.sum() == pytest.approx(1)
     assert np.allclose(estimate - 1 / 6, estimate.values - 1 / 6) and estimate[2] == estimate.values[2]
-    # the plug-in errors: the covariance of the report frequencies estimated from the reports, through the GLS
-    # matrix, computed here from the table (B = M^-1 Q D^-1 at the design prior, docs/math.md §11)
+    # the plug-in errors, given the users' values: the covariance of the report frequencies at the estimate
+    # projected onto the simplex, through the GLS matrix, computed here from the table (B = M^-1 Q D^-1 at the
+    # design prior, docs/math.md §11)
     q, p = design.table, design.prior.probabilities
     d = q.T @ p
     b = np.linalg.inv(q @ np.diag(1 / d) @ q.T) @ q @ np.diag(1 / d)
-    pi = np.bincount(reports, minlength=q.shape[1]) / reports.size
-    expected = np.sqrt(np.diag(b @ (np.diag(pi) - np.outer(pi, pi)) @ b.T) / reports.size)
+    raw = b @ (np.bincount(reports, minlength=q.shape[1]) / reports.size)
+    f = simplex_projection(raw)
+    covariance = (np.diag(q.T @ f) - q.T @ np.diag(f) @ q) / reports.size
+    expected = np.sqrt(np.diag(b @ covariance @ b.T))
     assert np.allclose(estimate.standard_errors, expected, rtol=1e-10)
     low, high = estimate.confidence_interval(0.9)
     z = stats.norm.ppf(0.95)
@@ -80,16 +91,19 @@ def test_mle_and_consistency_keep_the_errors_honest(design):
 
 def test_intervals_cover_at_their_nominal_rate_under_drift():
     """Design at the prior, estimate a population TV 0.2 away: over 300 seeded repetitions on the same users every
-    frequency's 90% interval holds the truth at least 90% of the time (less 4 binomial sd, Bonferroni-safe), and
-    the estimate stays unbiased (z of the mean estimate within 4)."""
+    frequency's 90% interval holds the truth at least 90% of the time (less 4 binomial sd, Bonferroni-safe) and not
+    vacuously more, and the estimate stays unbiased (z of the mean estimate within 4); the same for the MLE."""
     mechanism = ld.design(zipf(5), ld.LIP(1.0), baselines=False)
     result = ld.simulate(mechanism, 4000, rng=11, truth=drifted(zipf(5)), repetitions=300, level=0.9, drift=False)
     assert result.population == "the given truth" and result.interval.startswith("the estimate's plug-in")
     floor = 0.9 - 4 * math.sqrt(0.9 * 0.1 / 300)
     assert (result.coverage >= floor).all(), result.summary()
-    assert result.coverage.mean() <= 0.97, result.summary()  # conservative (i.i.d. errors), not vacuous
+    assert result.coverage.mean() <= 0.95, result.summary()  # near nominal, not vacuous
     assert result.largest_z < 4, result.summary()
     assert np.allclose(result.empirical_std, result.std, rtol=0.25)  # 300 draws: sd of an sd is about 4 %
+    mle = ld.simulate(mechanism, 4000, rng=12, truth=drifted(zipf(5)), repetitions=300, level=0.9, drift=False,
+                      method="mle")
+    assert (mle.coverage >= floor).all() and mle.largest_z < 4, mle.summary()
 
 
 def test_the_default_simulation_shows_the_shrinkage_of_mmse():

@@ -173,11 +173,11 @@ def subset_selection_variance(prior, epsilon):
 def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS):
     """The figure of the objective (docs/math.md §4, §11) for the optimal LDP table and GRR at the notion's epsilon
     and prior; for ``Frequencies`` also OUE, OLH and subset selection, each with its own unbiased estimate (its
-    variance given the users' values, docs/math.md §8); and, for an LIP notion protecting X itself, all of them again
+    variance given the users' values, docs/math.md §8); and, for LIP or BP-LIP protecting X itself, all of them again
     at 2 eps (the LDP level an eps-LIP table reaches at worst, docs/math.md §2). GRR is taken with its own estimate
     under population objectives and as the table it realises under the Bayesian ones."""
     levels = [("", notion.epsilon)]
-    if not isinstance(notion, LDP) and notion.secret is None and 2 * notion.epsilon <= MAX_EPSILON:
+    if isinstance(notion, LIP) and notion.secret is None and 2 * notion.epsilon <= MAX_EPSILON:
         levels.append((" at 2 eps", 2 * notion.epsilon))
     figures = {}
     for suffix, epsilon in levels:

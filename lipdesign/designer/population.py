@@ -137,11 +137,11 @@ class _Criterion:
     def __init__(self, values=None):
         self.values = None if values is None else np.asarray(values, dtype=float)
 
-    def solve(self, rays):
+    def solve(self, rays, start=None):
         """(weights, multipliers, solver) over ``rays``; ``multipliers`` are those of the row-sum equations, which
-        give the y of the dual bound. The barrier method of ``solvers.design_weights`` first; cvxpy (tr_inv or
-        matrix_frac) with Clarabel if it does not converge."""
-        result = design_weights(rays, self.values)
+        give the y of the dual bound. The barrier method of ``solvers.design_weights`` first (from ``start``, a
+        feasible w, when given); cvxpy (tr_inv, or a Schur complement for c) with Clarabel if it does not converge."""
+        result = design_weights(rays, self.values, start=start)
         if result.converged:
             return result.weights, result.multipliers, "barrier Newton (solvers.design_weights)"
         import cvxpy as cp
@@ -149,8 +149,15 @@ class _Criterion:
         weights = cp.Variable(len(rays), nonneg=True)
         information = rays.T @ cp.diag(weights) @ rays
         row_sums = rays.T @ weights == 1
-        target = cp.tr_inv(information) if self.values is None else cp.matrix_frac(self.values, information)
-        problem = cp.Problem(cp.Minimize(target), [row_sums])
+        constraints = [row_sums]
+        if self.values is None:
+            target = cp.tr_inv(information)
+        else:  # t >= c^T M^+ c by the Schur complement, which holds at a singular optimum too
+            target = cp.Variable()
+            vector = self.values[:, None]
+            constraints.append(cp.bmat([[cp.reshape(target, (1, 1), order="C"), vector.T],
+                                        [vector, information]]) >> 0)
+        problem = cp.Problem(cp.Minimize(target), constraints)
         with warnings.catch_warnings():  # an inaccurate solve is reported by its status and judged by the dual bound
             warnings.simplefilter("ignore", UserWarning)
             problem.solve(solver=cp.CLARABEL, tol_gap_abs=SOLVER_TOLERANCE, tol_gap_rel=SOLVER_TOLERANCE,
@@ -158,7 +165,7 @@ class _Criterion:
         if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or weights.value is None:
             kind = "A-optimal" if self.values is None else "c-optimal"
             raise SolverError(f"the {kind} weight problem over {len(rays)} rays ended {problem.status}")
-        solver = f"cvxpy {'tr_inv' if self.values is None else 'matrix_frac'}, Clarabel ({problem.status})"
+        solver = f"cvxpy {'tr_inv' if self.values is None else 'Schur complement'}, Clarabel ({problem.status})"
         return np.maximum(weights.value, 0.0), np.asarray(row_sums.dual_value, dtype=float), solver
 
     def needs_full_rank(self):
@@ -212,9 +219,9 @@ def _start(rays, prior):
 def _column_generation(rays, start, criterion):
     """Weights over all ``rays`` from restricted problems: solve on the columns in use, price every ray, add the
     best ones that would improve the design, until none does (then the dual bound over all rays certifies it)."""
-    active = np.asarray(start)
+    active, previous = np.asarray(start), None
     for _ in range(MAX_ROUNDS):
-        weights, multipliers, status = criterion.solve(rays[active])
+        weights, multipliers, status = criterion.solve(rays[active], previous)
         information = rays[active].T @ (weights[:, None] * rays[active])
         if criterion.needs_full_rank() and np.linalg.matrix_rank(information) < rays.shape[1]:
             rest = np.setdiff1d(np.arange(len(rays)), active)  # the columns cannot see every value yet
@@ -227,7 +234,14 @@ def _column_generation(rays, start, criterion):
         candidates = np.setdiff1d(np.flatnonzero(prices > level + PRICE_SLACK * abs(level)), active)
         if not candidates.size:
             break
-        active = np.union1d(used, candidates[np.argsort(prices[candidates])[::-1][:rays.shape[1] * CANDIDATES]])
+        # columns are only added, so the restricted optimum only improves and the rounds end; the last optimum is
+        # a feasible start of the next round
+        chosen = np.union1d(active, candidates[np.argsort(prices[candidates])[::-1][:rays.shape[1] * CANDIDATES]])
+        previous = np.zeros(len(rays))
+        previous[active] = weights
+        active, previous = chosen, previous[chosen]
+    else:  # the rounds ran out: solve on the columns gathered
+        weights, multipliers, status = criterion.solve(rays[active], previous)
     full = np.zeros(len(rays))
     full[active] = weights
     return full, multipliers, status

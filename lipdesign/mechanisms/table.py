@@ -84,7 +84,8 @@ def _check_rank(q, what="table"):
     k, rank = q.shape[0], int(np.linalg.matrix_rank(q))
     if rank < k:
         raise ValidationError(f"{what} has rank {rank} < k = {k} (its {k} rows are linearly dependent), so no "
-                              'unbiased estimate exists; use method="ibu" or "mmse" instead')
+                              "unbiased estimate of the histogram exists; such a table can still estimate a mean in "
+                              'its range (ld.Mean), or fit one histogram among many by method="mle"')
 
 
 def gls_matrix(table, *, prior=None):
@@ -320,7 +321,10 @@ class TableMechanism(Mechanism):
                 heading += " (LDP protects X itself)" if secret is not None else ""
                 lines.append(f"    {heading}: " + ", ".join(f"{name} {value:.4g}" for name, value in
                                                             sorted(row.items(), key=lambda item: item[1])))
-        if objective.population:
+        if objective.population and not np.isfinite(self.mse):
+            lines.append("  no unbiased estimate: the table cannot see every value (its information matrix is "
+                         "singular for this objective)")
+        elif objective.population:
             errors = np.sqrt(np.maximum(self.variance(n=self.SUMMARY_N), 0.0))
             lines.append(f"  standard error{'s of the frequencies' if errors.size > 1 else ''} at n = "
                          f"{self.SUMMARY_N:.0e} (design prior): " + ", ".join(f"{value:.2g}" for value in
@@ -393,10 +397,10 @@ class TableMechanism(Mechanism):
         ``method``: "unbiased" (GLS weighted at the design prior: unbiased at every true distribution; the default
         for the population objectives), "mle" (maximum likelihood, the iterative Bayesian update run to
         convergence; "ibu" is its old name), "mmse" (posterior means under the design prior: biased toward it, so it
-        warns; the default of the Bayesian objectives). Standard errors are plug-in: the covariance of the report
-        frequencies estimated from the reports themselves, (diag(pi^) - pi^ pi^^T)/n, through the linear estimator
-        (for the MLE, the GLS estimator weighted at the MLE); they hold for users drawn i.i.d. and are conservative
-        for a fixed population. ``consistency="norm-sub"`` projects the frequencies onto the simplex (Euclidean,
+        warns; the default of the Bayesian objectives). Standard errors are plug-in, given the users' values (the
+        convention of ``variance`` and ``mse``): the covariance of the report frequencies at the estimated
+        frequencies, (diag(Q^T f^) - Q^T diag(f^) Q)/n, through the linear estimator (for the MLE, the GLS estimator
+        weighted at the MLE). ``consistency="norm-sub"`` projects the frequencies onto the simplex (Euclidean,
         which never increases the total squared error); the errors and intervals then refer to ``raw``.
         """
         what = self._what(what)
@@ -412,7 +416,7 @@ class TableMechanism(Mechanism):
             warnings.warn(f"method 'mmse': {note} (docs/math.md §4, §11); use method='unbiased' or 'mle' for the "
                           "population", ShrinkageWarning, stacklevel=2)
         n, observed = aggregate.n, aggregate["counts"] / aggregate.n
-        report_covariance = (np.diag(observed) - np.outer(observed, observed)) / n
+        report_covariance = self._plug_in_covariance(aggregate, n)
         linear = self._linear("mmse" if method == "mmse" else "unbiased", what) if method not in ("mle", "ibu") else None
         if linear is None:
             mle = ibu_frequencies(self.table, aggregate["counts"])
@@ -436,22 +440,39 @@ class TableMechanism(Mechanism):
         return Estimate(values, errors, n=n, method=method, kind="frequencies" if what == "histogram" else what,
                         names=names, raw=raw, note=note)
 
-    def _estimator_matrix(self, method, what="histogram"):
+    def _plug_in_covariance(self, aggregate, n):
+        """Cov(c/n) given the users' values, (diag(Q^T f) - Q^T diag(f) Q)/n, at a plug-in f: the unbiased estimate
+        projected onto the simplex (Norm-Sub) when the table has rank k, else the maximum-likelihood fit
+        (docs/math.md §11)."""
+        counts = aggregate["counts"]
+        if np.linalg.matrix_rank(self.table) == self.prior.k:
+            plug_in = consistent(unbiased_frequencies(self.table, counts, prior=self.prior.probabilities), "norm-sub")
+        else:
+            with warnings.catch_warnings():  # a plug-in needs no more than a close fit
+                warnings.simplefilter("ignore", RuntimeWarning)
+                plug_in = ibu_frequencies(self.table, counts, tol=1e-8)
+        return self._covariance_with(np.eye(self.table.shape[1]), plug_in, n)
+
+    def _estimator_matrix(self, method, what="histogram", frequencies=None):
+        """The linear estimator (mmse, unbiased); for the MLE its large-sample equivalent, the GLS estimator weighted
+        at the true ``frequencies``."""
         if method in ("mle", "ibu"):
-            raise ValidationError(f"method is {method!r}; maximum likelihood is not linear in the counts and has no "
-                                  "closed-form mean or variance (its large-sample variance is that of 'unbiased')")
+            return self._linear("unbiased", what, frequencies)
         return self._linear(method, what)
 
     def _expected(self, frequencies, method, user_ids):
-        matrix = self._estimator_matrix(method)
-        return frequencies if method == "unbiased" else matrix @ (self.table.T @ frequencies)
+        if method != "mmse":
+            return frequencies  # unbiased; for the MLE, asymptotically
+        return self._estimator_matrix(method) @ (self.table.T @ frequencies)
 
     def covariance(self, frequencies=None, n=1, *, method=None):
         """Cov of the estimated histogram for n users with true ``frequencies`` (default: the design prior), given
         their values: the counts are sums of independent draws from the rows of Q, so
-        Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: the linear estimator)."""
+        Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: the linear estimator; for the MLE,
+        the large-sample covariance: E the GLS estimator weighted at f)."""
         frequencies, n = self._population(self.prior.probabilities if frequencies is None else frequencies, n)
-        return self._covariance_with(self._estimator_matrix(self._method(method)), frequencies, n)
+        return self._covariance_with(self._estimator_matrix(self._method(method), "histogram", frequencies),
+                                     frequencies, n)
 
     def _covariance_with(self, matrix, frequencies, n):
         q = self.table
@@ -468,7 +489,7 @@ class TableMechanism(Mechanism):
         if what == "histogram":
             return super().expected_estimate(frequencies, n, method=method, user_ids=user_ids)
         frequencies, n = self._population(frequencies, n)
-        vector = self._estimator_matrix(self._method(method), what)
+        vector = self._estimator_matrix(self._method(method), what, frequencies)
         mean = float(vector @ (self.table.T @ frequencies))
         return mean * n if what == "sum" else mean
 
@@ -481,7 +502,7 @@ class TableMechanism(Mechanism):
         if what == "histogram":
             return super().variance(frequencies, n, method=method, user_ids=user_ids)
         frequencies, n = self._population(frequencies, n)
-        vector = self._estimator_matrix(self._method(method), what)
+        vector = self._estimator_matrix(self._method(method), what, frequencies)
         variance = float(self._covariance_with(vector[None, :], frequencies, n)[0, 0])
         return variance * n**2 if what == "sum" else variance
 
