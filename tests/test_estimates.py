@@ -175,3 +175,15 @@ def test_variance_has_one_signature_on_every_frequency_family():
     table = ld.design(prior, ld.LIP(1.0), baselines=False)
     assert np.allclose(table.variance(), table.variance(prior))  # the default truth of a design is its prior
     assert table.variance().sum() == pytest.approx(table.mse)
+
+
+@pytest.mark.parametrize("values", [[0, 0, 1, 1, 1], [1, 0, 0, 0, 0], [0, 1, 0, 1, 0]])
+def test_the_mean_of_an_indicator_is_randomized_response_on_the_bit_under_ldp(values):
+    """A proportion's c-optimal design has a singular information matrix: under eps-LDP it is binary randomized
+    response on the indicator, n Var = e^eps/(e^eps - 1)^2 given the values (each report is a Bernoulli with
+    p(1 - p) = e/(1 + e)^2, divided by (2p - 1)^2), whatever the prior; LIP does no worse."""
+    e = math.exp(1.0)
+    ldp = ld.design(zipf(5), ld.LDP(1.0), ld.Mean(values), baselines=False)
+    assert ldp.mse == pytest.approx(e / (e - 1) ** 2, rel=1e-6) and ldp.verify().passed
+    lip = ld.design(zipf(5), ld.LIP(1.0), ld.Mean(values))
+    assert lip.mse <= ldp.mse * (1 + 1e-9) and lip.baselines["optimal LDP"] == pytest.approx(ldp.mse, rel=1e-9)
