@@ -8,6 +8,7 @@ import argparse
 import inspect
 import json
 import sys
+import warnings
 from pathlib import Path
 
 from lipdesign.errors import LipdesignError, ValidationError, VerificationError
@@ -98,10 +99,14 @@ def _simulate(args):
         except json.JSONDecodeError:
             raise ValidationError(f"--truth is {args.truth!r}; it must be a JSON list of probabilities, one per "
                                   "value, e.g. '[0.5, 0.3, 0.2]'") from None
-    result = simulate(mechanism, args.n, rng=args.seed, truth=truth, repetitions=args.repetitions,
-                      method=args.method, drift=not args.no_drift)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = simulate(mechanism, args.n, rng=args.seed, truth=truth, repetitions=args.repetitions,
+                          method=args.method, drift=not args.no_drift)
     print(repr(mechanism))
     print(result.summary())
+    for message in dict.fromkeys(str(warning.message) for warning in caught):
+        print(f"lipdesign: warning: {message}", file=sys.stderr)
 
 
 def _demo(args):

@@ -33,6 +33,10 @@ SOLVER_TOLERANCE = 1e-10
 #: A ray enters the restricted problem when its price exceeds the columns' in use by more than this, relatively.
 PRICE_SLACK = 1e-9
 
+#: In A-optimal designs, columns whose weight is below this fraction of the largest leave the restricted problem
+#: (the barrier keeps every weight positive, so the unused ones sit near its final 1/t).
+KEEP_FLOOR = 1e-10
+
 #: Rounds of column generation at most (each adds up to 2k rays).
 MAX_ROUNDS = 200
 
@@ -234,11 +238,14 @@ def _column_generation(rays, start, criterion):
         candidates = np.setdiff1d(np.flatnonzero(prices > level + PRICE_SLACK * abs(level)), active)
         if not candidates.size:
             break
-        # columns are only added, so the restricted optimum only improves and the rounds end; the last optimum is
-        # a feasible start of the next round
-        chosen = np.union1d(active, candidates[np.argsort(prices[candidates])[::-1][:rays.shape[1] * CANDIDATES]])
+        # the columns that carry weight stay, all of them for a c-optimal design (whose optimum may need tiny
+        # weights; dropping them made the rounds cycle), so the restricted optimum only improves; the last optimum
+        # is a feasible start of the next round
+        floor = KEEP_FLOOR * weights.max() if criterion.needs_full_rank() else 0.0
+        kept = active[weights > floor]
+        chosen = np.union1d(kept, candidates[np.argsort(prices[candidates])[::-1][:rays.shape[1] * CANDIDATES]])
         previous = np.zeros(len(rays))
-        previous[active] = weights
+        previous[kept] = weights[weights > floor]
         active, previous = chosen, previous[chosen]
     else:  # the rounds ran out: solve on the columns gathered
         weights, multipliers, status = criterion.solve(rays[active], previous)

@@ -319,6 +319,10 @@ def _verify_at(mechanism, prior):
                               f"{mechanism.guarantee.notion} eps={mechanism.epsilon:g}, and an eps-LDP mechanism is "
                               "eps-LIP at every prior (docs/math.md §2)")
     secret = getattr(mechanism.notion, "secret", None)
+    size = prior.k if isinstance(prior, PriorSet) else np.size(getattr(prior, "probabilities", prior))
+    if size != design_prior.k:
+        raise ValidationError(f"prior has {size} values; it must have one per value of the mechanism "
+                              f"({design_prior.k})")
     if isinstance(prior, PriorSet):  # the worst case over the set
         return verify_table(mechanism.privacy_table(), LIP(mechanism.epsilon, secret=secret, prior_set=prior),
                             design_prior, exact=True)

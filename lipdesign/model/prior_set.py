@@ -95,7 +95,7 @@ class PriorSet(Immutable):
         n, k = int(counts.sum()), counts.size
         if n < 1 or k < 2:
             raise ValidationError(f"counts has {k} values and {n} observations; a prior set needs k >= 2 and n >= 1")
-        confidence = real_number(confidence, "confidence", 0.0, 1.0)
+        confidence = real_number(confidence, "confidence")
         if not 0.0 < confidence < 1.0:
             raise ValidationError(f"confidence is {confidence!r}; it must lie strictly between 0 and 1")
         delta, estimate = 1.0 - confidence, counts / n
