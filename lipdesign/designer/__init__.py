@@ -1,8 +1,9 @@
-"""Design: the MSE-optimal table for a prior, a notion and an objective (docs/math.md §5, §6).
+"""Design: the optimal table for a prior, a notion and an objective (docs/math.md §5, §6, §11).
 
-``design`` (in ``designer.design``), the extreme-ray builders (``designer.rays``) and the exact repair of the stored
-numbers (``designer.repair``); the numerical back-ends are in the top-level ``solvers`` package, which knows no
-privacy words. Needs scipy (HiGHS).
+``design`` (in ``designer.design``), the population designs and their bounds (``designer.population``), the
+extreme-ray builders (``designer.rays``) and the exact repair of the stored numbers (``designer.repair``); the
+numerical back-ends are in the top-level ``solvers`` package, which knows no privacy words. Needs scipy (HiGHS) and,
+for the bounds and the fallback solver, cvxpy (Clarabel).
 """
 
 from lipdesign.designer.design import FAMILIES, baseline_figures, design
