@@ -416,7 +416,7 @@ class TableMechanism(Mechanism):
             warnings.warn(f"method 'mmse': {note} (docs/math.md §4, §11); use method='unbiased' or 'mle' for the "
                           "population", ShrinkageWarning, stacklevel=2)
         n, observed = aggregate.n, aggregate["counts"] / aggregate.n
-        report_covariance = self._plug_in_covariance(aggregate, n)
+        report_covariance = None if method == "mmse" else self._plug_in_covariance(aggregate, n)
         linear = self._linear("mmse" if method == "mmse" else "unbiased", what) if method not in ("mle", "ibu") else None
         if linear is None:
             mle = ibu_frequencies(self.table, aggregate["counts"])
