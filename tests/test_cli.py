@@ -84,3 +84,15 @@ def test_bad_command_lines_exit_2_with_one_line(args, tmp_path):
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_spec_without_objective_designs_for_the_population_and_a_mean_needs_values(tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"prior": {"probabilities": [0.2, 0.3, 0.5]}, "notion": {"kind": "LIP", "epsilon": 1}}))
+    assert lipdesign("design", spec, "-o", tmp_path / "m.json", "-q", cwd=tmp_path).returncode == 0
+    assert json.loads((tmp_path / "m.json").read_text())["parameters"]["objective"] == {"kind": "frequencies"}
+    spec.write_text(json.dumps({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LIP", "epsilon": 1},
+                                "objective": {"kind": "mean"}}))
+    result = lipdesign("design", spec, "-o", tmp_path / "m.json", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "objective: 'mean' needs its values" in result.stderr
