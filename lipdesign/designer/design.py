@@ -105,8 +105,8 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
         # Every eps-LDP table satisfies every LIP variant (docs/math.md §2): an LIP optimum above the LDP optimum
         # means the enumeration lost rays, so refuse rather than return a non-optimal "optimal" table.
         if designed > ldp + OPTIMALITY_RTOL * max(1.0, designed):
-            raise SolverError(f"{notion.kind} design gave MSE {designed:.12g} above the optimal LDP MSE {ldp:.12g}; "
-                              "the extreme-ray enumeration failed numerically")
+            raise SolverError(f"{notion.kind} design gave {designed:.12g} ({objective.kind}) above the optimal LDP "
+                              f"table's {ldp:.12g}; the extreme-ray enumeration failed numerically")
     return TableMechanism(table, notion, prior, objective, provenance=info)
 
 

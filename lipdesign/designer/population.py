@@ -1,13 +1,15 @@
-"""Designs for the population estimate: the A-optimal table over the extreme rays (docs/math.md §11).
+"""Designs for the population estimate: the A-optimal and c-optimal tables over the extreme rays, and the lower
+bounds that certify them (docs/math.md §11).
 
 With the rays r of the notion's column cone normalised to P . r = 1, a table with columns w_r r has Fisher information
 M(w) = sum_r w_r r r^T and row sums sum_r w_r r; splitting a column into rays never loses information, so
 
-    minimise tr(M(w)^-1)   subject to   sum_r w_r r = 1,  w >= 0
+    minimise tr(M(w)^-1)  (or c^T M(w)^+ c for a mean)   subject to   sum_r w_r r = 1,  w >= 0
 
-is the exact design problem, and it is convex (cvxpy ``tr_inv``, solved by Clarabel). The solution is certified by
-the dual bound of the equivalence theorem, 2 tr Z^(1/2) + 1 . y - max_r (r^T Z r + y . r) <= tr(M^-1) for every
-Z >= 0 and y, at Z = M*^-2 (exact over the enumerated rays), and by the per-bin Cramer-Rao bound where it applies;
+is the exact design problem, and it is convex. Column generation solves it, each restricted problem by the barrier
+method of ``solvers.design_weights`` (cvxpy with Clarabel as the fallback). The result is certified by the dual bound
+of the equivalence theorem, 2 tr Z^(1/2) + 1 . y - max_r (r^T Z r + y . r) <= tr(M^-1) for every Z >= 0 and y, at
+Z = M*^-2 (exact over the enumerated rays), beside the per-bin, contraction and relaxation bounds where they apply;
 the weights are then reduced to a basic solution of the moment equations M(w) = M* (at most k(k+1)/2 columns).
 """
 
@@ -89,10 +91,11 @@ def relaxation_bound(prior, notion, objective):
         information <= e + a - 1,  # (s_i - a)(e - s_j) >= 0 averaged with the weights P . q_y
         information >= max(2 * a - a**2, 2 * e - e**2),  # (s_i - a)(s_j - a) >= 0 and (e - s_i)(e - s_j) >= 0
     ]
-    if objective.kind == "mean":  # M may be singular: bound t >= c^T M^+ c through the Schur complement
-        values, scale = centred_values(objective.values, prior)
-        target, offset = cp.Variable(), float(p @ values**2)
-        constraints += [cp.bmat([[cp.reshape(target, (1, 1), order="C"), values[None, :]], [values[:, None], information]]) >> 0,
+    values, offset, scale = _scaled(prior, objective)
+    if values is not None:  # M may be singular: bound t >= c^T M^+ c through the Schur complement
+        target = cp.Variable()
+        constraints += [cp.bmat([[cp.reshape(target, (1, 1), order="C"), values[None, :]],
+                                 [values[:, None], information]]) >> 0,
                         target >= offset / (1 - a) ** 2]
     else:
         inverse = cp.Variable((k, k), symmetric=True)
@@ -100,7 +103,7 @@ def relaxation_bound(prior, notion, objective):
         constraints += [cp.bmat([[inverse, np.eye(k)], [np.eye(k), information]]) >> 0,
                         inverse - np.outer(p, p) - sigma / (1 - a) ** 2 >> 0,
                         cp.diag(inverse) >= per_bin_variance(p, notion.epsilon, notion) + p**2]
-        target, offset, scale = cp.trace(inverse), 1.0, 1.0
+        target = cp.trace(inverse)
     problem = cp.Problem(cp.Minimize(target), constraints)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -125,9 +128,9 @@ def lower_bounds(prior, notion, objective):
             bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,
                                                                                      notion.kind)[0]
     elif plain:
-        values, scale = centred_values(objective.values, prior)
-        a, p = math.exp(-notion.epsilon), prior.probabilities
-        bounds["contraction (docs/math.md §11)"] = float(p @ values**2) * (1 / (1 - a) ** 2 - 1) * scale**2
+        _, offset, scale = _scaled(prior, objective)
+        a = math.exp(-notion.epsilon)
+        bounds["contraction (docs/math.md §11)"] = offset * (1 / (1 - a) ** 2 - 1) * scale**2
     relaxation = relaxation_bound(prior, notion, objective)
     if relaxation is not None:
         bounds["relaxation SDP (docs/math.md §11)"] = relaxation
@@ -274,16 +277,23 @@ def centred_values(values, prior):
     return centred / scale, scale
 
 
+def _scaled(prior, objective):
+    """(c, offset, scale) of an objective on the scale its programs are solved at: the figure is (c^T M^+ c -
+    offset) scale^2 with c the centred, scaled values (``centred_values``) for a mean; c = None, offset 1, scale 1
+    (tr(M^-1) - 1) for the histogram."""
+    if objective.kind != "mean":
+        return None, 1.0, 1.0
+    values, scale = centred_values(objective.values, prior)
+    return values, float(prior.probabilities @ values**2), scale
+
+
 def population_table(rays, prior, objective):
     """(table, info): the A-optimal (``Frequencies``) or c-optimal (``Mean``) table of the cone whose extreme rays are
     ``rays`` (one per row), at ``prior``; ``info["lower_bounds"]`` holds the dual bound on the objective's figure."""
     p = prior.probabilities
     rays = rays / (rays @ p)[:, None]
-    if objective.kind == "mean":
-        values, scale = centred_values(objective.values, prior)
-        criterion, offset = _Criterion(values), float(p @ values**2)
-    else:
-        criterion, offset, scale = _Criterion(), 1.0, 1.0
+    values, offset, scale = _scaled(prior, objective)
+    criterion = _Criterion(values)
     weights, multipliers, status = _column_generation(rays, _start(rays, p), criterion)
     information = rays.T @ (weights[:, None] * rays)
     sparse = _basic_weights(rays, weights)

@@ -344,14 +344,6 @@ class TableMechanism(Mechanism):
         reports = index_reports(reports, self.table.shape[1])
         return reports.size, {"counts": np.bincount(reports, minlength=self.table.shape[1])}
 
-    def _estimate(self, aggregate, method):
-        counts = aggregate["counts"]
-        if method == "mmse":
-            return mmse_frequencies(self.table, counts, prior=self.prior.probabilities)
-        if method == "unbiased":
-            return unbiased_frequencies(self.table, counts, prior=self.prior.probabilities)
-        return ibu_frequencies(self.table, counts)
-
     def _what(self, what):
         values = getattr(self.objective, "values", None)
         if what is None:
