@@ -1,11 +1,12 @@
 """Optimal design weights: minimise tr(M(w)^-1) (A-optimal) or c^T M(w)^-1 c (c-optimal), M(w) = sum_i w_i r_i r_i^T,
-subject to sum_i w_i r_i = 1 and w >= 0, by a primal barrier method with infeasible-start Newton steps (Boyd and
-Vandenberghe, Convex Optimization, §10.3 and §11.3).
+subject to sum_i w_i r_i = 1 and w >= 0, by a primal barrier method with equality-constrained Newton steps (Boyd and
+Vandenberghe, Convex Optimization, §10.2 and §11.3); c-optimal derivatives use M^+ (the optimum may be singular).
 
 Both objectives are convex in w. Derivatives, with G = R M^-1 R^T and H = R M^-2 R^T (R: the rays as rows):
 A-optimal, grad_i = -H_ii and Hess = 2 G o H; c-optimal with u = R M^-1 c, grad_i = -u_i^2 and Hess = 2 (u u^T) o G
 (o: the elementwise product; both Hessians are PSD by the Schur product theorem). Each Newton step solves one
-(n + k) x (n + k) system from a strictly feasible start (an LP), so the cost is that of a few dense solves in the number n of rays.
+(n + k) x (n + k) system from a feasible start (an LP) that is positive on every ray a feasible w can weight, so the
+cost is that of a few dense solves in the number n of rays.
 """
 
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from scipy.optimize import linprog
 
 @dataclass(frozen=True)
 class DesignWeights:
-    weights: np.ndarray  # (n,) optimal weights, strictly positive (the barrier keeps them off 0)
+    weights: np.ndarray  # (n,) optimal weights: positive on the support the start found, 0 elsewhere
     multipliers: np.ndarray  # (k,) multipliers y of the equations sum w r = 1: grad F + R y >= 0 at the optimum
     value: float  # F at the weights
     converged: bool
