@@ -77,12 +77,13 @@ def drift_story(mechanism, rng=0):
 
 def prior_set_story(epsilon=1.0, rng=1):
     """A survey of SURVEY phones gives counts; the TV ball that holds the true prior with 95 % confidence; the
-    bounded-prior design over it: (counts, prior set, mechanism)."""
+    bounded-prior design over it, and the plain LIP design at the survey's frequencies for comparison: (counts,
+    prior set, bounded design, plain design)."""
     prior, _ = scenario()
     counts = np.random.default_rng(rng).multinomial(SURVEY, prior.probabilities)
     prior_set = PriorSet.from_counts(counts, confidence=0.95, kind="tv")
     centre = Prior(counts / counts.sum(), labels=BUCKETS)
-    return counts, prior_set, design(centre, LIP(epsilon, prior_set=prior_set))
+    return counts, prior_set, design(centre, LIP(epsilon, prior_set=prior_set)), design(centre, LIP(epsilon))
 
 
 def secret_story(epsilon=1.0):
