@@ -46,6 +46,33 @@ def staircase_rays(k, ratio):
     return rays / rays.sum(axis=1, keepdims=True)
 
 
+def level_rays(ratio, lowest, highest, tol=1e-12):
+    """Extreme rays (and some other points) of {q : max_x q_x <= ratio min_P P.q, min_x q_x >= max_P P.q / ratio}
+    over a set of priors whose minimising prior depends only on the order of q (a box or a TV ball intersected with
+    the simplex): every extreme ray takes at most three values (docs/math.md §5). ``lowest[A]`` and ``highest[A]``
+    are min and max of P(A) over the set, for every subset A coded as a bitmask (bit x for value x). Each candidate
+    is q = 1 on a low set, 1 + u on a middle set and 1 + u + v on a high set with the largest (u, v) the two
+    constraints allow; rows scaled to sum 1, duplicates removed.
+    """
+    lowest, highest = np.asarray(lowest, dtype=float), np.asarray(highest, dtype=float)
+    k = lowest.size.bit_length() - 1
+    levels = (np.arange(3**k)[:, None] // 3 ** np.arange(k)) % 3  # 0 low, 1 middle, 2 high
+    levels = levels[(levels == 0).any(axis=1) & (levels == 2).any(axis=1)]
+    bits = 1 << np.arange(k)
+    upper_set, high_set = (levels >= 1) @ bits, (levels == 2) @ bits
+    a1, a2, b1, b2 = lowest[upper_set], lowest[high_set], highest[upper_set], highest[high_set]
+    # with the low value 1: u (1 - ratio a1) + v (1 - ratio a2) <= ratio - 1 (upper side), u b1 + v b2 <= ratio - 1
+    c1, c2, room = 1 - ratio * a1, 1 - ratio * a2, ratio - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        middle = (levels == 1).any(axis=1)
+        det = c1 * b2 - c2 * b1
+        u = np.where(middle, room * (b2 - c2) / det, 0.0)
+        v = np.where(middle, room * (c1 - b1) / det, np.minimum(np.where(c2 > 0, room / c2, np.inf), room / b2))
+    ok = np.isfinite(u) & np.isfinite(v) & (v > tol) & (~middle | (u > tol))
+    points = 1.0 + u[ok, None] * (levels[ok] >= 1) + v[ok, None] * (levels[ok] == 2)
+    return unique_rows(points / points.sum(axis=1, keepdims=True))
+
+
 def unique_rows(points, decimals=12):
     """Rows of ``points`` with near-duplicates (equal after rounding) removed, in a deterministic order."""
     _, first = np.unique(np.round(points, decimals), axis=0, return_index=True)

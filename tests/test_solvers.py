@@ -55,13 +55,14 @@ def test_enumeration_limits_are_enforced(monkeypatch, rng):
     with pytest.raises(EnumerationLimitError, match="work budget of 0 adjacency tests"):
         cone_extreme_rays(rows, max_work=0)
     monkeypatch.setattr(designer_rays, "MAX_DD_RAYS", 20)
+    polytope = ld.PriorSet.polytope(ld.PriorSet.tv_ball(prior, 0.1).vertices)  # a general polytope: double description
     with pytest.raises(ld.ProblemTooLargeError, match="too large for extreme-ray enumeration"):
-        ld.design(prior, ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.1)))
+        ld.design(prior, ld.LIP(1.0, prior_set=polytope))
 
 
 def test_long_enumerations_report_progress_and_spend_a_deterministic_budget(rng):
     prior = ld.Prior(rng.dirichlet(np.ones(5)))
-    notion = ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior.probabilities, 0.05))
+    notion = ld.LIP(1.0, prior_set=ld.PriorSet.polytope(ld.PriorSet.tv_ball(prior.probabilities, 0.05).vertices))
     lines = []
     mechanism = ld.design(prior, notion, baselines=False, progress=lines.append)
     assert lines and all(line.startswith("double description: ") for line in lines)

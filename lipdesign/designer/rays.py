@@ -6,8 +6,16 @@ from functools import partial
 import numpy as np
 
 from lipdesign.errors import ProblemTooLargeError
+from lipdesign.model.prior_set import GREEDY_KINDS
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
-from solvers.rays import EnumerationLimitError, box_slice_vertices, cone_extreme_rays, staircase_rays
+from solvers.rays import (
+    EnumerationLimitError,
+    bit_patterns,
+    box_slice_vertices,
+    cone_extreme_rays,
+    level_rays,
+    staircase_rays,
+)
 
 #: Default cap on the number of extreme rays handed to the LP.
 MAX_RAYS = 200_000
@@ -50,6 +58,17 @@ def extreme_rays(prior, notion, max_rays, progress=None):
             raise ProblemTooLargeError(
                 f"k is {k}; exact LIP design needs {len(vertices)} extreme rays (limit max_rays={max_rays})")
         return vertices / vertices.sum(axis=1, keepdims=True), "LIP box-slice vertices (docs/math.md §5)"
+    prior_set = getattr(notion, "prior_set", None)
+    if isinstance(notion, LIP) and notion.secret is None and prior_set.kind in GREEDY_KINDS:
+        if 3**k > 16 * max_rays:
+            raise ProblemTooLargeError(f"k is {k}; exact BP-LIP design would examine about 3^k = {3**k} candidate "
+                                       f"rays (limit max_rays={max_rays})")
+        masses = prior_set.vertices @ bit_patterns(k).T  # P(A) for every vertex P and subset A
+        rays = level_rays(e, masses.min(axis=0), masses.max(axis=0))
+        if len(rays) > max_rays:
+            raise ProblemTooLargeError(
+                f"k is {k}; exact BP-LIP design needs {len(rays)} candidate rays (limit max_rays={max_rays})")
+        return rays, f"BP-LIP three-level rays over a {prior_set.kind} (docs/math.md §5)"
     rows = notion.constraint_rows(prior)
     if k > MAX_DD_K:
         raise ProblemTooLargeError(f"k is {k}; exact design with a latent secret or a prior set is limited to "

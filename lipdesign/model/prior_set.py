@@ -15,6 +15,10 @@ from lipdesign.model.prior import frozen
 from lipdesign.validation import PROBABILITY_ATOL, float_array, fmt, probability_vector, real_number
 from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
 
+#: Kinds of set whose prior minimising P . q depends only on the order of q's entries (a greedy fill finds it,
+#: docs/math.md §3, §5): boxes and TV balls intersected with the simplex.
+GREEDY_KINDS = ("box", "tv_ball")
+
 
 class PriorSet(Immutable):
     """A set of plausible priors for bounded-prior LIP (docs/math.md §2), kept as the vertices that must be enforced.

@@ -17,6 +17,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.model.prior import Prior
+from lipdesign.model.prior_set import GREEDY_KINDS
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.validation import stochastic_rows
 
@@ -96,7 +97,7 @@ class _Scenarios:
             self.priors = _as_numbers(np.eye(prior.k), exact)
         elif prior_set is None:
             self.priors = [_normalised(_as_numbers(prior.probabilities, exact))]
-        elif prior_set.kind in ("box", "tv_ball"):
+        elif prior_set.kind in GREEDY_KINDS:
             self.kind = prior_set.kind
             self.parameters = {key: _as_numbers(value, exact) if isinstance(value, list) else
                                (Fraction(value) if exact else float(value))
