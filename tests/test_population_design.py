@@ -173,6 +173,41 @@ def test_prior_matching_is_optimal_when_every_value_is_likely_enough():
     assert via_rays.mse == pytest.approx(closed.mse, rel=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["tv", "box"])
+def test_bp_lip_over_a_survey_set_equals_the_double_description_design(kind):
+    """The three-level rays of a box or TV ball (docs/math.md §5) give the design that the double description gives
+    over the same set written as a general polytope (its vertices), for the histogram and for a mean."""
+    rng = np.random.default_rng(11)
+    counts = rng.multinomial(150, zipf(5))
+    prior_set = ld.PriorSet.from_counts(counts, kind=kind)
+    prior, notion = ld.Prior(counts / counts.sum()), ld.LIP(1.0, prior_set=prior_set)
+    polytope = ld.LIP(1.0, prior_set=ld.PriorSet.polytope(prior_set.vertices))
+    for objective in (ld.Frequencies(), ld.Mean(np.arange(5.0))):
+        levels = ld.design(prior, notion, objective, baselines=False)
+        described = ld.design(prior, polytope, objective, baselines=False)
+        assert "three-level" in levels.provenance["method"]
+        assert "double description" in described.provenance["method"]
+        assert levels.mse == pytest.approx(described.mse, rel=1e-7)
+        assert levels.verify().passed
+
+
+@pytest.mark.parametrize(("k", "kind"), [(8, "box"), (10, "tv")])
+def test_bp_lip_designs_at_survey_sizes(k, kind):
+    """Issue 8's survey case: the set from n = 200 counts (a TV ball of radius about 0.15, or Clopper-Pearson
+    boxes) at k up to 10 designs, is certified by the dual bound over every extreme ray, and lies between the plain
+    LIP optimum at the design prior (a weaker constraint, the prior being in the set) and the LDP optimum."""
+    rng = np.random.default_rng(k)
+    counts = np.maximum(rng.multinomial(200, zipf(k)), 1)
+    prior_set = ld.PriorSet.from_counts(counts, kind=kind)
+    prior = ld.Prior(counts / counts.sum())
+    mechanism = ld.design(prior, ld.LIP(1.0, prior_set=prior_set), baselines=False)
+    assert mechanism.verify().passed
+    assert mechanism.optimality["gap"] < 1e-6 and mechanism.optimality["bound"].startswith("dual")
+    plain = ld.design(prior, ld.LIP(1.0), baselines=False).mse
+    ldp = ld.design(prior, ld.LDP(1.0), baselines=False).mse
+    assert plain < mechanism.mse < ldp
+
+
 def test_lip_beats_ldp_beats_grr_and_the_file_keeps_the_certificate(tmp_path):
     prior = zipf(6)
     mechanism = ld.design(prior, ld.LIP(1.0), ld.Frequencies())

@@ -7,7 +7,14 @@ import pytest
 
 import lipdesign as ld
 from lipdesign.designer import rays as designer_rays
-from solvers.rays import EnumerationLimitError, box_slice_vertices, cone_extreme_rays, staircase_rays
+from solvers.rays import (
+    EnumerationLimitError,
+    bit_patterns,
+    box_slice_vertices,
+    cone_extreme_rays,
+    level_rays,
+    staircase_rays,
+)
 
 
 def as_set(rays):
@@ -33,6 +40,32 @@ def test_double_description_finds_the_closed_form_rays(k, rng):
     ldp_rows = np.array([e * np.eye(k)[b] - np.eye(k)[a] for a in range(k) for b in range(k) if a != b])
     assert as_set(cone_extreme_rays(ldp_rows)) == as_set(staircase_rays(k, e))
     assert len(staircase_rays(k, e)) == 2**k - 2
+
+
+def prior_sets(rng):
+    """Boxes and TV balls of several sizes, some cut by the simplex (clipped), at k = 3..6."""
+    for k in (3, 4, 5, 6):
+        prior = rng.dirichlet(np.ones(k))
+        yield ld.PriorSet.tv_ball(prior, 0.05)
+        yield ld.PriorSet.tv_ball(prior, float(rng.uniform(0.15, 0.4)))  # larger than the rarest value: clipped
+        yield ld.PriorSet.box(prior * 0.7, np.minimum(1.0, prior * 1.4))
+        yield ld.PriorSet.from_counts(rng.multinomial(100, prior), kind="box")
+
+
+def test_bp_lip_rays_over_a_box_or_tv_ball_take_three_values_and_are_all_found(rng):
+    """docs/math.md §5: every extreme ray of the BP-LIP cone over a box or a TV ball takes at most three values, so
+    level_rays (built from the set's subset masses) contains every ray the double description finds over the
+    vertex constraints, and every level ray satisfies those constraints."""
+    for prior_set in prior_sets(rng):
+        epsilon = float(rng.uniform(0.3, 2.0))
+        k = prior_set.k
+        rows = ld.LIP(epsilon, prior_set=prior_set).constraint_rows(ld.Prior(np.full(k, 1 / k)))
+        described = cone_extreme_rays(rows)
+        assert max(len(np.unique(np.round(ray, 9))) for ray in described) <= 3
+        masses = prior_set.vertices @ bit_patterns(k).T
+        levels = level_rays(math.exp(epsilon), masses.min(axis=0), masses.max(axis=0))
+        assert as_set(described) <= as_set(levels), prior_set
+        assert (levels @ rows.T >= -1e-12).all()
 
 
 def test_double_description_does_not_depend_on_constraint_order(rng):
