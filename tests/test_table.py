@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -453,6 +455,32 @@ def test_ibu_on_expected_counts_converges_to_the_truth():
     ):
         c = 1000 * (table.T @ truth)
         np.testing.assert_allclose(ibu_frequencies(table, c), truth, rtol=0, atol=1e-6)
+
+
+def test_the_mle_at_the_edge_of_the_simplex_matches_an_independent_solver():
+    """Values with true frequency 0: the fit ends at the edge (some values exactly 0) without a warning, at the
+    maximum that an exponential-cone program (cvxpy, Clarabel) finds independently."""
+    import cvxpy as cp
+
+    rng = np.random.default_rng(4)
+    table = random_full_rank(rng, 6, 12)
+    truth = np.array([0.4, 0.3, 0.2, 0.1, 0.0, 0.0])
+    for trial in range(5):
+        counts = rng.multinomial(20_000, table.T @ truth)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            fitted = ibu_frequencies(table, counts)
+        f = cp.Variable(6, nonneg=True)
+        problem = cp.Problem(cp.Maximize(counts @ cp.log(table.T @ f) / counts.sum()), [cp.sum(f) == 1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "may be inaccurate" at tolerances this tight
+            problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        np.testing.assert_allclose(fitted, f.value, atol=1e-5)  # the likelihood is flat: f is less sharp than l
+        ours = counts @ np.log(table.T @ fitted) / counts.sum()
+        assert ours >= problem.value - 1e-12
+        gradient = table @ (counts / counts.sum() / (table.T @ fitted))  # optimality: g <= 1, = 1 where f > 0
+        assert gradient.max() < 1 + 1e-9 and np.abs(gradient[fitted > 0] - 1).max() < 1e-9
+    assert (fitted == 0).any()
 
 
 def test_ibu_rank_deficient_matches_the_report_distribution():
