@@ -258,12 +258,19 @@ def _column_generation(rays, start, criterion):
 
 
 def _basic_weights(rays, weights):
-    """A basic (sparse) w >= 0 with sum_r w_r r r^T equal to that of ``weights`` (HiGHS dual simplex)."""
+    """A basic (sparse) w >= 0 with sum_r w_r r r^T equal to that of ``weights``, on the rays ``weights`` uses
+    (Caratheodory: a vertex of that LP has at most k(k+1)/2 of them; HiGHS dual simplex)."""
     k = rays.shape[1]
+    support = np.flatnonzero(weights > 0)
     rows, columns = np.triu_indices(k)
-    moments = (rays[:, rows] * rays[:, columns]).T  # vech(r r^T) per ray
-    result = linprog(np.zeros(len(rays)), A_eq=moments, b_eq=moments @ weights, bounds=(0, None), method="highs-ds")
-    return np.maximum(result.x, 0.0) if result.status == 0 else weights
+    moments = (rays[support][:, rows] * rays[support][:, columns]).T  # vech(r r^T) per ray
+    result = linprog(np.zeros(support.size), A_eq=moments, b_eq=moments @ weights[support], bounds=(0, None),
+                     method="highs-ds")
+    if result.status != 0:
+        return weights
+    sparse = np.zeros_like(weights)
+    sparse[support] = np.maximum(result.x, 0.0)
+    return sparse
 
 
 def centred_values(values, prior):
