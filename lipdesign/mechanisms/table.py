@@ -4,7 +4,7 @@ Table convention (docs/math.md §1): ``Q`` has shape ``(k, n_out)``, ``Q[x, y] =
 1. The estimators take the table and the report COUNTS (``counts[y]`` = number of reports equal to y; non-integer
 expected counts are fine), in that order, and the design prior as a keyword: ``posterior(table, prior=...)``,
 ``mmse_frequencies(table, counts, prior=...)`` (docs/math.md §4), ``unbiased_frequencies(table, counts, prior=...)``
-(GLS inversion, §4, §8), ``ibu_frequencies(table, counts)`` (expectation maximisation, §4). Numpy only.
+(GLS inversion, §4, §8), ``ibu_frequencies(table, counts)`` (maximum likelihood: EM, then Newton steps, §4). Numpy only.
 """
 
 import math
@@ -37,7 +37,8 @@ from lipdesign.verification import check_table, verify_table
 #: designs).
 WHAT = ("histogram", "mean", "sum")
 
-#: ``ibu_frequencies`` stops when the log-likelihood per report is provably within this of its maximum.
+#: ``ibu_frequencies`` stops when the log-likelihood per report is within this of its maximum (bounded by the
+#: gradient gap, or estimated by the Newton decrement, docs/math.md §4).
 IBU_TOLERANCE = 1e-13
 
 
