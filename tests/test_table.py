@@ -13,9 +13,8 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
-
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
