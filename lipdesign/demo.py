@@ -27,7 +27,7 @@ BUCKETS = ("<1h", "1-3h", "3-5h", ">5h")
 COLUMNS = ("LIP for X", "optimal LDP", "subset selection", "GRR", "OUE", "optimal LDP at 2 eps")
 #: Users of the simulated populations, and the survey behind the prior set.
 USERS = 200_000
-SURVEY = 1000
+SURVEY = 200
 
 
 def scenario():

@@ -116,7 +116,7 @@ print(f"LDP level of the table: {mechanism.epsilons['LDP']:.3f}")"""),
 
 A survey of phones gives counts. `PriorSet.from_counts` returns a TV ball (Weissman's bound) that holds the true
 prior with 95 % confidence; the bounded-prior design is LIP for *every* prior in it, at some cost in variance."""),
-    ("code", r"""counts = np.random.default_rng(7).multinomial(2000, prior1.probabilities)
+    ("code", r"""counts = np.random.default_rng(7).multinomial(200, prior1.probabilities)
 ball = ld.PriorSet.from_counts(counts, confidence=0.95, kind="tv")
 centre = ld.Prior(counts / counts.sum(), labels=prior1.labels)
 bounded = run(centre, ld.LIP(1.0, prior_set=ball))
