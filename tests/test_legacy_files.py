@@ -19,6 +19,12 @@ def test_the_record_holds_both_envelopes():
     assert formats == {"lipdesign.mechanism", "lipdesign.harmony"} and len(FILES) == 24
 
 
+def log_likelihood(table, counts, frequencies):
+    predicted = table.T @ np.asarray(frequencies)
+    used = counts > 0
+    return float(counts[used] @ np.log(predicted[used])) / counts.sum()
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda path: path.stem)
 def test_a_version_1_file_loads_reverifies_and_runs_unchanged(path):
     document = json.loads(path.read_text())
@@ -40,7 +46,16 @@ def test_a_version_1_file_loads_reverifies_and_runs_unchanged(path):
         assert "mmse" in methods
         for method in methods:
             estimate = mechanism.estimate(reports, method=method, what="histogram")
-            np.testing.assert_allclose(estimate, RUNS[f"{name}/estimate-{method}"], rtol=1e-9, atol=1e-12)
+            recorded = RUNS[f"{name}/estimate-{method}"]
+            if method in ("ibu", "mle"):
+                # 0.1.0's EM stopped once no value moved by 1e-10 in a step, short of the maximum; today's fit goes
+                # to it: as close to the record as that stop allows, and at least as likely
+                np.testing.assert_allclose(estimate, recorded, rtol=0, atol=1e-7)  # 2.4e-8 left where the MLE is 0
+                counts = np.bincount(reports, minlength=mechanism.table.shape[1])
+                assert log_likelihood(mechanism.table, counts, estimate) >= log_likelihood(
+                    mechanism.table, counts, recorded) - 1e-12
+            else:
+                np.testing.assert_allclose(estimate, recorded, rtol=1e-9, atol=1e-12)
     else:
         estimate = np.hstack(mechanism.estimate(reports))
         np.testing.assert_allclose(estimate, RUNS[f"{name}/estimate"], rtol=1e-12, atol=1e-13)
