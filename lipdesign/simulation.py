@@ -118,6 +118,13 @@ class Simulation:
         finite = np.isfinite(self.std) & np.isfinite(self.expected) & np.isfinite(self.truth)
         return float(np.sum(self.std[finite] ** 2 + (self.expected - self.truth)[finite] ** 2))
 
+    def __repr__(self):
+        return (f"Simulation({self.n} users from {self.population}, method {self.method!r}, {self.repetitions} "
+                "repetitions; .summary() for the table)")
+
+    def __str__(self):
+        return self.summary()
+
     def summary(self):
         """A table per population: truth, mean estimate, bias, empirical and theoretical sd, coverage."""
         lines = [(f"{self.n} users drawn from {self.population}; method {self.method!r}, {self.repetitions} "
@@ -136,6 +143,9 @@ class Simulation:
                      f"{self.expected_squared_error:.6g} (variances + squared bias, for this population)")
         if np.isfinite(self.coverage).any():
             lines.append(f"coverage: the share of {self.level:.0%} intervals ({self.interval}) that held the truth")
+        if self.method in ("mle", "ibu") and (self.truth[: self.estimates.shape[1]] == 0).any():
+            lines.append("the theory column is the MLE's large-sample one; where the truth is 0 the MLE sits at the "
+                         "edge of the simplex, above the truth by about 0.4 sd and less spread (docs/math.md §11)")
         if self.drifted is not None:
             lines += ["", self.drifted.summary()]
         return "\n".join(lines)

@@ -112,7 +112,10 @@ def design_weights(rays, values=None, *, tolerance=1e-11, start=None):
 
 def _barrier(rays, values, weights, tolerance):
     n, k = rays.shape
-    value, gradient, hessian = _derivatives(rays, weights, values)
+    try:
+        value, gradient, hessian = _derivatives(rays, weights, values)
+    except np.linalg.LinAlgError:  # the start's rays do not see every value (M singular): the caller falls back
+        return DesignWeights(weights, np.zeros(k), float("nan"), False)
     t = n / max(abs(value), 1e-12)
     dual = np.zeros(k)
     for _ in range(MAX_CENTERINGS):
@@ -145,7 +148,10 @@ def _barrier(rays, values, weights, tolerance):
             else:
                 break
             weights = trial
-            value, gradient, hessian = _derivatives(rays, weights, values)
+            try:
+                value, gradient, hessian = _derivatives(rays, weights, values)
+            except np.linalg.LinAlgError:
+                return DesignWeights(weights, dual, value, False)
         if n / t < tolerance * abs(value):
             # the steps keep R^T w = 1 only up to rounding: the least relative change w (1 + d) that restores it
             weights = weights * (1.0 + np.linalg.lstsq(rays.T * weights, 1.0 - rays.T @ weights, rcond=None)[0])

@@ -89,6 +89,21 @@ def test_mle_and_consistency_keep_the_errors_honest(design):
     assert np.sum((projected.values - truth) ** 2) <= np.sum((raw.values - truth) ** 2) + 1e-15
 
 
+def test_an_mle_at_the_edge_says_what_its_errors_mean(design):
+    """A value absent from the population: the MLE puts it at 0 and its note (in print(estimate) too) says the
+    large-sample errors do not hold there; the simulation's summary says so beside its theory column."""
+    truth = zipf(6).copy()
+    truth[5] = 0.0
+    truth /= truth.sum()
+    values = np.random.default_rng(9).choice(6, size=20_000, p=truth)  # about half the samples put f at 0: this one
+    estimate = design.estimate(design.perturb(values, rng=9), method="mle")
+    assert estimate.values[5] == 0 and "note: the MLE puts f at 0" in str(estimate)
+    assert "if a true frequency is 0" in estimate.note
+    result = ld.simulate(design, 20_000, rng=3, truth=truth, repetitions=5, method="mle", drift=False)
+    assert "where the truth is 0 the MLE sits at the edge" in result.summary()
+    assert repr(result).startswith("Simulation(20000 users") and str(result) == result.summary()
+
+
 def test_intervals_cover_at_their_nominal_rate_under_drift():
     """Design at the prior, estimate a population TV 0.2 away: over 300 seeded repetitions on the same users every
     frequency's 90% interval holds the truth at least 90% of the time (less 4 binomial sd, Bonferroni-safe) and not
@@ -153,6 +168,11 @@ def test_the_summary_says_what_the_figures_mean(design):
     for phrase in ("2 eps-LDP", "unbiased estimate", "given the users' values", "at eps=2 (the LDP level",
                    "subset selection", "OLH", "OUE", "GRR", "lower bound", "at n = 1e+06", "off by up to TV 0.1"):
         assert phrase in text, phrase
+    counts = np.random.default_rng(2).multinomial(200, zipf(6))
+    bounded = ld.design(counts / 200, ld.LIP(1.0, prior_set=ld.PriorSet.from_counts(counts)), baselines=False)
+    radius = bounded.notion.prior_set.parameters["radius"]
+    assert f"eps-LIP for X holds at every prior of the TV ball of radius {radius:.3g}" in bounded.summary()
+    assert "outside the prior set, if the prior is off by up to TV 0.1" in bounded.summary()
     from lipdesign.demo import scenario
 
     prior, secret = scenario()

@@ -232,7 +232,10 @@ def _column_generation(rays, start, criterion):
         information = rays[active].T @ (weights[:, None] * rays[active])
         if criterion.needs_full_rank() and np.linalg.matrix_rank(information) < rays.shape[1]:
             rest = np.setdiff1d(np.arange(len(rays)), active)  # the columns cannot see every value yet
-            active = np.union1d(active, rest[np.argsort((rays[rest] ** 2).sum(axis=1))[::-1][: 4 * rays.shape[1]]])
+            grown = np.union1d(active, rest[np.argsort((rays[rest] ** 2).sum(axis=1))[::-1][: 4 * rays.shape[1]]])
+            full = np.zeros(len(rays))
+            full[active] = weights  # still feasible: the next round starts from it
+            active, previous = grown, full[grown]
             continue
         _, y = criterion.dual_bound(rays[active], information, multipliers)
         prices, _ = criterion.prices(rays, information, y)

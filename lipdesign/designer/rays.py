@@ -60,9 +60,9 @@ def extreme_rays(prior, notion, max_rays, progress=None):
         return vertices / vertices.sum(axis=1, keepdims=True), "LIP box-slice vertices (docs/math.md §5)"
     prior_set = getattr(notion, "prior_set", None)
     if isinstance(notion, LIP) and notion.secret is None and prior_set.kind in GREEDY_KINDS:
-        if 3**k > 16 * max_rays:
-            raise ProblemTooLargeError(f"k is {k}; exact BP-LIP design would examine about 3^k = {3**k} candidate "
-                                       f"rays (limit max_rays={max_rays})")
+        if 3**k // 2 > max_rays:  # about 3^k / 2 candidates survive (observed at k = 10-13)
+            raise ProblemTooLargeError(f"k is {k}; exact BP-LIP design would need about 3^k / 2 = {3**k // 2} "
+                                       f"candidate rays (limit max_rays={max_rays})")
         masses = prior_set.vertices @ bit_patterns(k).T  # P(A) for every vertex P and subset A
         rays = level_rays(e, masses.min(axis=0), masses.max(axis=0))
         if len(rays) > max_rays:

@@ -71,6 +71,9 @@ class Estimate(NDArrayOperatorsMixin):
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)
 
+    def __str__(self):
+        return self.summary()
+
     def __repr__(self):
         return f"Estimate({self.kind}, method={self.method!r}, n={self.n}, values={np.array2string(self.values)})"
 

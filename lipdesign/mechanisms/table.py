@@ -126,9 +126,10 @@ def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=N
     update's, the EM algorithm that begins the fit.
 
     The log-likelihood per report, l(f) = sum_y (c_y/n) ln (Q^T f)_y, is concave, its gradient is
-    g = Q @ ((c/n) / (Q^T f)) and sum_x f_x g_x = 1, so max_x g_x - 1 bounds l(f*) - l(f) (the Frank-Wolfe gap):
-    the fit stops when that is below ``tol`` (a RuntimeWarning if ``max_iter`` steps do not get there; the last
-    iterate is returned). From the uniform distribution (or ``init``), a few EM steps f <- f * g, then Newton steps
+    g = Q @ ((c/n) / (Q^T f)) and sum_x f_x g_x = 1, so max_x g_x - 1 bounds l(f*) - l(f) (the Frank-Wolfe gap).
+    The fit stops when that bound is below ``tol``, or when the Newton decrement (the second-order estimate of the
+    same distance, far tighter near the maximum) is, with no value at 0 worth bringing back; a RuntimeWarning if
+    ``max_iter`` steps, or rounding, stop it first (the last iterate is returned). From the uniform distribution (or ``init``), a few EM steps f <- f * g, then Newton steps
     on the values in use (EM alone crawls when the table hides much of X), dropping a value that a step takes to 0
     and bringing back, by a line search, a value at 0 whose g_x exceeds 1. Every iterate is a distribution and
     every step raises l. Counts on an output the table can never produce are refused, and ``init`` must give
@@ -156,20 +157,25 @@ def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=N
         if gap < tol:
             return f
         if step < EM_STEPS:
-            f = f * gradient
-            f /= f.sum()  # exact in exact arithmetic; removes rounding drift
-            continue
-        revival = fit.revival_gains(f, gradient)
-        if revival.max() >= tol:
-            f = fit.line_search(f, np.eye(k)[np.argmax(revival)] - f)
-            continue
-        f, decrement = fit.newton(f, gradient)
-        if decrement < tol:
-            return f
-    warnings.warn(f"ibu_frequencies did not converge in max_iter={max_iter} iterations (log-likelihood within "
-                  f"{gap:.3g} of its maximum, not {tol:g}); returning the last iterate", RuntimeWarning, stacklevel=2)
+            new = f * gradient
+            new /= new.sum()  # exact in exact arithmetic; removes rounding drift
+        elif (revival := fit.revival_gains(f, gradient)).max() >= tol:
+            new = fit.line_search(f, np.eye(k)[np.argmax(revival)] - f)
+        else:
+            new, decrement = fit.newton(f, gradient)
+            if decrement < tol:
+                return new
+        if np.array_equal(new, f):
+            break  # no step raises l measurably any more
+        f = new
+    warnings.warn(f"ibu_frequencies stopped after {step + 1} of max_iter={max_iter} steps with the log-likelihood "
+                  f"within {gap:.3g} of its maximum, not {tol:g}; returning the last iterate", RuntimeWarning,
+                  stacklevel=2)
     return f
 
+
+#: An MLE frequency at most this is at the edge of the simplex (the estimate's note says what that means).
+EDGE = 1e-12
 
 #: EM steps before Newton's: enough to leave the uniform start and find which values are in use.
 EM_STEPS = 20
@@ -202,9 +208,10 @@ class _Likelihood:
         return gains
 
     def newton(self, f, gradient):
-        """(f', decrement): one Newton step for l on {f_x > 0, sum f = 1}, cut where a value reaches 0 (which then
-        leaves the support) and halved until l rises; decrement = d^T H d, the rise of l's quadratic model (an
-        estimate of l(f*) - l(f) on the support, exact to second order; the gradient gap is far looser there)."""
+        """(f', decrement): one Newton step for l on {f_x > 0, sum f = 1}, cut where a value reaches 0 (which is then
+        set to exactly 0 and leaves the support) and halved until l does not fall; decrement = d^T (-H) d, twice the
+        rise of l's quadratic model (on the support it estimates l(f*) - l(f) to second order, where the gradient gap
+        is only its square root)."""
         support = f > 0
         weights = np.sqrt(self.w) / (self.q.T @ f)
         part = self.q[support] * weights
@@ -214,30 +221,39 @@ class _Likelihood:
         direction = np.zeros_like(f)
         direction[support] = solution[:size]
         decrement = float(np.sum((part.T @ solution[:size]) ** 2))
-        falling = direction < 0
-        limit = min(1.0, float((f[falling] / -direction[falling]).min())) if falling.any() else 1.0
-        return self.line_search(f, direction, limit, newton=True), decrement
+        falling = np.flatnonzero(direction < 0)
+        ratios = f[falling] / -direction[falling]
+        limit = min(1.0, float(ratios.min())) if falling.size else 1.0
+        base, t = self.value(f), limit
+        floor = base - 4 * np.finfo(float).eps * abs(base)  # l "does not fall": within its rounding
+        for _ in range(30):
+            trial = np.maximum(f + t * direction, 0.0)
+            if t == limit < 1.0:
+                trial[falling[ratios <= limit]] = 0.0  # the blocking value leaves the support exactly
+            trial /= trial.sum()
+            if self.value(trial) >= floor:
+                return trial, decrement
+            t /= 2
+        return f, decrement
 
-    def line_search(self, f, direction, limit=1.0, newton=False):
-        """f + t direction for t in [0, limit]: Newton's full step halved until l rises, or else the maximum along
-        the segment (l is concave in t: bisection on its slope)."""
-        base = self.value(f)
-        if newton:
-            t = limit
-            for _ in range(30):
-                trial = np.maximum(f + t * direction, 0.0)
-                if self.value(trial / trial.sum()) > base:
-                    return trial / trial.sum()
-                t /= 2
-        low, high = 0.0, limit
+    def line_search(self, f, direction):
+        """f + t direction at the t in [0, 1] that maximises l (concave in t: bisection on its slope)."""
+        low, high = 0.0, 1.0
         predicted, change = self.q.T @ f, self.q.T @ direction
         for _ in range(60):
             t = 0.5 * (low + high)
             low, high = (t, high) if self.w @ (change / (predicted + t * change)) > 0 else (low, t)
-        if low == 0.0:
-            return f
         trial = np.maximum(f + low * direction, 0.0)
         return trial / trial.sum()
+
+
+def _described(prior_set):
+    """A prior set in words, for summaries."""
+    if prior_set.kind == "tv_ball":
+        return f"TV ball of radius {prior_set.parameters['radius']:.3g} around its centre"
+    if prior_set.kind == "box":
+        return "box of per-value intervals"
+    return f"{prior_set.kind} prior set ({len(prior_set.vertices)} vertices)"
 
 
 class TableMechanism(Mechanism):
@@ -374,6 +390,9 @@ class TableMechanism(Mechanism):
         if secret is not None:
             lines.append(f"  {notion.kind} protects the latent secret ({secret.m} values), not X: for X itself the "
                          "table is only as private as the LIP for X and LDP figures above")
+        elif isinstance(notion, LIP) and notion.prior_set is not None:
+            lines.append(f"  eps-LIP for X holds at every prior of the {_described(notion.prior_set)} (bounded-prior "
+                         "LIP); it implies at most 2 eps-LDP, whatever the prior (docs/math.md §2)")
         elif isinstance(notion, LIP):
             lines.append("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
                          "(docs/math.md §2)")
@@ -415,8 +434,10 @@ class TableMechanism(Mechanism):
         if isinstance(notion, LIP):
             ball = PriorSet.tv_ball(self.prior.probabilities, self.SUMMARY_DRIFT)
             worst = verify(self, prior=ball).epsilon
-            lines.append(f"  if the prior is off by up to TV {self.SUMMARY_DRIFT:g}: LIP at worst {worst:.4g} (never "
-                         f"above the LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")
+            where = "outside the prior set, if the prior" if notion.prior_set is not None else "if the prior"
+            lines.append(f"  {where} is off by up to TV {self.SUMMARY_DRIFT:g} from the design prior: LIP at worst "
+                         f"{worst:.4g} (never above the LDP level {self.epsilons['LDP']:.4g}); "
+                         "ld.verify(mech, prior=...) for others")
         return "\n".join(lines)
 
     # -- perturb, aggregate, estimate ------------------------------------------------------------------------
@@ -470,8 +491,8 @@ class TableMechanism(Mechanism):
         objective's values over the users (``"mean"``, ``"sum"``; the default for Mean and BayesSum designs).
 
         ``method``: "unbiased" (GLS weighted at the design prior: unbiased at every true distribution; the default
-        for the population objectives), "mle" (maximum likelihood, the iterative Bayesian update run to
-        convergence; "ibu" is its old name), "mmse" (posterior means under the design prior: biased toward it, so it
+        for the population objectives), "mle" (maximum likelihood: EM, then Newton steps to the
+        maximum, ``ibu_frequencies``; "ibu" is its old name), "mmse" (posterior means under the design prior: biased toward it, so it
         warns; the default of the Bayesian objectives). Standard errors are plug-in, given the users' values (the
         convention of ``variance`` and ``mse``): the covariance of the report frequencies at the estimated
         frequencies, (diag(Q^T f^) - Q^T diag(f^) Q)/n, through the linear estimator (for the MLE, the GLS estimator
@@ -501,12 +522,13 @@ class TableMechanism(Mechanism):
             except ValidationError as error:
                 note = f"no standard errors: {error}"
             else:
-                at_zero = [name for name, value in zip(self.input_domain.names(), mle) if value == 0]
+                at_zero = [name for name, value in zip(self.input_domain.names(), mle) if value <= EDGE]
                 if at_zero:
                     note = (f"the MLE puts {', '.join(map(str, at_zero))} at 0, the edge of the simplex, where it is "
-                            "not normal: a true 0 is estimated about 0.4 standard errors too high on average, with "
-                            "about 0.6 times the spread the errors state (docs/math.md §11); method='unbiased' is "
-                            "exactly unbiased")
+                            "not normal: if a true frequency is 0, its MLE is on average about 0.4 of its standard "
+                            "error too high and spreads about 0.6 times as much as that error says (docs/math.md "
+                            f"§11); the {what} estimate from it is affected too; method='unbiased' is exactly "
+                            "unbiased")
         else:
             raw = np.atleast_1d(linear @ observed)
         if linear is None or method == "mmse":
