@@ -527,8 +527,8 @@ class TableMechanism(Mechanism):
                     note = (f"the MLE puts {', '.join(map(str, at_zero))} at 0, the edge of the simplex, where it is "
                             "not normal: if a true frequency is 0, its MLE is on average about 0.4 of its standard "
                             "error too high and spreads about 0.6 times as much as that error says (docs/math.md "
-                            f"§11); the {what} estimate from it is affected too; method='unbiased' is exactly "
-                            "unbiased")
+                            "§11)" + (f"; the {what} computed from it is affected too" if what != "histogram" else "")
+                            + "; method='unbiased' is exactly unbiased")
         else:
             raw = np.atleast_1d(linear @ observed)
         if linear is None or method == "mmse":
