@@ -35,8 +35,9 @@ from lipdesign.validation import MAX_EPSILON, choice, fmt
 from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
 
-#: Design families (``design(..., family=...)``); "rr" is the randomized-response type: any table.
-FAMILIES = ("rr",)
+#: Design families (``design(..., family=...)``): "rr" is the randomized-response type (any table), "unary" a
+#: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1).
+FAMILIES = ("rr", "unary")
 
 #: An LIP optimum may exceed the LDP optimum by this relative amount (the LP solver's tolerance), no more.
 OPTIMALITY_RTOL = 1e-9
@@ -79,6 +80,10 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
             "(docs/math.md §1): drop the value, or build the prior with Prior.from_counts(..., pseudocount=...)")
     if prior.k < 2:
         raise ValidationError("prior has a single value; there is nothing to perturb")
+    if family == "unary":
+        from lipdesign.designer.unary import unary_design
+
+        return unary_design(prior, notion, objective, baselines=baselines)
 
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
     matching = prior_matching_table(prior, notion.epsilon) if plain_lip and objective.population else None

@@ -323,6 +323,9 @@ def _verify_at(mechanism, prior):
     if size != design_prior.k:
         raise ValidationError(f"prior has {size} values; it must have one per value of the mechanism "
                               f"({design_prior.k})")
+    certificate_at = getattr(mechanism, "certificate_at", None)
+    if certificate_at is not None:  # a family with its own exact condition (unary encoding, docs/math.md §7.1)
+        return certificate_at(prior)
     if isinstance(prior, PriorSet):  # the worst case over the set
         return verify_table(mechanism.privacy_table(), LIP(mechanism.epsilon, secret=secret, prior_set=prior),
                             design_prior, exact=True)

@@ -12,7 +12,7 @@ from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
 from lipdesign.mechanisms.projection import HarmonyCategorical
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.table import TableMechanism
-from lipdesign.mechanisms.unary import OUE
+from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 from lipdesign.validation import fmt
 
 _FAMILIES = {}
@@ -48,6 +48,6 @@ def families():
     return sorted(_FAMILIES)
 
 
-for _cls in (TableMechanism, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace, Duchi, HarmonyNumeric,
+for _cls in (TableMechanism, UnaryEncoding, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace, Duchi, HarmonyNumeric,
              Piecewise, Hybrid, HarmonyMixed):
     register(_cls)

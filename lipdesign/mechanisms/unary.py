@@ -1,15 +1,63 @@
-"""Unary encoding: optimised unary encoding (OUE) under LDP (docs/math.md §7, §8). Numpy only."""
+"""Unary encoding: optimised unary encoding (OUE) under LDP, and unary encoding with per-value bit probabilities
+designed for a prior under LIP (docs/math.md §7.1, §8). Numpy and the standard library only."""
+
+from fractions import Fraction
 
 import numpy as np
 
-from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.oracle import PureProtocol
-from lipdesign.mechanisms.sampling import BLOCK
-from lipdesign.validation import fmt
+from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
+from lipdesign.mechanisms.sampling import BLOCK, realized_probability
+from lipdesign.model import Prior, PriorSet
+from lipdesign.notions import LIP, notion_from_dict
+from lipdesign.validation import float_array, fmt
+from lipdesign.verification import exp_bounds
+from lipdesign.verification.exact import Certificate, log_upper
 
 #: OUE.perturb returns n * k bytes (one uint8 bit per user and value); it refuses to build more than this
 #: (2 GiB) in one call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
 MAX_OUE_BYTES = 2**31
+
+#: ``UnaryEncoding.privacy_table`` is built for k <= this by default (k x (2k + 1) floats, 64 MiB).
+MAX_REDUCED_K = 2048
+
+
+def bit_counts(reports, k, name):
+    """(C, n): the count of 1s of each of the k bits over the n reports (uint8 or bool rows of 0/1), checked."""
+    reports = np.asarray(reports)
+    if reports.ndim != 2 or reports.shape[1] != k:
+        raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {k}), one row of "
+                              f"k = {k} bits per user")
+    if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
+        raise ValidationError(f"reports has dtype {reports.dtype}; {name} reports are bits (uint8 0/1)")
+    if reports.size and reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
+        row, column = np.argwhere((reports < 0) | (reports > 1))[0]
+        raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every {name} report "
+                              "entry must be a bit, 0 or 1")
+    return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
+
+
+def unary_reports(values, k, keep, other, rng, name):
+    """Unary-encoding reports, uint8 (n, k): bit j is 1 with probability ``keep`` (a scalar, or one per value) when
+    j is the user's value and ``other`` (scalar or one per bit) otherwise, drawn as ``rng.random() < probability``.
+    Chunks of about ``BLOCK`` uniforms: several users per chunk, or (k > BLOCK) one user's row in column blocks,
+    which draws the same stream as the whole row at once."""
+    if values.size * k > MAX_OUE_BYTES:
+        raise ValidationError(f"values has {values.size} entries; {name} reports take n * k = {values.size} * {k} "
+                              f"bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call (perturb "
+                              "fewer users per call, or use OLH / HadamardResponse for large k)")
+    keep, other = np.asarray(keep, dtype=float), np.broadcast_to(np.asarray(other, dtype=float), (k,))
+    out = np.empty((values.size, k), dtype=np.uint8)
+    step = max(1, BLOCK // k)
+    for start in range(0, values.size, step):
+        chunk = values[start:start + step]
+        rows = out[start:start + chunk.size]
+        for column in range(0, k, BLOCK):  # a single block unless k > BLOCK (then chunk.size == 1)
+            width = min(BLOCK, k - column)
+            rows[:, column:column + width] = rng.random((chunk.size, width)) < other[column:column + width]
+        rows[np.arange(chunk.size), chunk] = rng.random(chunk.size) < (keep[chunk] if keep.ndim else keep)
+    return out
 
 
 class OUE(PureProtocol):
@@ -30,38 +78,13 @@ class OUE(PureProtocol):
         return cls(1.0, 6)
 
     def _perturb(self, values, rng, user_ids):
-        """Chunks of about ``BLOCK`` uniforms: several users per chunk, or (k > BLOCK) one user's row in column
-        blocks, which draws the same stream as the whole row at once."""
-        if values.size * self.k > MAX_OUE_BYTES:
-            raise ValidationError(f"values has {values.size} entries; OUE reports take n * k = {values.size} * "
-                                  f"{self.k} bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per "
-                                  "call (perturb fewer users per call, or use OLH / HadamardResponse for large k)")
-        out = np.empty((values.size, self.k), dtype=np.uint8)
-        step = max(1, BLOCK // self.k)
-        for start in range(0, values.size, step):
-            chunk = values[start:start + step]
-            rows = out[start:start + chunk.size]
-            for column in range(0, self.k, BLOCK):  # a single block unless k > BLOCK (then chunk.size == 1)
-                width = min(BLOCK, self.k - column)
-                rows[:, column:column + width] = rng.random((chunk.size, width)) < self.q
-            rows[np.arange(chunk.size), chunk] = rng.random(chunk.size) < self.p
-        return out
+        return unary_reports(values, self.k, self.p, self.q, rng, "OUE")
 
     def empty_reports(self):
         return np.zeros((0, self.k), dtype=np.uint8)
 
     def _support(self, reports):
-        reports = np.asarray(reports)
-        if reports.ndim != 2 or reports.shape[1] != self.k:
-            raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {self.k}), one row of "
-                                  f"k = {self.k} bits per user")
-        if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
-            raise ValidationError(f"reports has dtype {reports.dtype}; OUE reports are bits (uint8 0/1)")
-        if reports.size and reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
-            row, column = np.argwhere((reports < 0) | (reports > 1))[0]
-            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every OUE report "
-                                  "entry must be a bit, 0 or 1")
-        return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
+        return bit_counts(reports, self.k, "OUE")
 
     def privacy_table(self):
         """Exact reduction to 2 rows x 4 outputs: two inputs x != x' differ only in the bits x and x' (the others
@@ -70,3 +93,186 @@ class OUE(PureProtocol):
         keep = 0.5 * self.exp_epsilon / (self.exp_epsilon + 1.0)  # (1/2) (1 - q)
         flip = 0.5 / (self.exp_epsilon + 1.0)  # (1/2) q
         return np.array([[keep, flip, keep, flip], [keep, keep, flip, flip]])
+
+
+def joint_lip_ratios(a, b, prior):
+    """For unary encoding with bit probabilities a (bit x when X = x) and b (bit x otherwise), the worst posterior
+    ratios Pr[X = x | Y] / P_x over all 2^k reports, exactly (Fractions in, Fractions out; docs/math.md §7.1):
+    (upper, lower), upper[x] = Hi_x / (P_x Hi_x + sum_{x' != x} P_x' Lo_x') and lower[x] = Lo_x / (P_x Lo_x +
+    sum_{x' != x} P_x' Hi_x'), with u = a/b, v = (1-a)/(1-b), Hi = max(u, v), Lo = min(u, v)."""
+    u = [ax / bx for ax, bx in zip(a, b)]
+    v = [(1 - ax) / (1 - bx) for ax, bx in zip(a, b)]
+    high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
+    low_mass, high_mass = sum(p * x for p, x in zip(prior, low)), sum(p * x for p, x in zip(prior, high))
+    upper = [h / (p * h + low_mass - p * lo) for p, h, lo in zip(prior, high, low)]
+    lower = [lo / (p * lo + high_mass - p * h) for p, h, lo in zip(prior, high, low)]
+    return upper, lower
+
+
+def joint_ldp_ratio(a, b):
+    """max over x != x' of Pr[y | x] / Pr[y | x'] = Hi_x / Lo_x' (the other bits cancel; Fractions)."""
+    u = [ax / bx for ax, bx in zip(a, b)]
+    v = [(1 - ax) / (1 - bx) for ax, bx in zip(a, b)]
+    high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
+    order_high = sorted(range(len(high)), key=high.__getitem__, reverse=True)[:2]
+    order_low = sorted(range(len(low)), key=low.__getitem__)[:2]
+    return max(high[x] / low[y] for x in order_high for y in order_low if x != y)
+
+
+class UnaryEncoding(PureProtocol):
+    """Unary encoding with one pair of bit probabilities per value, designed for a prior under eps-LIP
+    (docs/math.md §7.1; ``ld.design(prior, ld.LIP(eps), family="unary")``): bit j of the report is 1 with
+    probability ``a[j]`` when j is the user's value and ``b[j]`` otherwise. Reports: uint8 (n, k) of 0/1, like OUE.
+
+    The guarantee is verified EXACTLY on the realised probabilities (``rng.random() < p`` realises
+    ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, in rational arithmetic; a
+    claim it fails raises VerificationError. The estimate is unbiased per bit, (C_j/n - b_j)/(a_j - b_j), with
+    ``variance`` given the users' values (docs/math.md §7.1, §8). ``bit_probabilities`` gives (a, b) as realised.
+    """
+
+    family = "unary"
+
+    def __init__(self, a, b, notion, prior, *, provenance=None):
+        self.prior = prior if isinstance(prior, Prior) else Prior(prior)
+        if not isinstance(notion, LIP) or notion.secret is not None or notion.prior_set is not None:
+            raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) for X itself "
+                                  "(latent secrets and prior sets are not built for it yet; OUE is its LDP member)")
+        self.notion = notion
+        self.k = self.prior.k
+        self.epsilon = notion.epsilon
+        self.input_domain = self.prior.domain
+        requested = {}
+        for name, values in (("a", a), ("b", b)):
+            values = float_array(values, name, 1)
+            if values.size != self.k or not ((values > 0) & (values < 1)).all():
+                raise ValidationError(f"{name} is {fmt(values.tolist())}; it must hold {self.k} probabilities "
+                                      "strictly between 0 and 1 (a bit that is certain has an infinite epsilon)")
+            requested[name] = values
+        if (requested["a"] == requested["b"]).any():
+            x = int(np.argmax(requested["a"] == requested["b"]))
+            raise ValidationError(f"a[{x}] equals b[{x}] ({requested['a'][x]:g}); a bit with a = b says nothing about "
+                                  "its value and has no unbiased estimate")
+        self.a, self.b = (np.array(requested[name]) for name in ("a", "b"))
+        self.p, self.q = realized_probability(self.a), realized_probability(self.b)
+        for array in (self.a, self.b, self.p, self.q):
+            array.setflags(write=False)
+        self.provenance = provenance or {}
+        self._claimed = self.certificate_at(self.prior)
+        if not self._claimed.passed:
+            worst = self._claimed.worst
+            raise VerificationError(f"the bit probabilities are not LIP with eps={notion.epsilon:g}: the joint "
+                                    f"epsilon of the realised bits is {self._claimed.epsilon:.12g} (exact, docs/math.md "
+                                    f"§7.1), at the {worst['side']} side of value {worst['value']}")
+        exact_a, exact_b = [Fraction(x) for x in self.p], [Fraction(x) for x in self.q]
+        self.epsilons = {"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
+                         "LDP": log_upper(joint_ldp_ratio(exact_a, exact_b))}
+        self.mse = float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
+
+    def certificate_at(self, prior):
+        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
+        its vertices, where a linear-fractional ratio peaks), from the joint condition of docs/math.md §7.1 on the
+        realised bit probabilities, in rational arithmetic."""
+        if isinstance(prior, PriorSet):
+            return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
+        probabilities = getattr(prior, "probabilities", prior)
+        weights = [Fraction(float(x)) for x in probabilities]
+        total = sum(weights)
+        upper, lower = joint_lip_ratios([Fraction(x) for x in self.p], [Fraction(x) for x in self.q],
+                                        [w / total for w in weights])
+        high, low = max(range(self.k), key=upper.__getitem__), min(range(self.k), key=lower.__getitem__)
+        ratio = max(upper[high], 1 / lower[low])
+        side = ("upper", high) if upper[high] >= 1 / lower[low] else ("lower", low)
+        return Certificate(self.notion.kind, self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]),
+                           True, {"side": side[0], "value": side[1]})
+
+    def privacy_table(self, max_k=MAX_REDUCED_K):
+        """The reports that decide every posterior ratio, for audits (floats): for each value x, the report with bit
+        x at its more likely side for x and every other bit at its less likely one, and the reverse (docs/math.md
+        §7.1: the worst ratios at ANY prior come from these 2k reports), then one column for all other reports.
+        Each entry multiplies k floats, so it may differ from the realised probability in the last digit: the
+        certificates come from the exact joint condition (``certificate_at``), not from this table."""
+        if self.k > max_k:
+            raise ValidationError(f"k is {self.k}; the reduced table has k (2k + 1) entries, built for k <= {max_k}")
+        likely_one = self.p > self.q  # for bit x, is 1 the report that favours X = x?
+        patterns = []
+        for x in range(self.k):
+            high = ~likely_one.copy()
+            high[x] = likely_one[x]
+            patterns += [high, ~high]
+        patterns = np.unique(np.array(patterns), axis=0)
+        # Pr[pattern | x']: bit j is 1 with p_j if j = x' else q_j
+        logs = np.where(patterns, np.log(self.q), np.log1p(-self.q)).sum(axis=1)  # every bit at its "other" law
+        own = np.where(patterns, np.log(self.p / self.q), np.log1p(-self.p) - np.log1p(-self.q))  # (patterns, k)
+        columns = np.exp(logs[:, None] + own).T  # (k, patterns)
+        return np.column_stack([columns, np.maximum(1.0 - columns.sum(axis=1), 0.0)])
+
+    @property
+    def bit_probabilities(self):
+        """(a, b) as the sampler realises them: Pr[bit j = 1 | X = j] and Pr[bit j = 1 | X != j]."""
+        return self.p, self.q
+
+    @property
+    def guarantee(self):
+        return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
+                         "joint condition over all 2^k reports on the realised bit probabilities (docs/math.md §7.1)")
+
+    def _certify(self):
+        return self._claimed
+
+    def verified_epsilons(self):
+        return dict(self.epsilons)
+
+    @property
+    def optimality(self):
+        return self.provenance.get("optimality")
+
+    def summary(self):
+        """The guarantee, n x sum Var of the unbiased estimate beside the baselines the design recorded, and the
+        bound (docs/math.md §7.1, §11)."""
+        lines = [f"unary encoding, LIP eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
+                 "  guarantee (exactly verified on the realised bits): " +
+                 ", ".join(f"{name} {value:.6g}" for name, value in self.epsilons.items()),
+                 ("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
+                  "(docs/math.md §2)"),
+                 ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
+                  f"users' values: {self.mse:.6g}")]
+        if self.optimality:
+            lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
+                         f"{self.optimality['gap']:.2e}")
+        baselines = self.provenance.get("baselines", {})
+        if baselines:
+            lines.append("    beside it: " + ", ".join(f"{name} {value:.4g}" for name, value in
+                                                     sorted(baselines.items(), key=lambda item: item[1])))
+            lines.append("    (an RR table can always do at least as well as any unary encoding under the same notion: "
+                         "unary encoding's value is its prior-free estimate and its O(k) design, docs/math.md §7)")
+        return "\n".join(lines)
+
+    def parameters(self):
+        return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "a": self.a.tolist(),
+                "b": self.b.tolist()}
+
+    @classmethod
+    def from_parameters(cls, parameters, provenance=None):
+        return cls(parameters["a"], parameters["b"], notion_from_dict(parameters["notion"]),
+                   Prior.from_dict(parameters["prior"]), provenance=provenance)
+
+    @classmethod
+    def example(cls):
+        """Symmetric UE at P = (0.2, 0.3, 0.5), eps = 1: a = 1/2 and u/v = 0.9 (e - p_min)/(1 - p_min), inside the
+        exact condition of docs/math.md §7.1 (u/v <= (e^eps - p_min)/(1 - p_min))."""
+        prior, e = np.array([0.2, 0.3, 0.5]), np.exp(1.0)
+        ratio = 0.9 * (e - 0.2) / 0.8  # u / v with a = 1/2: (1/2 / b) / (1/2 / (1 - b)) = (1 - b)/b
+        b = 1.0 / (1.0 + ratio)
+        return cls(np.full(3, 0.5), np.full(3, b), LIP(1.0), Prior(prior))
+
+    def _perturb(self, values, rng, user_ids):
+        return unary_reports(values, self.k, self.a, self.b, rng, "unary")
+
+    def empty_reports(self):
+        return np.zeros((0, self.k), dtype=np.uint8)
+
+    def _support(self, reports):
+        return bit_counts(reports, self.k, "unary")
+
+    def _variance(self, frequencies, n, method, user_ids):
+        return pure_variance(frequencies, n, self.p, self.q)

@@ -1,0 +1,163 @@
+"""The unbiased unary-encoding design under eps-LIP with G = X (docs/math.md §7.1): a convex program in
+(alpha, beta) = (u - 1, 1 - v), u = a/b, v = (1 - a)/(1 - b), solved by a barrier method whose Newton steps cost
+O(k) (block-diagonal 2 x 2 blocks plus a rank-4 correction, by the Woodbury identity). Numpy only.
+
+    minimise  sum_j 1/(alpha_j beta_j) + P_j/beta_j - P_j/alpha_j - P_j     (n x sum Var of the unbiased estimate)
+    s.t.      alpha_x (1 - e P_x) - e P_x beta_x + e P . beta <= e - 1      (upper LIP side at x)
+              (e - P_x) beta_x - P_x alpha_x + P . alpha <= e - 1           (lower LIP side at x)
+              alpha > 0, 0 < beta < 1                                        (a > b, both in (0, 1))
+
+The objective is convex where max P <= 3/4 (its 2 x 2 Hessian blocks have determinant >= 4(1 - P_j) - 1 > 0 on the
+feasible set), so the barrier method's result is then the global optimum, within its duality gap m/t.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Barrier growth per centering, Newton tolerance (half the squared decrement), and the caps on the loops.
+GROWTH = 20.0
+NEWTON_TOLERANCE = 1e-12
+MAX_NEWTON = 80
+MAX_CENTERINGS = 60
+
+#: The largest prior probability at which the objective is convex (docs/math.md §7.1).
+CONVEX_MAX_PRIOR = 0.75
+
+
+@dataclass(frozen=True)
+class UnaryDesign:
+    alpha: np.ndarray
+    beta: np.ndarray
+    value: float  # n x sum Var of the unbiased estimate at the prior, given the users' values
+    gap: float  # the barrier's duality gap m/t at the last centering: value - gap bounds the optimum from below
+    converged: bool
+
+
+def objective(alpha, beta, prior):
+    """n x sum Var of the unbiased UE estimate at the prior, given the users' values (docs/math.md §7.1)."""
+    return float(np.sum(1.0 / (alpha * beta) + prior / beta - prior / alpha - prior))
+
+
+def bit_probabilities(alpha, beta):
+    """(a, b) from (alpha, beta): b = beta/(alpha + beta), a = (1 + alpha) b."""
+    b = beta / (alpha + beta)
+    return (1.0 + alpha) * b, b
+
+
+def _slacks(alpha, beta, prior, e):
+    upper = e - 1 - (alpha * (1 - e * prior) - e * prior * beta + e * (prior @ beta))
+    lower = e - 1 - ((e - prior) * beta - prior * alpha + prior @ alpha)
+    return upper, lower
+
+
+def design_unary(prior, epsilon, tolerance=1e-10):
+    """The unbiased-UE design of docs/math.md §7.1 at ``prior`` (all entries positive) and ``epsilon``."""
+    prior = np.asarray(prior, dtype=float)
+    k, e = prior.size, float(np.exp(epsilon))
+    start = 0.5 * (e - 1) / (e + 1)  # symmetric and strictly feasible: both sides hold with room at every x
+    alpha, beta = np.full(k, start), np.full(k, start)
+    constraints = 5 * k  # two LIP sides and three bounds per value
+    t = constraints / objective(alpha, beta, prior)
+    for _ in range(MAX_CENTERINGS):
+        for _ in range(MAX_NEWTON):
+            step_alpha, step_beta, decrement = _newton_step(alpha, beta, prior, e, t)
+            if decrement / 2 < NEWTON_TOLERANCE:
+                break
+            size = _feasible_step(alpha, beta, step_alpha, step_beta, prior, e)
+            base = _barrier(alpha, beta, prior, e, t)
+            while size > 1e-14:
+                trial_alpha, trial_beta = alpha + size * step_alpha, beta + size * step_beta
+                if _barrier(trial_alpha, trial_beta, prior, e, t) <= base - 0.01 * size * decrement:
+                    break
+                size /= 2
+            else:
+                break
+            alpha, beta = trial_alpha, trial_beta
+        value = objective(alpha, beta, prior)
+        if constraints / t < tolerance * value:
+            return UnaryDesign(alpha, beta, value, constraints / t, True)
+        t *= GROWTH
+    return UnaryDesign(alpha, beta, objective(alpha, beta, prior), constraints / t, False)
+
+
+def _barrier(alpha, beta, prior, e, t):
+    upper, lower = _slacks(alpha, beta, prior, e)
+    if (upper <= 0).any() or (lower <= 0).any() or (alpha <= 0).any() or (beta <= 0).any() or (beta >= 1).any():
+        return np.inf
+    return (t * objective(alpha, beta, prior) - np.log(upper).sum() - np.log(lower).sum() - np.log(alpha).sum()
+            - np.log(beta).sum() - np.log1p(-beta).sum())
+
+
+def _feasible_step(alpha, beta, step_alpha, step_beta, prior, e):
+    """The largest step in (0, 1] that keeps every slack positive (0.99 of the distance to the boundary)."""
+    upper, lower = _slacks(alpha, beta, prior, e)
+    upper_change = -(step_alpha * (1 - e * prior) - e * prior * step_beta + e * (prior @ step_beta))
+    lower_change = -((e - prior) * step_beta - prior * step_alpha + prior @ step_alpha)
+    size = 1.0
+    for slack, change in ((upper, upper_change), (lower, lower_change), (alpha, step_alpha), (beta, step_beta),
+                          (1 - beta, -step_beta)):
+        falling = change < 0
+        if falling.any():
+            size = min(size, 0.99 * float(np.min(slack[falling] / -change[falling])))
+    return size
+
+
+def _newton_step(alpha, beta, prior, e, t):
+    """(d_alpha, d_beta, decrement^2) of the barrier function: the Hessian is block-diagonal (one 2 x 2 block per
+    value: the objective, the bounds and each row's own entries) plus, for each LIP side, the rank-2 terms of its
+    shared part (e P on beta, or P on alpha), inverted by the Woodbury identity in O(k)."""
+    k = prior.size
+    upper, lower = _slacks(alpha, beta, prior, e)
+    wu, wl = 1.0 / upper, 1.0 / lower  # first-order weights of the log barriers of the two sides
+    # rows: upper_x = local (1 - e P_x, -e P_x) at x, plus e P on every beta; lower_x = (-P_x, e - P_x) plus P on alpha
+    local_u = np.column_stack([1 - e * prior, -e * prior])
+    local_l = np.column_stack([-prior, e - prior])
+    shared_u = np.concatenate([np.zeros(k), e * prior])
+    shared_l = np.concatenate([prior, np.zeros(k)])
+    # gradient of t F + barriers, in the order (alpha, beta)
+    grad_alpha = t * (-1 / (alpha**2 * beta) + prior / alpha**2) - 1 / alpha
+    grad_beta = t * (-1 / (alpha * beta**2) - prior / beta**2) - 1 / beta + 1 / (1 - beta)
+    gradient = np.concatenate([grad_alpha, grad_beta])
+    gradient += np.concatenate([wu * local_u[:, 0], wu * local_u[:, 1]]) + wu.sum() * shared_u
+    gradient += np.concatenate([wl * local_l[:, 0], wl * local_l[:, 1]]) + wl.sum() * shared_l
+    # block-diagonal part: t Hess F + bounds + sum_x w_x^2 l_x l_x^T
+    h_aa = t * (2 / (alpha**3 * beta) - 2 * prior / alpha**3) + 1 / alpha**2
+    h_bb = t * (2 / (alpha * beta**3) + 2 * prior / beta**3) + 1 / beta**2 + 1 / (1 - beta) ** 2
+    h_ab = t / (alpha**2 * beta**2)
+    for w, local in ((wu, local_u), (wl, local_l)):
+        h_aa = h_aa + w**2 * local[:, 0] ** 2
+        h_bb = h_bb + w**2 * local[:, 1] ** 2
+        h_ab = h_ab + w**2 * local[:, 0] * local[:, 1]
+    # the low-rank part: for each side, L c^T + c L^T + (sum w^2) c c^T with L = sum_x w_x^2 l_x (placed at x)
+    columns, middle = [], []
+    for w, local, shared in ((wu, local_u, shared_u), (wl, local_l, shared_l)):
+        spread = np.concatenate([w**2 * local[:, 0], w**2 * local[:, 1]])
+        columns += [spread, shared]
+        middle.append(np.array([[0.0, 1.0], [1.0, float(np.sum(w**2))]]))
+    factors = np.column_stack(columns)  # (2k, 4)
+    solve_block = _block_solver(h_aa, h_bb, h_ab)
+    inner = np.zeros((4, 4))
+    inner[:2, :2] = np.linalg.inv(middle[0])
+    inner[2:, 2:] = np.linalg.inv(middle[1])
+    scaled = solve_block(factors)
+    correction = np.linalg.solve(inner + factors.T @ scaled, scaled.T @ gradient)
+    step = -(solve_block(gradient) - scaled @ correction)
+    return step[:k], step[k:], float(-step @ gradient)
+
+
+def _block_solver(h_aa, h_bb, h_ab):
+    """x -> D^-1 x for D block-diagonal with the 2 x 2 blocks [[h_aa, h_ab], [h_ab, h_bb]] on (alpha_j, beta_j)."""
+    k = h_aa.size
+    det = h_aa * h_bb - h_ab**2
+
+    def solve(vectors):
+        vectors = np.asarray(vectors, dtype=float)
+        flat = vectors.ndim == 1
+        vectors = vectors[:, None] if flat else vectors
+        top, bottom = vectors[:k], vectors[k:]
+        out = np.concatenate([(h_bb[:, None] * top - h_ab[:, None] * bottom) / det[:, None],
+                              (h_aa[:, None] * bottom - h_ab[:, None] * top) / det[:, None]])
+        return out[:, 0] if flat else out
+
+    return solve
