@@ -22,6 +22,7 @@ from lipdesign.designer.population import (
 )
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair, polished
+from lipdesign.designer.unary import MAX_RR_BASELINE_K, check_unary, unary_design
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.oracle import pure_variance
@@ -81,9 +82,10 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     if prior.k < 2:
         raise ValidationError("prior has a single value; there is nothing to perturb")
     if family == "unary":
-        from lipdesign.designer.unary import unary_design
-
-        return unary_design(prior, notion, objective, baselines=baselines)
+        check_unary(prior, notion, objective)
+        rr = design(prior, notion, objective, max_rays=max_rays, baselines=False).mse if (
+            baselines and prior.k <= MAX_RR_BASELINE_K) else None
+        return unary_design(prior, notion, objective, baselines=baselines, rr_optimum=rr)
 
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
     matching = prior_matching_table(prior, notion.epsilon) if plain_lip and objective.population else None

@@ -14,7 +14,7 @@ from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 from lipdesign.notions import LIP
 from solvers.unary import CONVEX_MAX_PRIOR, bit_probabilities, design_unary
 
-#: The exact RR optimum is computed as a baseline up to this k (its extreme rays grow like 2^k).
+#: ``ld.design`` adds the exact RR optimum to a unary design's baselines up to this k (its rays grow like 2^k).
 MAX_RR_BASELINE_K = 10
 
 #: If the realised probabilities (rounded to the 2^-53 grid) miss the claim, the design is pulled toward the
@@ -22,9 +22,8 @@ MAX_RR_BASELINE_K = 10
 SHRINK = (1e-12, 1e-9, 1e-6)
 
 
-def unary_design(prior, notion, objective, *, baselines=True):
-    """The unary encoding that minimises n x sum Var of the unbiased histogram estimate at ``prior`` under eps-LIP
-    for X (docs/math.md §7.1), as a verified ``UnaryEncoding`` with its optimality certificate."""
+def check_unary(prior, notion, objective):
+    """ValidationError unless the unary design applies: eps-LIP for X, the histogram, max P <= 3/4."""
     if not isinstance(notion, LIP) or notion.secret is not None or notion.prior_set is not None:
         raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) for X itself so far "
                               "(a latent secret or a prior set is not built for it; ld.mechanisms.OUE is its LDP "
@@ -38,6 +37,14 @@ def unary_design(prior, notion, objective, *, baselines=True):
         raise ValidationError(f"prior[{x}] is {p[x]:.6g}; the unary design is a convex program only when every prior "
                               f"entry is at most {CONVEX_MAX_PRIOR} (docs/math.md §7.1): merge values, or use "
                               "family='rr'")
+
+
+def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
+    """The unary encoding that minimises n x sum Var of the unbiased histogram estimate at ``prior`` under eps-LIP
+    for X (docs/math.md §7.1), as a verified ``UnaryEncoding`` with its optimality certificate; ``rr_optimum``, the
+    optimal RR table's figure under the same notion, joins the baselines when given."""
+    check_unary(prior, notion, objective)
+    p = prior.probabilities
     result = design_unary(p, notion.epsilon)
     if not result.converged:
         raise SolverError(f"the unary design's barrier method did not reach its duality gap (gap {result.gap:.3g} at "
@@ -60,6 +67,8 @@ def unary_design(prior, notion, objective, *, baselines=True):
                           "bounds": {"barrier duality gap m/t": bound}}
     if baselines:
         info["baselines"] = unary_baselines(prior, notion)
+        if rr_optimum is not None:
+            info["baselines"]["optimal RR table (LIP)"] = rr_optimum
     return UnaryEncoding(mechanism.a, mechanism.b, notion, prior, provenance=info)
 
 
@@ -81,14 +90,10 @@ def symmetric_unary_variance(prior, epsilon):
 
 def unary_baselines(prior, notion):
     """n x sum Var of each baseline's own unbiased estimate at the prior, given the users' values: the best symmetric
-    LIP unary encoding and the optimal RR table (LIP, k <= MAX_RR_BASELINE_K) at eps; OUE, OLH and GRR at eps and at
-    2 eps (the LDP level an eps-LIP mechanism reaches at worst, docs/math.md §2)."""
-    from lipdesign.designer.design import design
-
+    LIP unary encoding at eps; OUE, OLH and GRR at eps and at 2 eps (the LDP level an eps-LIP mechanism reaches at
+    worst, docs/math.md §2)."""
     eps, p = notion.epsilon, prior.probabilities
     figures = {"symmetric LIP unary": symmetric_unary_variance(prior, eps)[0]}
-    if prior.k <= MAX_RR_BASELINE_K:
-        figures["optimal RR table (LIP)"] = design(prior, notion, baselines=False).mse
     for suffix, level in (("", eps), (" at 2 eps", 2 * eps)):
         if level <= OUE.epsilon_range[1]:
             figures["OUE" + suffix] = float(OUE(level, prior.k).variance(p).sum())

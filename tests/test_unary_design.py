@@ -1,0 +1,155 @@
+"""Unary encoding designed under LIP (docs/math.md §7.1): the exact joint condition against brute force over all
+2^k reports, the design against an independent optimiser, the estimate against its variance, files, and errors."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+import lipdesign as ld
+from lipdesign.designer.unary import symmetric_unary_variance
+from lipdesign.mechanisms.unary import UnaryEncoding
+from lipdesign.simulation import drifted
+
+
+def zipf(k, s=1.1):
+    weights = 1.0 / np.arange(1, k + 1) ** s
+    return weights / weights.sum()
+
+
+def brute_force_epsilons(a, b, prior):
+    """(LIP for X, LDP) of unary encoding by listing all 2^k reports: Pr[y | x] = prod_j Pr[bit j = y_j | x]."""
+    k = len(a)
+    lip, ldp = 0.0, 0.0
+    for report in itertools.product((0, 1), repeat=k):
+        y = np.array(report, dtype=bool)
+        rows = np.empty(k)
+        for x in range(k):
+            ones = np.where(np.arange(k) == x, a, b)
+            rows[x] = np.prod(np.where(y, ones, 1 - ones))
+        lip = max(lip, np.abs(np.log(rows / (prior @ rows))).max())
+        ldp = max(ldp, math.log(rows.max() / rows.min()))
+    return lip, ldp
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+def test_the_joint_condition_is_the_worst_report_over_all_2_to_the_k(k):
+    """Random bit probabilities, some with a < b: the exact joint condition (and the generic verifier on the reduced
+    table) gives the same LIP epsilon as listing every report, and the LDP epsilon too."""
+    rng = np.random.default_rng(k)
+    for _ in range(3):
+        prior = rng.dirichlet(np.ones(k))
+        a, b = rng.uniform(0.05, 0.95, k), rng.uniform(0.05, 0.95, k)
+        mechanism = UnaryEncoding(a, b, ld.LIP(30.0), prior)
+        lip, ldp = brute_force_epsilons(*mechanism.bit_probabilities, prior)
+        assert mechanism.epsilons["LIP for X"] == pytest.approx(lip, rel=1e-9)
+        assert mechanism.epsilons["LDP"] == pytest.approx(ldp, rel=1e-9)
+        reduced = ld.verify(mechanism.privacy_table(), ld.LIP(30.0), prior)
+        assert reduced.epsilon == pytest.approx(lip, rel=1e-9)
+
+
+def test_per_bit_lip_is_not_joint_lip():
+    """docs/math.md §7.1: tuning every bit to be eps-LIP for its own binary prior is not eps-LIP for X (MATH's
+    example, P = (.1, .2, .3, .4), eps = 1, gives 2.70): each bit is the binary closed form of §6 at p = P_j."""
+    prior, e = np.array([0.1, 0.2, 0.3, 0.4]), math.e
+    a, b = np.empty(4), np.empty(4)
+    for j, p in enumerate(prior):  # the binary channel of §6 on 1[X = j], whose rare value is j (p <= 1/2)
+        if p <= 1 / (1 + e):
+            flip_rare, flip_common = 1 / (1 + e), (1 - p * e) / ((1 + e) * (1 - p))
+        else:
+            flip_rare, flip_common = (1 - p) / e, p / e
+        a[j], b[j] = 1 - flip_rare, flip_common
+    lip, _ = brute_force_epsilons(a, b, prior)
+    assert lip == pytest.approx(2.70, abs=0.01)
+    with pytest.raises(ld.VerificationError, match="not LIP with eps=1"):
+        UnaryEncoding(a, b, ld.LIP(1.0), prior)
+
+
+def independent_optimum(prior, epsilon):
+    """The same program solved by SLSQP in z = (u, v), u = a/b, v = (1 - a)/(1 - b), with ../MATH's forms: the
+    figure sum_j (P_j u_j v_j + 1 - P_j)/((u_j - 1)(1 - v_j)) and the linear joint condition (a >= b)
+    u_x (1 - e P_x) + e P_x v_x <= e P . v and P_x u_x + (e - P_x) v_x >= P . u."""
+    k, e = prior.size, math.exp(epsilon)
+
+    def figure(z):
+        u, v = z[:k], z[k:]
+        return float(np.sum((prior * u * v + 1 - prior) / ((u - 1) * (1 - v))))
+
+    def sides(z):
+        u, v = z[:k], z[k:]
+        return np.concatenate([e * (prior @ v) - u * (1 - e * prior) - e * prior * v,
+                               prior * u + (e - prior) * v - prior @ u])
+
+    start = 0.3 * (e - 1) / (e + 1)
+    z0 = np.concatenate([np.full(k, 1 + start), np.full(k, 1 - start)])
+    result = minimize(figure, z0, method="SLSQP", bounds=[(1 + 1e-9, None)] * k + [(1e-9, 1 - 1e-9)] * k,
+                      constraints=[{"type": "ineq", "fun": sides}], options={"ftol": 1e-14, "maxiter": 3000})
+    # SLSQP may end on "positive directional derivative" at this ftol, at the optimum to rounding: judged by the
+    # comparison, on a feasible point
+    assert sides(result.x).min() > -1e-9, result.message
+    return result.fun
+
+
+@pytest.mark.parametrize(("k", "epsilon"), [(3, 0.5), (5, 1.0), (8, 2.0)])
+def test_the_design_is_the_optimum_and_beats_the_symmetric_encodings(k, epsilon):
+    prior = zipf(k)
+    mechanism = ld.design(prior, ld.LIP(epsilon), family="unary")
+    assert mechanism.verify().passed and mechanism.family == "unary"
+    optimum = independent_optimum(prior, epsilon)
+    assert mechanism.mse == pytest.approx(optimum, rel=1e-6)
+    assert mechanism.optimality["lower_bound"] <= optimum * (1 + 1e-9)
+    baselines = mechanism.provenance["baselines"]
+    # the figure is the variance of the library's unbiased estimate: sum_j [P a(1-a) + (1-P) b(1-b)]/(a-b)^2
+    a, b = mechanism.bit_probabilities
+    assert mechanism.mse == pytest.approx(np.sum((prior * a * (1 - a) + (1 - prior) * b * (1 - b)) / (a - b) ** 2))
+    assert mechanism.mse < baselines["symmetric LIP unary"] < baselines["OUE"]
+    # no unary encoding beats the best RR table under the same notion (docs/math.md §7)
+    assert baselines["optimal RR table (LIP)"] < mechanism.mse
+
+
+def test_the_symmetric_encoding_is_exactly_at_its_bound():
+    prior, epsilon = zipf(6), 1.0
+    _, a, b = symmetric_unary_variance(ld.Prior(prior), epsilon)
+    symmetric = UnaryEncoding(np.full(6, a), np.full(6, b), ld.LIP(epsilon + 1e-6), prior)
+    assert symmetric.epsilons["LIP for X"] == pytest.approx(epsilon, abs=1e-6)
+
+
+def test_the_estimate_is_unbiased_on_a_drifted_population_with_the_stated_variance():
+    mechanism = ld.design(zipf(6), ld.LIP(1.0), family="unary", baselines=False)
+    truth = drifted(zipf(6))
+    result = ld.simulate(mechanism, 20_000, rng=4, truth=truth, repetitions=200, drift=False)
+    assert result.largest_z < 4, result.summary()
+    assert np.allclose(result.empirical_std, result.std, rtol=0.25), result.summary()
+    np.testing.assert_allclose(mechanism.variance(truth, n=20_000),
+                               (truth * mechanism.bit_probabilities[0] * (1 - mechanism.bit_probabilities[0])
+                                + (1 - truth) * mechanism.bit_probabilities[1] * (1 - mechanism.bit_probabilities[1]))
+                               / (20_000 * (mechanism.bit_probabilities[0] - mechanism.bit_probabilities[1]) ** 2))
+
+
+def test_a_unary_file_round_trips_and_a_tampered_one_is_refused(tmp_path):
+    mechanism = ld.design(zipf(5), ld.LIP(1.0), family="unary", baselines=False)
+    path = tmp_path / "unary.json"
+    mechanism.to_json(path)
+    loaded = ld.load(path)
+    assert loaded == mechanism and loaded.verify().passed
+    values = np.random.default_rng(1).choice(5, size=1000, p=zipf(5))
+    np.testing.assert_array_equal(loaded.perturb(values, rng=2), mechanism.perturb(values, rng=2))
+    document = mechanism.to_dict()
+    document["parameters"]["a"][0] = 0.99  # the rare... first value's bit now says far too much
+    with pytest.raises(ld.VerificationError, match="not LIP"):
+        UnaryEncoding.from_parameters(document["parameters"])
+
+
+def test_what_the_unary_family_refuses():
+    with pytest.raises(ld.ValidationError, match="family='unary' is designed under ld.LIP"):
+        ld.design(zipf(4), ld.LDP(1.0), family="unary")
+    with pytest.raises(ld.ValidationError, match=r"prior\[0\] is 0.8; the unary design is a convex program only"):
+        ld.design([0.8, 0.1, 0.1], ld.LIP(1.0), family="unary")
+    with pytest.raises(ld.ValidationError, match="designed for ld.Frequencies"):
+        ld.design(zipf(4), ld.LIP(1.0), ld.Mean([0, 1, 2, 3]), family="unary")
+    with pytest.raises(ld.ValidationError, match=r"a\[1\] equals b\[1\]"):
+        UnaryEncoding([0.6, 0.3, 0.7], [0.2, 0.3, 0.1], ld.LIP(5.0), [0.3, 0.3, 0.4])
+    with pytest.raises(ld.ValidationError, match="strictly between 0 and 1"):
+        UnaryEncoding([1.0, 0.5], [0.2, 0.3], ld.LIP(5.0), [0.5, 0.5])
