@@ -1,6 +1,8 @@
 """Unary encoding: optimised unary encoding (OUE) under LDP, and unary encoding with per-value bit probabilities
 designed for a prior under LIP (docs/math.md §7.1, §8). Numpy and the standard library only."""
 
+import decimal
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -95,18 +97,43 @@ class OUE(PureProtocol):
         return np.array([[keep, flip, keep, flip], [keep, keep, flip, flip]])
 
 
-def joint_lip_ratios(a, b, prior):
-    """For unary encoding with bit probabilities a (bit x when X = x) and b (bit x otherwise), the worst posterior
-    ratios Pr[X = x | Y] / P_x over all 2^k reports, exactly (Fractions in, Fractions out; docs/math.md §7.1):
-    (upper, lower), upper[x] = Hi_x / (P_x Hi_x + sum_{x' != x} P_x' Lo_x') and lower[x] = Lo_x / (P_x Lo_x +
-    sum_{x' != x} P_x' Hi_x'), with u = a/b, v = (1-a)/(1-b), Hi = max(u, v), Lo = min(u, v)."""
-    u = [ax / bx for ax, bx in zip(a, b)]
-    v = [(1 - ax) / (1 - bx) for ax, bx in zip(a, b)]
-    high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
-    low_mass, high_mass = sum(p * x for p, x in zip(prior, low)), sum(p * x for p, x in zip(prior, high))
-    upper = [h / (p * h + low_mass - p * lo) for p, h, lo in zip(prior, high, low)]
-    lower = [lo / (p * lo + high_mass - p * h) for p, h, lo in zip(prior, high, low)]
-    return upper, lower
+#: Digits of the decimal arithmetic of the joint LIP condition; its rounding is bounded and added (outward).
+DIGITS = 50
+
+
+def joint_lip_bound(a, b, prior):
+    """(ratio, side, x): a number >= the largest of Pr[X = x | Y] / P_x and its inverse over all 2^k reports of unary
+    encoding with bit probabilities a (bit x when X = x) and b (bit x otherwise), floats taken exactly, and where
+    it is attained (docs/math.md §7.1): upper[x] = Hi_x / (P_x Hi_x + sum_{x' != x} P_x' Lo_x') and lower[x] =
+    Lo_x / (P_x Lo_x + sum_{x' != x} P_x' Hi_x'), u = a/b, v = (1-a)/(1-b), Hi = max(u, v), Lo = min(u, v).
+
+    Exact rationals would need the common denominator of k sums (O(k^2) digits), so the arithmetic is decimal at
+    DIGITS digits, each rounding off by at most delta = 10^(1 - DIGITS) relatively. A sum of k positive terms
+    and the few operations around it stay within (2k + 20) delta; the difference S - P_x Lo_x is a sum of positive
+    terms too, but computed by subtraction, so its bound is scaled by S / (S - P_x Lo_x). Every ratio is
+    enlarged (and every inverse ratio's denominator shrunk) by its bound before the maximum is taken."""
+    k = len(a)
+    with decimal.localcontext() as context:
+        context.prec = DIGITS
+        delta = Decimal(10) ** (1 - DIGITS)
+        a, b = [Decimal(float(x)) for x in a], [Decimal(float(x)) for x in b]
+        weights = [Decimal(float(x)) for x in prior]
+        total = sum(weights)
+        prior = [w / total for w in weights]
+        u = [x / y for x, y in zip(a, b)]
+        v = [(1 - x) / (1 - y) for x, y in zip(a, b)]
+        high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
+        low_mass, high_mass = sum(p * x for p, x in zip(prior, low)), sum(p * x for p, x in zip(prior, high))
+        best = (Decimal(0), "upper", 0)
+        for x in range(k):
+            rest_low = low_mass - prior[x] * low[x]
+            rest_high = high_mass - prior[x] * high[x]
+            bound_up = (2 * k + 20) * delta * (1 + low_mass / rest_low)
+            bound_down = (2 * k + 20) * delta * (1 + high_mass / rest_high)
+            upper = high[x] / (prior[x] * high[x] + rest_low) * (1 + bound_up)
+            inverse = (prior[x] * low[x] + rest_high) / low[x] * (1 + bound_down)
+            best = max(best, (upper, "upper", x), (inverse, "lower", x))
+    return Fraction(best[0]), best[1], best[2]
 
 
 def joint_ldp_ratio(a, b):
@@ -125,7 +152,7 @@ class UnaryEncoding(PureProtocol):
     probability ``a[j]`` when j is the user's value and ``b[j]`` otherwise. Reports: uint8 (n, k) of 0/1, like OUE.
 
     The guarantee is verified EXACTLY on the realised probabilities (``rng.random() < p`` realises
-    ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, in rational arithmetic; a
+    ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, rounded outward; a
     claim it fails raises VerificationError. The estimate is unbiased per bit, (C_j/n - b_j)/(a_j - b_j), with
     ``variance`` given the users' values (docs/math.md §7.1, §8). ``bit_probabilities`` gives (a, b) as realised.
     """
@@ -171,19 +198,12 @@ class UnaryEncoding(PureProtocol):
     def certificate_at(self, prior):
         """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
         its vertices, where a linear-fractional ratio peaks), from the joint condition of docs/math.md §7.1 on the
-        realised bit probabilities, in rational arithmetic."""
+        realised bit probabilities (decimal arithmetic with its rounding bounded and added, ``joint_lip_bound``)."""
         if isinstance(prior, PriorSet):
             return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
-        probabilities = getattr(prior, "probabilities", prior)
-        weights = [Fraction(float(x)) for x in probabilities]
-        total = sum(weights)
-        upper, lower = joint_lip_ratios([Fraction(x) for x in self.p], [Fraction(x) for x in self.q],
-                                        [w / total for w in weights])
-        high, low = max(range(self.k), key=upper.__getitem__), min(range(self.k), key=lower.__getitem__)
-        ratio = max(upper[high], 1 / lower[low])
-        side = ("upper", high) if upper[high] >= 1 / lower[low] else ("lower", low)
+        ratio, side, value = joint_lip_bound(self.p, self.q, getattr(prior, "probabilities", prior))
         return Certificate(self.notion.kind, self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]),
-                           True, {"side": side[0], "value": side[1]})
+                           True, {"side": side, "value": value})
 
     def privacy_table(self, max_k=MAX_REDUCED_K):
         """The reports that decide every posterior ratio, for audits (floats): for each value x, the report with bit
