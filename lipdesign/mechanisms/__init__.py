@@ -1,7 +1,7 @@
 """Mechanisms on the one contract (``lipdesign.mechanisms.base``): perturb, aggregate, estimate, numpy only.
 
 One module per family: ``table`` (designed and loaded tables), ``rr`` (binary randomized response, GRR), ``unary``
-(OUE), ``hashing`` (OLH), ``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
+(OUE, and UnaryEncoding designed under LIP), ``hashing`` (OLH), ``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
 ``numeric`` (Laplace, Duchi, Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's
 mixed tuples); ``estimate`` the estimate with its standard errors; ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
 the mergeable sufficient statistics, ``postprocess`` the consistency step, ``registry`` the family ids.
@@ -27,9 +27,9 @@ from lipdesign.mechanisms.table import (
     posterior,
     unbiased_frequencies,
 )
-from lipdesign.mechanisms.unary import OUE
+from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 
 __all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Estimate", "Guarantee", "HadamardResponse", "HarmonyCategorical",
            "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "Mechanism", "Piecewise", "TableMechanism",
-           "TablePerturber", "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies",
+           "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies",
            "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]
