@@ -28,6 +28,26 @@ def test_design_verify_simulate_on_the_examples(spec, tmp_path):
     assert "empirical" in result.stdout and "theoretical" in result.stdout
 
 
+def test_a_unary_spec_designs_verifies_and_simulates(tmp_path):
+    spec = tmp_path / "unary.json"
+    spec.write_text(json.dumps({"prior": {"probabilities": [0.4, 0.25, 0.15, 0.1, 0.06, 0.04]},
+                                "notion": {"kind": "LIP", "epsilon": 1.0}, "family": "unary"}))
+    out = tmp_path / "mech.json"
+    result = lipdesign("design", spec, "-o", out, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "unary encoding, LIP eps=1, k=6" in result.stdout and "symmetric LIP unary" in result.stdout
+    assert json.loads(out.read_text())["family"] == "unary"
+    result = lipdesign("verify", out, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("PASS"), result.stdout + result.stderr
+    result = lipdesign("simulate", out, "-n", 20000, "--seed", 3, cwd=tmp_path)
+    assert result.returncode == 0 and "theoretical" in result.stdout, result.stderr
+    spec.write_text(json.dumps({"prior": {"probabilities": [0.8, 0.1, 0.1]}, "notion": {"kind": "LIP", "epsilon": 1.0},
+                                "family": "unary"}))
+    result = lipdesign("design", spec, "-o", out, cwd=tmp_path)
+    assert result.returncode == 2 and "convex program only when every prior entry is at most 0.75" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_verify_fails_with_exit_1_on_a_tampered_table(tmp_path):
     out = tmp_path / "mech.json"
     assert lipdesign("design", ROOT / "examples/screen-time-lip.json", "-o", out, cwd=tmp_path).returncode == 0
