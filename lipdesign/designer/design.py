@@ -64,7 +64,9 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     extreme rays would be needed. ``baselines=True`` also evaluates the optimal LDP table, GRR, OUE, OLH and subset
     selection at the same epsilon and prior, and at 2 eps for an LIP design (``mechanism.baselines``).
     ``progress``: None, or a callable that receives a line of text now and then during long work (the extreme-ray
-    enumeration of a latent secret or a prior set).
+    enumeration of a latent secret or a prior set). ``family="unary"`` designs a unary encoding instead
+    (docs/math.md §7.1: ld.LIP for X and ld.Frequencies only; a ``UnaryEncoding``, with the optimal RR table's
+    figure among its baselines for k <= 10).
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
