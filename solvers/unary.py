@@ -7,8 +7,9 @@ O(k) (block-diagonal 2 x 2 blocks plus a rank-4 correction, by the Woodbury iden
               (e - P_x) beta_x - P_x alpha_x + P . alpha <= e - 1           (lower LIP side at x)
               alpha > 0, 0 < beta < 1                                        (a > b, both in (0, 1))
 
-The objective is convex where max P <= 3/4 (its 2 x 2 Hessian blocks have determinant >= 4(1 - P_j) - 1 > 0 on the
-feasible set), so the barrier method's result is then the global optimum, within its duality gap m/t.
+The objective is convex where max P <= 3/4 (the determinant of its 2 x 2 Hessian block is
+[4 (1 - P beta)(1 + P alpha) - 1]/(alpha beta)^4, positive since beta < 1), so the barrier method's result is then
+the global optimum, within the duality gap m/t of its last centred point.
 """
 
 from dataclasses import dataclass
@@ -18,8 +19,19 @@ import numpy as np
 #: Barrier growth per centering, Newton tolerance (half the squared decrement), and the caps on the loops.
 GROWTH = 20.0
 NEWTON_TOLERANCE = 1e-12
+#: A centring whose line search can no longer lower the barrier function (rounding, at large t) counts as centred
+#: when half its squared Newton decrement is below this (the point is then within about that of the centre).
+STALL_TOLERANCE = 1e-6
+#: Rounds of iterative refinement of each Newton step.
+REFINEMENTS = 2
 MAX_NEWTON = 80
 MAX_CENTERINGS = 60
+#: Centrings in a row that may fail (Newton steps exhausted, at large t where rounding dominates) before the
+#: method stops at its last centred point.
+MAX_FAILURES = 3
+
+#: A design whose certified gap (m/t at its last centred point) is at most this fraction of its value is accepted.
+ACCEPTED_GAP = 1e-5
 
 #: The largest prior probability at which the objective is convex (docs/math.md §7.1).
 CONVEX_MAX_PRIOR = 0.75
@@ -30,7 +42,7 @@ class UnaryDesign:
     alpha: np.ndarray
     beta: np.ndarray
     value: float  # n x sum Var of the unbiased estimate at the prior, given the users' values
-    gap: float  # the barrier's duality gap m/t at the last centering: value - gap bounds the optimum from below
+    gap: float  # m/t at the last centring that converged: value - gap bounds the optimum from below there
     converged: bool
 
 
@@ -59,10 +71,13 @@ def design_unary(prior, epsilon, tolerance=1e-10):
     alpha, beta = np.full(k, start), np.full(k, start)
     constraints = 5 * k  # two LIP sides and three bounds per value
     t = constraints / objective(alpha, beta, prior)
+    gap, kept, failures = np.inf, (alpha, beta), 0  # m/t at the last centred point, and that point
     for _ in range(MAX_CENTERINGS):
+        centred, stalled = False, False
         for _ in range(MAX_NEWTON):
             step_alpha, step_beta, decrement = _newton_step(alpha, beta, prior, e, t)
-            if decrement / 2 < NEWTON_TOLERANCE:
+            if decrement / 2 < NEWTON_TOLERANCE:  # the decrement is affine-invariant: no scale to take out
+                centred = True
                 break
             size = _feasible_step(alpha, beta, step_alpha, step_beta, prior, e)
             base = _barrier(alpha, beta, prior, e, t)
@@ -71,14 +86,22 @@ def design_unary(prior, epsilon, tolerance=1e-10):
                 if _barrier(trial_alpha, trial_beta, prior, e, t) <= base - 0.01 * size * decrement:
                     break
                 size /= 2
-            else:
+            else:  # no step lowers the barrier function measurably: rounding has the last word at this t
+                centred, stalled = decrement / 2 < STALL_TOLERANCE, True
                 break
             alpha, beta = trial_alpha, trial_beta
-        value = objective(alpha, beta, prior)
-        if constraints / t < tolerance * value:
-            return UnaryDesign(alpha, beta, value, constraints / t, True)
+        if centred:
+            gap, kept, failures = constraints / t, (alpha, beta), 0
+            if stalled or gap < tolerance * objective(alpha, beta, prior):
+                break
+        else:  # go on from here (a later centring may succeed), but only a centred point certifies its gap
+            failures += 1
+            if failures == MAX_FAILURES:
+                break
         t *= GROWTH
-    return UnaryDesign(alpha, beta, objective(alpha, beta, prior), constraints / t, False)
+    alpha, beta = kept
+    value = objective(alpha, beta, prior)
+    return UnaryDesign(alpha, beta, value, gap, bool(gap <= ACCEPTED_GAP * value))
 
 
 def _barrier(alpha, beta, prior, e, t):
@@ -140,10 +163,23 @@ def _newton_step(alpha, beta, prior, e, t):
     inner = np.zeros((4, 4))
     inner[:2, :2] = np.linalg.inv(middle[0])
     inner[2:, 2:] = np.linalg.inv(middle[1])
+    coupling = np.zeros((4, 4))
+    coupling[:2, :2], coupling[2:, 2:] = middle
     scaled = solve_block(factors)
-    correction = np.linalg.solve(inner + factors.T @ scaled, scaled.T @ gradient)
-    step = -(solve_block(gradient) - scaled @ correction)
-    return step[:k], step[k:], float(-step @ gradient)
+    capacitance = inner + factors.T @ scaled
+
+    def solve(vector):  # (D + U S U^T)^-1 vector by the Woodbury identity
+        return solve_block(vector) - scaled @ np.linalg.solve(capacitance, scaled.T @ vector)
+
+    def multiply(vector):  # (D + U S U^T) vector, exactly in O(k)
+        top, bottom = vector[:k], vector[k:]
+        block = np.concatenate([h_aa * top + h_ab * bottom, h_ab * top + h_bb * bottom])
+        return block + factors @ (coupling @ (factors.T @ vector))
+
+    step = -solve(gradient)
+    for _ in range(REFINEMENTS):  # the capacitance cancels at large t: iterative refinement restores the step
+        step -= solve(multiply(step) + gradient)
+    return step[:k], step[k:], abs(float(step @ multiply(step)))
 
 
 def _block_solver(h_aa, h_bb, h_ab):

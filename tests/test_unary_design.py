@@ -109,6 +109,46 @@ def test_the_design_is_the_optimum_and_beats_the_symmetric_encodings(k, epsilon)
     assert baselines["optimal RR table (LIP)"] < mechanism.mse
 
 
+def lagrange_dual(prior, epsilon, upper_weights, lower_weights):
+    """The Lagrange dual of the unary program (docs/math.md §7.1) at multipliers >= 0 of its two LIP sides, a lower
+    bound on the optimum whatever the multipliers: the Lagrangian is separable over values; for each value the
+    minimum over alpha of (1/beta - P)/alpha + c_a alpha is 2 sqrt((1/beta - P) c_a), and beta in (0, 1] is
+    searched numerically."""
+    from scipy.optimize import minimize_scalar
+
+    e = math.exp(epsilon)
+    c_alpha = upper_weights * (1 - e * prior) - lower_weights * prior + lower_weights.sum() * prior
+    c_beta = -upper_weights * e * prior + upper_weights.sum() * e * prior + lower_weights * (e - prior)
+    assert (c_alpha > 0).all()
+    total = -(upper_weights.sum() + lower_weights.sum()) * (e - 1)
+    for p, ca, cb in zip(prior, c_alpha, c_beta):
+        def inner(beta, p=p, ca=ca, cb=cb):
+            return 2 * math.sqrt((1 / beta - p) * ca) + p / beta - p + cb * beta
+        found = minimize_scalar(inner, bounds=(1e-15, 1.0), method="bounded", options={"xatol": 1e-14})
+        total += min(found.fun, inner(1.0))
+    return total
+
+
+def test_the_barrier_gap_is_below_the_lagrange_dual():
+    """The certificate value - m/t never claims more than the Lagrange dual at the barrier's own multipliers
+    1/(t slack) proves (computed here independently of the Newton steps)."""
+    from solvers.unary import _slacks, design_unary
+
+    rng = np.random.default_rng(12)
+    for _ in range(8):
+        k = int(rng.integers(2, 25))
+        prior = rng.dirichlet(np.ones(k) * rng.choice([0.3, 1.0, 3.0]))
+        if prior.max() > 0.75:
+            continue
+        epsilon = float(np.exp(rng.uniform(np.log(0.1), np.log(5))))
+        result = design_unary(prior, epsilon)
+        t = 5 * k / result.gap
+        upper, lower = _slacks(result.alpha, result.beta, prior, math.exp(epsilon))
+        dual = lagrange_dual(prior, epsilon, 1 / (t * upper), 1 / (t * lower))
+        assert result.converged and dual <= result.value * (1 + 1e-12)
+        assert result.value - result.gap <= dual * (1 + 1e-9), (k, epsilon)
+
+
 def test_the_symmetric_encoding_is_exactly_at_its_bound():
     prior, epsilon = zipf(6), 1.0
     _, a, b = symmetric_unary_variance(ld.Prior(prior), epsilon)
@@ -149,7 +189,17 @@ def test_what_the_unary_family_refuses():
         ld.design([0.8, 0.1, 0.1], ld.LIP(1.0), family="unary")
     with pytest.raises(ld.ValidationError, match="designed for ld.Frequencies"):
         ld.design(zipf(4), ld.LIP(1.0), ld.Mean([0, 1, 2, 3]), family="unary")
-    with pytest.raises(ld.ValidationError, match=r"a\[1\] equals b\[1\]"):
+    with pytest.raises(ld.ValidationError, match=r"a\[1\] and b\[1\] .* are realised as the same probability"):
         UnaryEncoding([0.6, 0.3, 0.7], [0.2, 0.3, 0.1], ld.LIP(5.0), [0.3, 0.3, 0.4])
-    with pytest.raises(ld.ValidationError, match="strictly between 0 and 1"):
+    with pytest.raises(ld.ValidationError, match=r"a\[0\] and b\[0\] .* realised as the same"):  # one grid step
+        UnaryEncoding([0.3, 0.6], [np.nextafter(0.3, 1), 0.3], ld.LIP(5.0), [0.5, 0.5])
+    with pytest.raises(ld.ValidationError, match=r"^a\[0\] is 1.0; it must lie strictly between 0 and 1"):
         UnaryEncoding([1.0, 0.5], [0.2, 0.3], ld.LIP(5.0), [0.5, 0.5])
+    with pytest.raises(ld.ValidationError, match=r"^b has 3 entries; it must have one per value \(2\)"):
+        UnaryEncoding([0.6, 0.5], [0.2, 0.3, 0.1], ld.LIP(5.0), [0.5, 0.5])
+    mechanism = UnaryEncoding.example()
+    with pytest.raises(ld.ValidationError, match=r"prior\[0\] is -1"):
+        ld.verify(mechanism, prior=[-1.0, 1.0, 1.0])
+    # a prior with all its mass on one value is a valid prior: the posterior ratios are then those of that value
+    assert ld.verify(mechanism, prior=[1.0, 0.0, 0.0]).epsilon == pytest.approx(
+        ld.verify(mechanism.privacy_table(), ld.LIP(30.0), [1.0, 0.0, 0.0]).epsilon, rel=1e-9)

@@ -85,8 +85,12 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
         raise ValidationError("prior has a single value; there is nothing to perturb")
     if family == "unary":
         check_unary(prior, notion, objective)
-        rr = design(prior, notion, objective, max_rays=max_rays, baselines=False).mse if (
-            baselines and prior.k <= MAX_RR_BASELINE_K) else None
+        rr = None
+        if baselines and prior.k <= MAX_RR_BASELINE_K:
+            try:  # a baseline only: the unary design does not depend on it
+                rr = design(prior, notion, objective, max_rays=max_rays, baselines=False).mse
+            except (ProblemTooLargeError, SolverError, InfeasibleError):
+                rr = None
         return unary_design(prior, notion, objective, baselines=baselines, rr_optimum=rr)
 
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None

@@ -107,7 +107,10 @@ def relaxation_bound(prior, notion, objective):
     problem = cp.Problem(cp.Minimize(target), constraints)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        problem.solve(solver=cp.CLARABEL)
+        try:
+            problem.solve(solver=cp.CLARABEL)
+        except cp.error.SolverError:  # a bound is optional: the design keeps its others
+            return None
     if problem.status != cp.OPTIMAL:
         return None
     # Clarabel's optimum is within its gap tolerance of the true one; step down by it so the bound stays valid.
@@ -167,10 +170,14 @@ class _Criterion:
         problem = cp.Problem(cp.Minimize(target), constraints)
         with warnings.catch_warnings():  # an inaccurate solve is reported by its status and judged by the dual bound
             warnings.simplefilter("ignore", UserWarning)
-            problem.solve(solver=cp.CLARABEL, tol_gap_abs=SOLVER_TOLERANCE, tol_gap_rel=SOLVER_TOLERANCE,
-                          tol_feas=SOLVER_TOLERANCE)
-        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or weights.value is None:
             kind = "A-optimal" if self.values is None else "c-optimal"
+            try:
+                problem.solve(solver=cp.CLARABEL, tol_gap_abs=SOLVER_TOLERANCE, tol_gap_rel=SOLVER_TOLERANCE,
+                              tol_feas=SOLVER_TOLERANCE)
+            except cp.error.SolverError as error:
+                raise SolverError(f"the {kind} weight problem over {len(rays)} rays failed in Clarabel "
+                                  f"({error})") from None
+        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or weights.value is None:
             raise SolverError(f"the {kind} weight problem over {len(rays)} rays ended {problem.status}")
         solver = f"cvxpy {'tr_inv' if self.values is None else 'Schur complement'}, Clarabel ({problem.status})"
         return np.maximum(weights.value, 0.0), np.asarray(row_sums.dual_value, dtype=float), solver

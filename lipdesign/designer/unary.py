@@ -30,7 +30,7 @@ def check_unary(prior, notion, objective):
                               "member)")
     if objective.kind != "frequencies":
         raise ValidationError(f"objective is {objective!r}; family='unary' is designed for ld.Frequencies() (the "
-                              "unbiased histogram); the Bayesian objectives are not built for it")
+                              "unbiased histogram) only so far")
     p = prior.probabilities
     if p.max() > CONVEX_MAX_PRIOR:
         x = int(np.argmax(p))

@@ -13,7 +13,7 @@ from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP, notion_from_dict
-from lipdesign.validation import float_array, fmt
+from lipdesign.validation import float_array, fmt, probability_vector
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
 
@@ -97,6 +97,9 @@ class OUE(PureProtocol):
         return np.array([[keep, flip, keep, flip], [keep, keep, flip, flip]])
 
 
+#: The TV distance from the design prior at which ``UnaryEncoding.summary`` shows the worst LIP.
+SUMMARY_DRIFT = 0.1
+
 #: Digits of the decimal arithmetic of the joint LIP condition; its rounding is bounded and added (outward).
 DIGITS = 50
 
@@ -108,10 +111,10 @@ def joint_lip_bound(a, b, prior):
     Lo_x / (P_x Lo_x + sum_{x' != x} P_x' Hi_x'), u = a/b, v = (1-a)/(1-b), Hi = max(u, v), Lo = min(u, v).
 
     Exact rationals would need the common denominator of k sums (O(k^2) digits), so the arithmetic is decimal at
-    DIGITS digits, each rounding off by at most delta = 10^(1 - DIGITS) relatively. A sum of k positive terms
-    and the few operations around it stay within (2k + 20) delta; the difference S - P_x Lo_x is a sum of positive
-    terms too, but computed by subtraction, so its bound is scaled by S / (S - P_x Lo_x). Every ratio is
-    enlarged (and every inverse ratio's denominator shrunk) by its bound before the maximum is taken."""
+    DIGITS digits, each rounding off by at most delta = 10^(1 - DIGITS) relatively. Every quantity is built from
+    positive terms by at most 2k + 20 roundings (the sums over x' != x from prefix and suffix sums, never by
+    subtraction), so each ratio is within (2k + 20) delta of the truth and is enlarged by that before the maximum
+    is taken. ``prior`` must be a distribution (checked by the caller)."""
     k = len(a)
     with decimal.localcontext() as context:
         context.prec = DIGITS
@@ -123,17 +126,25 @@ def joint_lip_bound(a, b, prior):
         u = [x / y for x, y in zip(a, b)]
         v = [(1 - x) / (1 - y) for x, y in zip(a, b)]
         high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
-        low_mass, high_mass = sum(p * x for p, x in zip(prior, low)), sum(p * x for p, x in zip(prior, high))
+        rest_low, rest_high = _others([p * x for p, x in zip(prior, low)]), _others([p * x for p, x in zip(prior, high)])
+        margin = 1 + (2 * k + 20) * delta
         best = (Decimal(0), "upper", 0)
         for x in range(k):
-            rest_low = low_mass - prior[x] * low[x]
-            rest_high = high_mass - prior[x] * high[x]
-            bound_up = (2 * k + 20) * delta * (1 + low_mass / rest_low)
-            bound_down = (2 * k + 20) * delta * (1 + high_mass / rest_high)
-            upper = high[x] / (prior[x] * high[x] + rest_low) * (1 + bound_up)
-            inverse = (prior[x] * low[x] + rest_high) / low[x] * (1 + bound_down)
+            upper = high[x] / (prior[x] * high[x] + rest_low[x]) * margin
+            inverse = (prior[x] * low[x] + rest_high[x]) / low[x] * margin
             best = max(best, (upper, "upper", x), (inverse, "lower", x))
     return Fraction(best[0]), best[1], best[2]
+
+
+def _others(terms):
+    """sum_{x' != x} terms[x'] for every x, from prefix and suffix sums (no subtraction, so no cancellation)."""
+    prefix, suffix = [Decimal(0)], [Decimal(0)]
+    for term in terms:
+        prefix.append(prefix[-1] + term)
+    for term in reversed(terms):
+        suffix.append(suffix[-1] + term)
+    suffix.reverse()
+    return [prefix[x] + suffix[x + 1] for x in range(len(terms))]
 
 
 def joint_ldp_ratio(a, b):
@@ -155,6 +166,8 @@ class UnaryEncoding(PureProtocol):
     ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, rounded outward; a
     claim it fails raises VerificationError. The estimate is unbiased per bit, (C_j/n - b_j)/(a_j - b_j), with
     ``variance`` given the users' values (docs/math.md §7.1, §8). ``bit_probabilities`` gives (a, b) as realised.
+    Its weights, like an RR table's, are designed at the prior; what unary encoding adds is a design whose cost
+    grows linearly in k.
     """
 
     family = "unary"
@@ -171,16 +184,22 @@ class UnaryEncoding(PureProtocol):
         requested = {}
         for name, values in (("a", a), ("b", b)):
             values = float_array(values, name, 1)
-            if values.size != self.k or not ((values > 0) & (values < 1)).all():
-                raise ValidationError(f"{name} is {fmt(values.tolist())}; it must hold {self.k} probabilities "
-                                      "strictly between 0 and 1 (a bit that is certain has an infinite epsilon)")
+            if values.size != self.k:
+                raise ValidationError(f"{name} has {values.size} entries; it must have one per value ({self.k})")
+            bad = ~((values > 0) & (values < 1))
+            if bad.any():
+                x = int(np.argmax(bad))
+                raise ValidationError(f"{name}[{x}] is {fmt(values[x])}; it must lie strictly between 0 and 1 (a bit "
+                                      "that is certain has an infinite epsilon)")
             requested[name] = values
-        if (requested["a"] == requested["b"]).any():
-            x = int(np.argmax(requested["a"] == requested["b"]))
-            raise ValidationError(f"a[{x}] equals b[{x}] ({requested['a'][x]:g}); a bit with a = b says nothing about "
-                                  "its value and has no unbiased estimate")
         self.a, self.b = (np.array(requested[name]) for name in ("a", "b"))
         self.p, self.q = realized_probability(self.a), realized_probability(self.b)
+        same = self.p == self.q
+        if same.any():
+            x = int(np.argmax(same))
+            raise ValidationError(f"a[{x}] and b[{x}] ({self.a[x]:.17g}, {self.b[x]:.17g}) are realised as the same "
+                                  "probability on the sampler's 2^-53 grid; such a bit says nothing about its value "
+                                  "and has no unbiased estimate")
         for array in (self.a, self.b, self.p, self.q):
             array.setflags(write=False)
         self.provenance = provenance or {}
@@ -200,10 +219,15 @@ class UnaryEncoding(PureProtocol):
         its vertices, where a linear-fractional ratio peaks), from the joint condition of docs/math.md §7.1 on the
         realised bit probabilities (decimal arithmetic with its rounding bounded and added, ``joint_lip_bound``)."""
         if isinstance(prior, PriorSet):
+            if prior.k != self.k:
+                raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
+                                      f"({self.k})")
             return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
-        ratio, side, value = joint_lip_bound(self.p, self.q, getattr(prior, "probabilities", prior))
+        probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
+        ratio, side, value = joint_lip_bound(self.p, self.q, probabilities)
         return Certificate(self.notion.kind, self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]),
-                           True, {"side": side, "value": value})
+                           True, {"side": side, "value": value, "prior": probabilities.tolist()},
+                           arithmetic="50-digit decimal, rounding bounded")
 
     def privacy_table(self, max_k=MAX_REDUCED_K):
         """The reports that decide every posterior ratio, for audits (floats): for each value x, the report with bit
@@ -260,11 +284,20 @@ class UnaryEncoding(PureProtocol):
             lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
                          f"{self.optimality['gap']:.2e}")
         baselines = self.provenance.get("baselines", {})
+        groups = (("the same eps-LIP", lambda name: "LIP" in name),
+                  (f"eps={self.epsilon:g}-LDP (stronger)", lambda name: "LIP" not in name and "2 eps" not in name),
+                  (f"{2 * self.epsilon:g}-LDP (the LDP level eps-LIP implies)", lambda name: "2 eps" in name))
+        for heading, member in groups:
+            row = sorted(((name.replace(" at 2 eps", ""), value) for name, value in baselines.items() if member(name)),
+                         key=lambda item: item[1])
+            if row:
+                lines.append(f"    at {heading}: " + ", ".join(f"{name} {value:.4g}" for name, value in row))
         if baselines:
-            lines.append("    beside it: " + ", ".join(f"{name} {value:.4g}" for name, value in
-                                                     sorted(baselines.items(), key=lambda item: item[1])))
-            lines.append("    (an RR table can always do at least as well as any unary encoding under the same notion: "
-                         "unary encoding's value is its prior-free estimate and its O(k) design, docs/math.md §7)")
+            lines.append("    (the optimal RR table does at least as well as any unary encoding under the same "
+                         "notion; unary encoding's value is a design whose cost grows linearly in k, docs/math.md §7)")
+        worst = self.certificate_at(PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
+        lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP at worst {worst:.4g} (never above the "
+                     f"LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")
         return "\n".join(lines)
 
     def parameters(self):

@@ -36,10 +36,12 @@ class Certificate:
     passed: bool | None
     exact: bool
     worst: dict = field(default_factory=dict)
+    #: How an exact certificate was computed, when not in rational arithmetic (a bounded-rounding method).
+    arithmetic: str = ""
 
     def summary(self):
         verdict = {True: "PASS", False: "FAIL", None: "no claim"}[self.passed]
-        mode = "exact rational" if self.exact else "floating point"
+        mode = (self.arithmetic or "exact rational") if self.exact else "floating point"
         claim = "" if self.claimed_epsilon is None else f" against claimed eps = {self.claimed_epsilon:g}"
         return (f"{verdict}: tightest {self.notion} epsilon <= {self.epsilon:.12g}{claim} ({mode}); "
                 f"worst at {self.worst}")
