@@ -62,7 +62,24 @@ def unary_reports(values, k, keep, other, rng, name):
     return out
 
 
-class OUE(PureProtocol):
+class _UnaryBits(PureProtocol):
+    """What unary encodings share: reports of k bits per user (uint8), perturbed with the bit probabilities
+    ``sampled`` gives as (own bit, every other bit), aggregated as the count of 1s per bit."""
+
+    def sampled(self):
+        raise NotImplementedError
+
+    def _perturb(self, values, rng, user_ids):
+        return unary_reports(values, self.k, *self.sampled(), rng, type(self).__name__)
+
+    def empty_reports(self):
+        return np.zeros((0, self.k), dtype=np.uint8)
+
+    def _support(self, reports):
+        return bit_counts(reports, self.k, type(self).__name__)
+
+
+class OUE(_UnaryBits):
     """Optimised unary encoding (docs/math.md §8): one bit per value; the bit of the true value is 1 with
     probability p = 1/2, every other bit with probability q = 1/(e^eps + 1). Reports: uint8 (n, k) of 0/1, n * k
     bytes, so ``perturb`` refuses n * k > ``MAX_OUE_BYTES`` (for large k prefer OLH or HadamardResponse);
@@ -79,14 +96,8 @@ class OUE(PureProtocol):
     def example(cls):
         return cls(1.0, 6)
 
-    def _perturb(self, values, rng, user_ids):
-        return unary_reports(values, self.k, self.p, self.q, rng, "OUE")
-
-    def empty_reports(self):
-        return np.zeros((0, self.k), dtype=np.uint8)
-
-    def _support(self, reports):
-        return bit_counts(reports, self.k, "OUE")
+    def sampled(self):
+        return self.p, self.q
 
     def privacy_table(self):
         """Exact reduction to 2 rows x 4 outputs: two inputs x != x' differ only in the bits x and x' (the others
@@ -157,7 +168,7 @@ def joint_ldp_ratio(a, b):
     return max(high[x] / low[y] for x in order_high for y in order_low if x != y)
 
 
-class UnaryEncoding(PureProtocol):
+class UnaryEncoding(_UnaryBits):
     """Unary encoding with one pair of bit probabilities per value, designed for a prior under eps-LIP
     (docs/math.md §7.1; ``ld.design(prior, ld.LIP(eps), family="unary")``): bit j of the report is 1 with
     probability ``a[j]`` when j is the user's value and ``b[j]`` otherwise. Reports: uint8 (n, k) of 0/1, like OUE.
@@ -318,14 +329,9 @@ class UnaryEncoding(PureProtocol):
         b = 1.0 / (1.0 + ratio)
         return cls(np.full(3, 0.5), np.full(3, b), LIP(1.0), Prior(prior))
 
-    def _perturb(self, values, rng, user_ids):
-        return unary_reports(values, self.k, self.a, self.b, rng, "unary")
-
-    def empty_reports(self):
-        return np.zeros((0, self.k), dtype=np.uint8)
-
-    def _support(self, reports):
-        return bit_counts(reports, self.k, "unary")
+    def sampled(self):
+        """The probabilities as requested; ``rng.random() < a`` realises ``bit_probabilities``, which are verified."""
+        return self.a, self.b
 
     def _variance(self, frequencies, n, method, user_ids):
         return pure_variance(frequencies, n, self.p, self.q)
