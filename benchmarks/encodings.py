@@ -7,7 +7,7 @@ aggregate throughput. Figures side by side, never timed assertions.
    its own unbiased estimate at the same eps (LDP, which is stronger: an eps-LIP mechanism is only 2 eps-LDP at
    worst, docs/math.md §2), and the optimal RR table under the same LIP notion where it can be designed (k <= 10
    is not in this table; see benchmarks/design.py).
-2. Perturbing and aggregating n users at k = 256 (reports: n x k bytes), against OUE's perturb.
+2. Perturbing and aggregating n users at k = 256 (packed reports: k/8 bytes each), against OUE's perturb (k bytes).
 
 Run: ``python benchmarks/encodings.py`` (``--n 200000``). Local hashing (issue 9, part 2) is not built yet.
 """
@@ -59,7 +59,8 @@ def throughput(n):
     mechanism = ld.design(prior, ld.LIP(1.0), family="unary", baselines=False)
     oue = OUE(1.0, k)
     values = np.random.default_rng(0).choice(k, size=n, p=prior)
-    print(f"\n2. Throughput at k = {k}, n = {n:,} users (reports are n x k uint8), best of 3")
+    print(f"\n2. Throughput at k = {k}, n = {n:,} users (LIP-UE reports: k bits packed, k/8 bytes; OUE: k bytes), "
+          "best of 3")
     for name, run in (("LIP-UE perturb", lambda: mechanism.perturb(values, rng=1)),
                       ("OUE perturb", lambda: oue.perturb(values, rng=1))):
         best = min(_timed(run) for _ in range(3))

@@ -168,6 +168,30 @@ def test_the_estimate_is_unbiased_on_a_drifted_population_with_the_stated_varian
                                / (20_000 * (mechanism.bit_probabilities[0] - mechanism.bit_probabilities[1]) ** 2))
 
 
+def test_reports_are_packed_bits_and_aggregate_like_the_unpacked_ones():
+    """k = 13: two bytes per report; bits() unpacks them; the aggregate counts each bit; the draw of each bit is
+    Bernoulli(a) for the user's own value and Bernoulli(b) otherwise (counts within 5 sd over 40000 users)."""
+    mechanism = ld.design(zipf(13), ld.LIP(1.0), family="unary", baselines=False)
+    values = np.random.default_rng(6).choice(13, size=40_000, p=zipf(13))
+    reports = mechanism.perturb(values, rng=7)
+    assert reports.shape == (40_000, 2) and reports.dtype == np.uint8 and mechanism.report_bytes == 2
+    bits = mechanism.bits(reports)
+    assert bits.shape == (40_000, 13) and set(np.unique(bits)) <= {0, 1}
+    np.testing.assert_array_equal(mechanism.aggregate(reports)["support"], bits.sum(axis=0))
+    a, b = mechanism.bit_probabilities
+    own = bits[np.arange(values.size), values]
+    for j in range(13):
+        mine, others = values == j, values != j
+        for observed, p, size in ((own[mine].mean(), a[j], mine.sum()), (bits[others, j].mean(), b[j], others.sum())):
+            assert abs(observed - p) < 5 * math.sqrt(p * (1 - p) / size), j
+    bad = reports.copy()
+    bad[0, 1] |= 0b1000_0000  # bit 15 of a 13-bit report
+    with pytest.raises(ld.ValidationError, match=r"reports\[0\] sets bits beyond k = 13"):
+        mechanism.aggregate(bad)
+    with pytest.raises(ld.ValidationError, match=r"unary reports are uint8 of shape \(n, 2\)"):
+        mechanism.aggregate(bits)
+
+
 def test_a_unary_file_round_trips_and_a_tampered_one_is_refused(tmp_path):
     mechanism = ld.design(zipf(5), ld.LIP(1.0), family="unary", baselines=False)
     path = tmp_path / "unary.json"

@@ -21,6 +21,9 @@ from lipdesign.verification.exact import Certificate, log_upper
 #: (2 GiB) in one call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
 MAX_OUE_BYTES = 2**31
 
+#: ``UnaryEncoding`` perturbs and aggregates its packed reports in blocks of about this many unpacked bits.
+PACK_BLOCK = 2**22
+
 #: ``UnaryEncoding.privacy_table`` is built for k <= this by default (k x (2k + 1) floats, 64 MiB).
 MAX_REDUCED_K = 2048
 
@@ -171,7 +174,8 @@ def joint_ldp_ratio(a, b):
 class UnaryEncoding(_UnaryBits):
     """Unary encoding with one pair of bit probabilities per value, designed for a prior under eps-LIP
     (docs/math.md §7.1; ``ld.design(prior, ld.LIP(eps), family="unary")``): bit j of the report is 1 with
-    probability ``a[j]`` when j is the user's value and ``b[j]`` otherwise. Reports: uint8 (n, k) of 0/1, like OUE.
+    probability ``a[j]`` when j is the user's value and ``b[j]`` otherwise. Reports: the k bits packed 8 to a byte,
+    uint8 (n, ceil(k / 8)) (``bits(reports)`` unpacks them).
 
     The guarantee is verified EXACTLY on the realised probabilities (``rng.random() < p`` realises
     ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, rounded outward; a
@@ -332,6 +336,49 @@ class UnaryEncoding(_UnaryBits):
     def sampled(self):
         """The probabilities as requested; ``rng.random() < a`` realises ``bit_probabilities``, which are verified."""
         return self.a, self.b
+
+    @property
+    def report_bytes(self):
+        """Bytes per report: the k bits packed, ceil(k / 8)."""
+        return (self.k + 7) // 8
+
+    def _perturb(self, values, rng, user_ids):
+        """Reports packed 8 bits to a byte (bit j of a report is bit j % 8 of byte j // 8, ``bits`` unpacks them),
+        drawn in blocks of users so that the unpacked bits never take more than about PACK_BLOCK bytes."""
+        step = max(1, PACK_BLOCK // self.k)
+        out = np.empty((values.size, self.report_bytes), dtype=np.uint8)
+        for start in range(0, values.size, step):
+            bits = unary_reports(values[start:start + step], self.k, *self.sampled(), rng, "unary")
+            out[start:start + step] = np.packbits(bits, axis=1, bitorder="little")
+        return out
+
+    def empty_reports(self):
+        return np.zeros((0, self.report_bytes), dtype=np.uint8)
+
+    def bits(self, reports):
+        """The (n, k) uint8 bits of packed ``reports``, checked (for audits; aggregation never unpacks all of them)."""
+        return np.unpackbits(self._packed(reports), axis=1, count=self.k, bitorder="little")
+
+    def _packed(self, reports):
+        reports = np.asarray(reports)
+        if reports.ndim != 2 or reports.shape[1] != self.report_bytes or reports.dtype != np.uint8:
+            raise ValidationError(f"reports has shape {reports.shape} and dtype {reports.dtype}; unary reports are "
+                                  f"uint8 of shape (n, {self.report_bytes}): k = {self.k} bits packed 8 to a byte")
+        spare = 8 * self.report_bytes - self.k
+        if spare and reports.size and (reports[:, -1] >> (8 - spare)).any():
+            row = int(np.argmax((reports[:, -1] >> (8 - spare)) != 0))
+            raise ValidationError(f"reports[{row}] sets bits beyond k = {self.k} in its last byte; it is not a report "
+                                  "of this mechanism")
+        return reports
+
+    def _support(self, reports):
+        reports = self._packed(reports)
+        counts = np.zeros(self.k, dtype=np.int64)
+        step = max(1, PACK_BLOCK // self.k)
+        for start in range(0, reports.shape[0], step):
+            chunk = np.unpackbits(reports[start:start + step], axis=1, count=self.k, bitorder="little")
+            counts += chunk.sum(axis=0, dtype=np.int64)
+        return counts, reports.shape[0]
 
     def _variance(self, frequencies, n, method, user_ids):
         return pure_variance(frequencies, n, self.p, self.q)
