@@ -4,6 +4,7 @@ designed for a prior under LIP (docs/math.md §7.1, §8). Numpy and the standard
 import decimal
 from decimal import Decimal
 from fractions import Fraction
+from types import MappingProxyType
 
 import numpy as np
 
@@ -217,7 +218,7 @@ class UnaryEncoding(_UnaryBits):
                                   "and has no unbiased estimate")
         for array in (self.a, self.b, self.p, self.q):
             array.setflags(write=False)
-        self.provenance = provenance or {}
+        self.provenance = MappingProxyType(dict(provenance or {}))
         self._claimed = self.certificate_at(self.prior)
         if not self._claimed.passed:
             worst = self._claimed.worst
@@ -225,8 +226,8 @@ class UnaryEncoding(_UnaryBits):
                                     f"epsilon of the realised bits is {self._claimed.epsilon:.12g} (exact, docs/math.md "
                                     f"§7.1), at the {worst['side']} side of value {worst['value']}")
         exact_a, exact_b = [Fraction(x) for x in self.p], [Fraction(x) for x in self.q]
-        self.epsilons = {"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
-                         "LDP": log_upper(joint_ldp_ratio(exact_a, exact_b))}
+        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
+                                          "LDP": log_upper(joint_ldp_ratio(exact_a, exact_b))})
         self.mse = float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
 
     def certificate_at(self, prior):
