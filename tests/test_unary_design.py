@@ -100,6 +100,7 @@ def test_the_design_is_the_optimum_and_beats_the_symmetric_encodings(k, epsilon)
     optimum = independent_optimum(prior, epsilon)
     assert mechanism.mse == pytest.approx(optimum, rel=1e-6)
     assert mechanism.optimality["lower_bound"] <= optimum * (1 + 1e-9)
+    assert mechanism.optimality["variance"] == mechanism.mse  # the design's record is the mechanism's own figure
     baselines = mechanism.provenance["baselines"]
     # the figure is the variance of the library's unbiased estimate: sum_j [P a(1-a) + (1-P) b(1-b)]/(a-b)^2
     a, b = mechanism.bit_probabilities

@@ -10,6 +10,7 @@ from lipdesign.errors import SolverError, ValidationError, VerificationError
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.oracle import pure_variance
 from lipdesign.mechanisms.rr import GRR
+from lipdesign.mechanisms.sampling import realized_probability
 from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 from lipdesign.notions import LIP
 from solvers.unary import CONVEX_MAX_PRIOR, bit_probabilities, design_unary
@@ -51,25 +52,22 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
                           f"n x sum Var {result.value:.6g})")
     info = {"method": "convex program in (u - 1, 1 - v), barrier method with O(k) Newton steps (docs/math.md §7.1)",
             "figure_before_rounding": result.value}
-    for shrink in (0.0, *SHRINK):
-        a, b = bit_probabilities(result.alpha * (1 - shrink), result.beta * (1 - shrink))
-        try:
-            mechanism = UnaryEncoding(a, b, notion, prior, provenance=info)
-        except VerificationError:
-            continue
-        break
-    else:
-        raise SolverError("the unary design's realised bit probabilities miss the claim even after shrinking")
-    bound = result.value - result.gap
-    info["shrink"] = shrink
-    info["optimality"] = {"variance": mechanism.mse, "lower_bound": bound,
-                          "gap": (mechanism.mse - bound) / mechanism.mse, "bound": "barrier duality gap m/t",
-                          "bounds": {"barrier duality gap m/t": bound}}
     if baselines:
         info["baselines"] = unary_baselines(prior, notion)
         if rr_optimum is not None:
             info["baselines"]["optimal RR table (LIP)"] = rr_optimum
-    return UnaryEncoding(mechanism.a, mechanism.b, notion, prior, provenance=info)
+    bound = result.value - result.gap
+    for shrink in (0.0, *SHRINK):
+        a, b = bit_probabilities(result.alpha * (1 - shrink), result.beta * (1 - shrink))
+        figure = float(pure_variance(p, 1, realized_probability(a), realized_probability(b)).sum())  # mech.mse
+        info["shrink"] = shrink
+        info["optimality"] = {"variance": figure, "lower_bound": bound, "gap": (figure - bound) / figure,
+                              "bound": "barrier duality gap m/t", "bounds": {"barrier duality gap m/t": bound}}
+        try:
+            return UnaryEncoding(a, b, notion, prior, provenance=info)
+        except VerificationError:
+            continue
+    raise SolverError("the unary design's realised bit probabilities miss the claim even after shrinking")
 
 
 def symmetric_unary_variance(prior, epsilon):

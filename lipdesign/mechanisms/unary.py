@@ -29,21 +29,6 @@ PACK_BLOCK = 2**22
 MAX_REDUCED_K = 2048
 
 
-def bit_counts(reports, k, name):
-    """(C, n): the count of 1s of each of the k bits over the n reports (uint8 or bool rows of 0/1), checked."""
-    reports = np.asarray(reports)
-    if reports.ndim != 2 or reports.shape[1] != k:
-        raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {k}), one row of "
-                              f"k = {k} bits per user")
-    if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
-        raise ValidationError(f"reports has dtype {reports.dtype}; {name} reports are bits (uint8 0/1)")
-    if reports.size and reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
-        row, column = np.argwhere((reports < 0) | (reports > 1))[0]
-        raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every {name} report "
-                              "entry must be a bit, 0 or 1")
-    return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
-
-
 def unary_reports(values, k, keep, other, rng, name):
     """Unary-encoding reports, uint8 (n, k): bit j is 1 with probability ``keep`` (a scalar, or one per value) when
     j is the user's value and ``other`` (scalar or one per bit) otherwise, drawn as ``rng.random() < probability``.
@@ -66,24 +51,7 @@ def unary_reports(values, k, keep, other, rng, name):
     return out
 
 
-class _UnaryBits(PureProtocol):
-    """What unary encodings share: reports of k bits per user (uint8), perturbed with the bit probabilities
-    ``sampled`` gives as (own bit, every other bit), aggregated as the count of 1s per bit."""
-
-    def sampled(self):
-        raise NotImplementedError
-
-    def _perturb(self, values, rng, user_ids):
-        return unary_reports(values, self.k, *self.sampled(), rng, type(self).__name__)
-
-    def empty_reports(self):
-        return np.zeros((0, self.k), dtype=np.uint8)
-
-    def _support(self, reports):
-        return bit_counts(reports, self.k, type(self).__name__)
-
-
-class OUE(_UnaryBits):
+class OUE(PureProtocol):
     """Optimised unary encoding (docs/math.md §8): one bit per value; the bit of the true value is 1 with
     probability p = 1/2, every other bit with probability q = 1/(e^eps + 1). Reports: uint8 (n, k) of 0/1, n * k
     bytes, so ``perturb`` refuses n * k > ``MAX_OUE_BYTES`` (for large k prefer OLH or HadamardResponse);
@@ -100,8 +68,24 @@ class OUE(_UnaryBits):
     def example(cls):
         return cls(1.0, 6)
 
-    def sampled(self):
-        return self.p, self.q
+    def _perturb(self, values, rng, user_ids):
+        return unary_reports(values, self.k, self.p, self.q, rng, "OUE")
+
+    def empty_reports(self):
+        return np.zeros((0, self.k), dtype=np.uint8)
+
+    def _support(self, reports):
+        reports = np.asarray(reports)
+        if reports.ndim != 2 or reports.shape[1] != self.k:
+            raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {self.k}), one row of "
+                                  f"k = {self.k} bits per user")
+        if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
+            raise ValidationError(f"reports has dtype {reports.dtype}; OUE reports are bits (uint8 0/1)")
+        if reports.size and reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
+            row, column = np.argwhere((reports < 0) | (reports > 1))[0]
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every OUE report "
+                                  "entry must be a bit, 0 or 1")
+        return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
 
     def privacy_table(self):
         """Exact reduction to 2 rows x 4 outputs: two inputs x != x' differ only in the bits x and x' (the others
@@ -172,7 +156,7 @@ def joint_ldp_ratio(a, b):
     return max(high[x] / low[y] for x in order_high for y in order_low if x != y)
 
 
-class UnaryEncoding(_UnaryBits):
+class UnaryEncoding(PureProtocol):
     """Unary encoding with one pair of bit probabilities per value, designed for a prior under eps-LIP
     (docs/math.md §7.1; ``ld.design(prior, ld.LIP(eps), family="unary")``): bit j of the report is 1 with
     probability ``a[j]`` when j is the user's value and ``b[j]`` otherwise. Reports: the k bits packed 8 to a byte,
@@ -334,10 +318,6 @@ class UnaryEncoding(_UnaryBits):
         b = 1.0 / (1.0 + ratio)
         return cls(np.full(3, 0.5), np.full(3, b), LIP(1.0), Prior(prior))
 
-    def sampled(self):
-        """The probabilities as requested; ``rng.random() < a`` realises ``bit_probabilities``, which are verified."""
-        return self.a, self.b
-
     @property
     def report_bytes(self):
         """Bytes per report: the k bits packed, ceil(k / 8)."""
@@ -349,7 +329,8 @@ class UnaryEncoding(_UnaryBits):
         step = max(1, PACK_BLOCK // self.k)
         out = np.empty((values.size, self.report_bytes), dtype=np.uint8)
         for start in range(0, values.size, step):
-            bits = unary_reports(values[start:start + step], self.k, *self.sampled(), rng, "unary")
+            # a and b as requested: ``rng.random() < a`` realises ``bit_probabilities``, which are what is verified
+            bits = unary_reports(values[start:start + step], self.k, self.a, self.b, rng, "unary")
             out[start:start + step] = np.packbits(bits, axis=1, bitorder="little")
         return out
 
