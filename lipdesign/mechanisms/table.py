@@ -434,8 +434,7 @@ class TableMechanism(Mechanism):
         if isinstance(notion, LIP):
             ball = PriorSet.tv_ball(self.prior.probabilities, self.SUMMARY_DRIFT)
             worst = verify(self, prior=ball).epsilon
-            where = "outside the prior set, if the prior" if notion.prior_set is not None else "if the prior"
-            lines.append(f"  {where} is off by up to TV {self.SUMMARY_DRIFT:g} from the design prior: LIP at worst "
+            lines.append(f"  if the prior is off by up to TV {self.SUMMARY_DRIFT:g} from the design prior: LIP at worst "
                          f"{worst:.4g} (never above the LDP level {self.epsilons['LDP']:.4g}); "
                          "ld.verify(mech, prior=...) for others")
         return "\n".join(lines)

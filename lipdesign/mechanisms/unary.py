@@ -10,11 +10,13 @@ import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
+from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP, notion_from_dict
-from lipdesign.validation import float_array, fmt, probability_vector
+from lipdesign.validation import choice, float_array, fmt, probability_vector
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
 
@@ -164,8 +166,8 @@ class UnaryEncoding(PureProtocol):
 
     The guarantee is verified EXACTLY on the realised probabilities (``rng.random() < p`` realises
     ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, rounded outward; a
-    claim it fails raises VerificationError. The estimate is unbiased per bit, (C_j/n - b_j)/(a_j - b_j), with
-    ``variance`` given the users' values (docs/math.md §7.1, §8). ``bit_probabilities`` gives (a, b) as realised.
+    claim it fails raises VerificationError. The estimate is unbiased per bit, (C_j/n - b_j)/(a_j - b_j), an
+    ``ld.Estimate`` with standard errors; ``variance`` is given the users' values (docs/math.md §7.1, §8). ``bit_probabilities`` gives (a, b) as realised.
     Its weights, like an RR table's, are designed at the prior; what unary encoding adds is a design whose cost
     grows linearly in k.
     """
@@ -361,6 +363,18 @@ class UnaryEncoding(PureProtocol):
             chunk = np.unpackbits(reports[start:start + step], axis=1, count=self.k, bitorder="little")
             counts += chunk.sum(axis=0, dtype=np.int64)
         return counts, reports.shape[0]
+
+    def estimate(self, reports, *, method=None, consistency=None):
+        """The unbiased frequencies (C_j/n - b_j)/(a_j - b_j) as an ``ld.Estimate`` with plug-in standard errors given
+        the users' values: ``variance`` at the estimate clipped to [0, 1] (docs/math.md §7.1, §11);
+        ``consistency="norm-sub"`` projects the frequencies onto the simplex (the errors stay those of ``raw``)."""
+        aggregate = self._aggregate_of(reports)
+        method = self._method(method)
+        consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
+        raw = self._estimate(aggregate, method)
+        errors = np.sqrt(pure_variance(np.clip(raw, 0.0, 1.0), aggregate.n, self.p, self.q))
+        return Estimate(self._consistent(raw, consistency), errors, n=aggregate.n, method=method,
+                        names=self.input_domain.names(), raw=raw)
 
     def _variance(self, frequencies, n, method, user_ids):
         return pure_variance(frequencies, n, self.p, self.q)
