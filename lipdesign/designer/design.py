@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from lipdesign.designer.hashing import check_hashing, hashing_design
 from lipdesign.designer.population import (
     lower_bounds,
     population_table,
@@ -37,8 +38,9 @@ from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
 
 #: Design families (``design(..., family=...)``): "rr" is the randomized-response type (any table), "unary" a
-#: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1).
-FAMILIES = ("rr", "unary")
+#: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1), "hashing" local hashing into two
+#: buckets with a channel per bucket mass (docs/math.md §7.2).
+FAMILIES = ("rr", "unary", "hashing")
 
 #: An LIP optimum may exceed the LDP optimum by this relative amount (the LP solver's tolerance), no more.
 OPTIMALITY_RTOL = 1e-9
@@ -66,7 +68,8 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     ``progress``: None, or a callable that receives a line of text now and then during long work (the extreme-ray
     enumeration of a latent secret or a prior set). ``family="unary"`` designs a unary encoding instead
     (docs/math.md §7.1: ld.LIP for X and ld.Frequencies only; a ``UnaryEncoding``, with the optimal RR table's
-    figure among its baselines for k <= 10).
+    figure among its baselines for k <= 10); ``family="hashing"`` designs local hashing (docs/math.md §7.2: a
+    ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies).
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
@@ -83,15 +86,16 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
             "(docs/math.md §1): drop the value, or build the prior with Prior.from_counts(..., pseudocount=...)")
     if prior.k < 2:
         raise ValidationError("prior has a single value; there is nothing to perturb")
-    if family == "unary":
-        check_unary(prior, notion, objective)
+    if family != "rr":
+        (check_unary if family == "unary" else check_hashing)(prior, notion, objective)
         rr = None
-        if baselines and prior.k <= MAX_RR_BASELINE_K:
-            try:  # a baseline only: the unary design does not depend on it
+        if baselines and prior.k <= MAX_RR_BASELINE_K and isinstance(notion, LIP):
+            try:  # a baseline only: the encoding's design does not depend on it
                 rr = design(prior, notion, objective, max_rays=max_rays, baselines=False).mse
             except (ProblemTooLargeError, SolverError, InfeasibleError):
                 rr = None
-        return unary_design(prior, notion, objective, baselines=baselines, rr_optimum=rr)
+        encoding_design = unary_design if family == "unary" else hashing_design
+        return encoding_design(prior, notion, objective, baselines=baselines, rr_optimum=rr)
 
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
     matching = prior_matching_table(prior, notion.epsilon) if plain_lip and objective.population else None

@@ -1,7 +1,8 @@
 """Mechanisms on the one contract (``lipdesign.mechanisms.base``): perturb, aggregate, estimate, numpy only.
 
 One module per family: ``table`` (designed and loaded tables), ``rr`` (binary randomized response, GRR), ``unary``
-(OUE, and UnaryEncoding designed under LIP), ``hashing`` (OLH), ``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
+(OUE, and UnaryEncoding designed under LIP), ``hashing`` (OLH), ``local_hashing`` (LocalHashing designed under LIP),
+``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
 ``numeric`` (Laplace, Duchi, Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's
 mixed tuples); ``estimate`` the estimate with its standard errors; ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
 the mergeable sufficient statistics, ``postprocess`` the consistency step, ``registry`` the family ids.
@@ -12,6 +13,7 @@ from lipdesign.mechanisms.base import Guarantee, Mechanism, verify
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
 from lipdesign.mechanisms.hashing import OLH
+from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.mixed import HarmonyMixed
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
@@ -30,6 +32,6 @@ from lipdesign.mechanisms.table import (
 from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 
 __all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Estimate", "Guarantee", "HadamardResponse", "HarmonyCategorical",
-           "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "Mechanism", "Piecewise", "TableMechanism",
+           "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "Piecewise", "TableMechanism",
            "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies",
            "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]

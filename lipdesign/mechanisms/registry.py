@@ -6,6 +6,7 @@ from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.hadamard import HadamardResponse
 from lipdesign.mechanisms.hashing import OLH
+from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.mixed import HarmonyMixed
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
@@ -48,6 +49,6 @@ def families():
     return sorted(_FAMILIES)
 
 
-for _cls in (TableMechanism, UnaryEncoding, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace, Duchi, HarmonyNumeric,
-             Piecewise, Hybrid, HarmonyMixed):
+for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
+             Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed):
     register(_cls)

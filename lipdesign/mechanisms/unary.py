@@ -105,6 +105,25 @@ SUMMARY_DRIFT = 0.1
 DIGITS = 50
 
 
+def baseline_lines(baselines, epsilon, value):
+    """Summary lines of an encoding's baselines (n x sum Var by name), grouped by guarantee: the same eps-LIP, eps-LDP
+    (stronger), 2 eps-LDP (the level eps-LIP implies); ``value`` says what the encoding offers instead
+    (docs/math.md §7.3)."""
+    groups = (("the same eps-LIP", lambda name: "LIP" in name),
+              (f"eps={epsilon:g}-LDP (stronger)", lambda name: "LIP" not in name and "2 eps" not in name),
+              (f"{2 * epsilon:g}-LDP (the LDP level eps-LIP implies)", lambda name: "2 eps" in name))
+    lines = []
+    for heading, member in groups:
+        row = sorted(((name.replace(" at 2 eps", ""), figure) for name, figure in baselines.items() if member(name)),
+                     key=lambda item: item[1])
+        if row:
+            lines.append(f"    at {heading}: " + ", ".join(f"{name} {figure:.4g}" for name, figure in row))
+    if baselines:
+        lines.append("    (the optimal RR table does at least as well as any encoding under the same notion; "
+                     f"{value}, docs/math.md §7.3)")
+    return lines
+
+
 def joint_lip_bound(a, b, prior):
     """(ratio, side, x): a number >= the largest of Pr[X = x | Y] / P_x and its inverse over all 2^k reports of unary
     encoding with bit probabilities a (bit x when X = x) and b (bit x otherwise), floats taken exactly, and where
@@ -285,18 +304,8 @@ class UnaryEncoding(PureProtocol):
         if self.optimality:
             lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
                          f"{self.optimality['gap']:.2e}")
-        baselines = self.provenance.get("baselines", {})
-        groups = (("the same eps-LIP", lambda name: "LIP" in name),
-                  (f"eps={self.epsilon:g}-LDP (stronger)", lambda name: "LIP" not in name and "2 eps" not in name),
-                  (f"{2 * self.epsilon:g}-LDP (the LDP level eps-LIP implies)", lambda name: "2 eps" in name))
-        for heading, member in groups:
-            row = sorted(((name.replace(" at 2 eps", ""), value) for name, value in baselines.items() if member(name)),
-                         key=lambda item: item[1])
-            if row:
-                lines.append(f"    at {heading}: " + ", ".join(f"{name} {value:.4g}" for name, value in row))
-        if baselines:
-            lines.append("    (the optimal RR table does at least as well as any unary encoding under the same "
-                         "notion; unary encoding's value is a design whose cost grows linearly in k, docs/math.md §7)")
+        lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
+                                "unary encoding's value is a design whose cost grows linearly in k")
         worst = self.certificate_at(PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
         lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP at worst {worst:.4g} (never above the "
                      f"LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")

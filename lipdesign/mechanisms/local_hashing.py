@@ -1,0 +1,367 @@
+"""Local hashing designed for a prior under eps-LIP (docs/math.md §7.2): each user hashes the domain into two
+buckets with a public random hash and sends the hash's seed and one bit from a binary channel chosen by the
+bucket's prior mass. Numpy and the standard library only."""
+
+import math
+import warnings
+from fractions import Fraction
+from functools import lru_cache
+from types import MappingProxyType
+
+import numpy as np
+
+from lipdesign.errors import ShrinkageWarning, ValidationError, VerificationError
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
+from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.hashing import hash_collision
+from lipdesign.mechanisms.postprocess import CONSISTENCY
+from lipdesign.mechanisms.sampling import BLOCK, structured_reports
+from lipdesign.mechanisms.unary import baseline_lines
+from lipdesign.model import Prior
+from lipdesign.notions import LIP, notion_from_dict
+from lipdesign.validation import choice, fmt, index_array, integer
+from lipdesign.verification import exp_bounds
+from lipdesign.verification.exact import Certificate, log_upper
+from solvers.hashing import cell_flips
+
+#: Cells of the bucket mass: a hash's channel depends only on the cell its bucket-0 mass falls in.
+CELLS = 4096
+
+#: Each cell's channel holds over the cell widened by this much on both sides: more than the floating-point error
+#: of a client's bucket mass, at most (2k + 2) 2^-53 for k <= MAX_K (docs/math.md §7.2).
+WIDEN = 2.0**-27
+
+#: The largest k (so that (2k + 2) 2^-53 < WIDEN, and a x + b < 2^63).
+MAX_K = 2**24
+
+#: Averages over the hash family are exact (every hash) up to this many hashes, and over SAMPLED_HASHES hashes
+#: drawn with SAMPLE_SEED beyond (their standard error is reported beside them).
+EXACT_HASHES = 2**17
+SAMPLED_HASHES = 2**14
+SAMPLE_SEED = 20261201
+
+#: ``privacy_table`` (every (hash, bit) output as a column) is built up to this many hashes.
+MAX_TABLE_HASHES = 2**12
+
+
+def smallest_prime_at_least(n):
+    """The smallest prime >= max(n, 2) (trial division; n <= MAX_K here)."""
+    candidate = max(int(n), 2)
+    while any(candidate % d == 0 for d in range(2, math.isqrt(candidate) + 1)):
+        candidate += 1
+    return candidate
+
+
+@lru_cache(maxsize=16)
+def cell_channels(epsilon):
+    """(flip0, flip1, certificate): the realised flip probabilities of buckets 0 and 1 for each of the CELLS cells,
+    and the exact Certificate that every cell's channel is eps-LIP at every bucket-0 mass of its widened cell
+    (docs/math.md §7.2; prior-independent, so computed once per epsilon)."""
+    flip0, flip1 = cell_flips(epsilon, CELLS, WIDEN)
+    for array in (flip0, flip1):
+        array.setflags(write=False)
+    bound, widen = exp_bounds(epsilon)[0], Fraction(WIDEN)
+    best, worst = Fraction(0), {}
+    for j in range(CELLS):
+        f0, f1 = Fraction(float(flip0[j])), Fraction(float(flip1[j]))
+        rows = ((1 - f0, f0), (f1, 1 - f1))
+        for mass in (max(Fraction(j, CELLS) - widen, Fraction(0)), min(Fraction(j + 1, CELLS) + widen, Fraction(1))):
+            for y in (0, 1):
+                output = mass * rows[0][y] + (1 - mass) * rows[1][y]
+                for z in (0, 1):  # a zero-mass bucket's row is the limit of small masses: kept (conservative)
+                    ratio = max(rows[z][y] / output, output / rows[z][y])
+                    if ratio > best:
+                        best, worst = ratio, {"cell": j, "bucket_mass": float(mass), "bucket": z, "bit": y}
+    certificate = Certificate("LIP", epsilon, log_upper(best), bool(best <= bound), True, worst,
+                              arithmetic=f"exact rational, every one of the {CELLS} cell channels at both ends of its "
+                                         "widened cell: covers every hash")
+    return flip0, flip1, certificate
+
+
+class LocalHashing(Mechanism):
+    """Local hashing with g = 2 designed for a prior under eps-LIP for X (docs/math.md §7.2;
+    ``ld.design(prior, ld.LIP(eps), family="hashing")``).
+
+    The hash family is h_s(x) = ((a x + b) mod p) mod 2 with p the smallest prime >= k, seed s in
+    [0, p (p - 1)), a = 1 + s // p, b = s % p. A user draws s uniformly (from her own rng), computes
+    the prior mass m of bucket 0 (O(k), once), takes the channel of m's cell (``cell_channels``) and reports
+    (s, y): y is her bucket, flipped with that bucket's probability. Reports: structured
+    [("seed", "<i8"), ("y", "u1")], ceil(log2(p (p - 1))) + 1 bits of information.
+
+    The guarantee is exact for every hash: each cell's realised channel is verified in rational arithmetic at both
+    ends of its cell widened by WIDEN, which bounds the client's floating-point error in m (docs/math.md §7.2).
+    Estimates: ``"unbiased"`` inverts each report's channel, (t_v - c)/(1 - c) with c the family's collision
+    probability, with plug-in standard errors; ``"mmse"`` averages the posteriors Pr[X = x | s, y] (biased toward
+    the design prior). Variances are exact averages over the whole family up to EXACT_HASHES hashes (k <= 359) and
+    averages over SAMPLED_HASHES seeded hashes beyond (``variance_basis`` says which). Aggregating costs O(n k).
+    """
+
+    family = "hashing"
+    methods = ("unbiased", "mmse")
+    report_dtype = np.dtype([("seed", "<i8"), ("y", "u1")])
+
+    def __init__(self, notion, prior, *, g=2, provenance=None):
+        self.prior = prior if isinstance(prior, Prior) else Prior(prior)
+        if not isinstance(notion, LIP) or notion.secret is not None or notion.prior_set is not None:
+            raise ValidationError(f"notion is {notion!r}; local hashing is designed under ld.LIP(eps) for X itself "
+                                  "(latent secrets and prior sets are not built for it yet; ld.mechanisms.OLH is its "
+                                  "LDP member)")
+        if integer(g, "g", low=2) != 2:
+            raise ValidationError(f"g is {fmt(g)}; local hashing under LIP is built for g = 2 (the closed form of "
+                                  "docs/math.md §6 per hash); g > 2 needs a ray LP per hash, not built yet")
+        self.notion, self.g = notion, 2
+        self.epsilon = self.checked_epsilon(notion.epsilon)
+        self.k = integer(self.prior.k, "prior size", low=2, high=MAX_K)
+        if (self.prior.probabilities <= 0).any():
+            x = int(np.argmin(self.prior.probabilities))
+            raise ValidationError(f"prior[{x}] is 0; LIP needs every value to have positive probability")
+        self.input_domain = self.prior.domain
+        self.prime = smallest_prime_at_least(self.k)
+        self.hashes = self.prime * (self.prime - 1)
+        self.collision = hash_collision(2, self.prime)
+        self._weights = self.prior.probabilities / self.prior.probabilities.sum()
+        self._weights.setflags(write=False)
+        self.flip0, self.flip1, self._claimed = cell_channels(self.epsilon)
+        if not self._claimed.passed:
+            raise VerificationError(f"the cell channels are not LIP with eps={self.epsilon:g}: "
+                                    f"{self._claimed.summary()}")
+        self.provenance = MappingProxyType(dict(provenance or {}))
+        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon})
+        figures = self._family_average(self.prior.probabilities, sample_errors=True)
+        self.mse, self.mse_error = figures["variance_total"], figures["variance_total_error"]
+        self.bayes_risk = figures["bayes_risk"]
+
+    # -- the hash family ----------------------------------------------------------------------------------------
+    def _seeds(self, seeds, field="seed"):
+        return index_array(seeds, self.hashes, field)
+
+    def _buckets(self, seeds, values=None):
+        """Buckets (0/1, int64) of ``values`` (default every value; shape (seeds, values)) under the hashes."""
+        values = np.arange(self.k) if values is None else values
+        a, b = 1 + seeds // self.prime, seeds % self.prime
+        return (a[:, None] * values + b[:, None]) % self.prime % 2
+
+    def _flips(self, buckets):
+        """(mass, flip0, flip1) of each hash from its buckets of every value: the bucket-0 prior mass and the
+        realised flips of its cell's channel (the client's computation, docs/math.md §7.2)."""
+        mass = (buckets == 0).astype(float) @ self._weights
+        cell = np.clip(np.floor(mass * CELLS).astype(np.int64), 0, CELLS - 1)
+        return mass, self.flip0[cell], self.flip1[cell]
+
+    def hash_values(self, seed):
+        """The bucket (0 or 1) of every input value under the hash with this seed."""
+        return self._buckets(np.array([integer(seed, "seed", low=0, high=self.hashes - 1)]))[0]
+
+    def channel(self, seed):
+        """The 2 x 2 table (rows: buckets, columns: the bit y) that the hash with this seed samples, as realised."""
+        _, f0, f1 = self._flips(self.hash_values(seed)[None, :])
+        return np.array([[1.0 - f0[0], f0[0]], [f1[0], 1.0 - f1[0]]])
+
+    @property
+    def step(self):
+        """Hashes (or reports) per block, so that a block's (hashes, k) arrays stay near BLOCK entries."""
+        return max(1, BLOCK // self.k)
+
+    # -- the contract -------------------------------------------------------------------------------------------
+    @property
+    def guarantee(self):
+        return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
+                         f"every hash: the {CELLS} cell channels, exactly, at both ends of each widened cell "
+                         "(docs/math.md §7.2)")
+
+    def _certify(self):
+        return self._claimed
+
+    def verified_epsilons(self):
+        return dict(self.epsilons)
+
+    def privacy_table(self, max_hashes=MAX_TABLE_HASHES):
+        """The whole mechanism as a k x (2 p (p - 1)) table, column (s, y) = Pr[seed s, bit y | x] (for audits at
+        small k: ``ld.verify(table, ld.LIP(eps), prior)`` then checks the guarantee by brute force)."""
+        if self.hashes > max_hashes:
+            raise ValidationError(f"k is {self.k}; the full table has 2 p (p - 1) = {2 * self.hashes} columns, built "
+                                  f"for at most {max_hashes} hashes")
+        seeds = np.arange(self.hashes)
+        buckets = self._buckets(seeds)  # (hashes, k)
+        _, f0, f1 = self._flips(buckets)
+        flip = np.where(buckets == 0, f0[:, None], f1[:, None])  # Pr[y != bucket]
+        ones = np.where(buckets == 1, 1.0 - flip, flip)  # Pr[y = 1 | x, s]
+        return (np.stack([1.0 - ones, ones], axis=2) / self.hashes).transpose(1, 0, 2).reshape(self.k, -1)
+
+    def parameters(self):
+        return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "g": self.g}
+
+    @classmethod
+    def from_parameters(cls, parameters, provenance=None):
+        return cls(notion_from_dict(parameters["notion"]), Prior.from_dict(parameters["prior"]), g=parameters["g"],
+                   provenance=provenance)
+
+    @classmethod
+    def example(cls):
+        return cls(LIP(1.0), Prior([0.1, 0.2, 0.3, 0.4]))
+
+    def empty_reports(self):
+        return np.zeros(0, dtype=self.report_dtype)
+
+    def _perturb(self, values, rng, user_ids):
+        out = np.empty(values.size, dtype=self.report_dtype)
+        out["seed"] = rng.integers(0, self.hashes, size=values.size)  # 0..hashes-1 (exclusive upper bound)
+        for start in range(0, values.size, self.step):
+            block = slice(start, start + self.step)
+            buckets = self._buckets(out["seed"][block])
+            _, f0, f1 = self._flips(buckets)
+            own = buckets[np.arange(buckets.shape[0]), values[block]]
+            flip = np.where(own == 0, f0, f1)  # on the 2^-53 grid: random() < flip realises it exactly
+            out["y"][block] = own ^ (rng.random(own.size) < flip)
+        return out
+
+    def _reports(self, reports):
+        structured_reports(reports, self.report_dtype)
+        seeds = self._seeds(reports["seed"], "reports['seed']")
+        return seeds, index_array(reports["y"], 2, "reports['y']")
+
+    @staticmethod
+    def _report_terms(mass, f0, f1, y):
+        """Per report (hash mass, flips, bit y), indexed by the bucket z of a value v: t[z], the unbiased estimate
+        of 1[h(X) = h(v)] (the 2 x 2 channel inverted: ([y = z] - flip of the other bucket) / (1 - f0 - f1)), and
+        odds[z] = C[z, y] / Pr[y], so that Pr[X = v | s, y] = P_v odds[h(v)] (docs/math.md §7.2). Shapes (n, 2)."""
+        flips, y = np.stack([f0, f1], axis=1), y[:, None]
+        z = np.arange(2)
+        t = ((z == y) - flips[:, ::-1]) / (1.0 - f0 - f1)[:, None]
+        likelihood = np.where(z == y, 1.0 - flips, flips)  # C[z, y]
+        chance = mass * likelihood[:, 0] + (1.0 - mass) * likelihood[:, 1]
+        return t, likelihood / chance[:, None]
+
+    @staticmethod
+    def _by_value(buckets, terms):
+        """sum over rows of terms[row, bucket of v under the row's hash], for every value v: O(rows k), one product."""
+        return terms[:, 0].sum() + (terms[:, 1] - terms[:, 0]) @ buckets
+
+    def _statistics(self, reports):
+        seeds, y = self._reports(reports)
+        sums, squares, posteriors = (np.zeros(self.k) for _ in range(3))
+        for start in range(0, seeds.size, self.step):
+            block = slice(start, start + self.step)
+            buckets = self._buckets(seeds[block])
+            t, odds = self._report_terms(*self._flips(buckets), y[block])
+            sums += self._by_value(buckets, t)
+            squares += self._by_value(buckets, t * t)
+            posteriors += self._by_value(buckets, odds)
+        return seeds.size, {"unbiased_sums": sums, "unbiased_squares": squares,
+                            "posterior_sums": posteriors * self._weights}
+
+    def _estimate(self, aggregate, method):
+        if method == "mmse":
+            return aggregate["posterior_sums"] / aggregate.n
+        return (aggregate["unbiased_sums"] / aggregate.n - self.collision) / (1.0 - self.collision)
+
+    def estimate(self, reports, *, method=None, consistency=None):
+        """The frequencies as an ``ld.Estimate``: ``"unbiased"`` (default) with plug-in standard errors from the
+        reports' own spread, sd(t_v) / (sqrt(n) (1 - c)); ``"mmse"`` without (docs/math.md §7.2)."""
+        aggregate = self._aggregate_of(reports)
+        method = self._method(method)
+        consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
+        raw = self._estimate(aggregate, method)
+        errors, note = np.full(self.k, np.nan), ""
+        if method == "mmse":
+            note = ("MMSE: posterior means under the design prior, pulled toward it; biased when the population "
+                    "differs from the prior, and without standard errors")
+            warnings.warn(f"method 'mmse': {note} (docs/math.md §4, §11); use method='unbiased' for the population",
+                          ShrinkageWarning, stacklevel=2)
+        else:
+            n = aggregate.n
+            spread = np.maximum(aggregate["unbiased_squares"] / n - (aggregate["unbiased_sums"] / n) ** 2, 0.0)
+            errors = np.sqrt(spread / n) / (1.0 - self.collision)
+        return Estimate(self._consistent(raw, consistency), errors, n=aggregate.n, method=method,
+                        names=self.input_domain.names(), raw=raw, note=note)
+
+    # -- averages over the hash family --------------------------------------------------------------------------
+    @property
+    def variance_basis(self):
+        """How ``variance``, ``expected_estimate`` and ``mse`` average over the hash family."""
+        if self.hashes <= EXACT_HASHES:
+            return f"exact: every one of the {self.hashes} hashes"
+        return f"{SAMPLED_HASHES} hashes sampled with seed {SAMPLE_SEED} (of {self.hashes})"
+
+    def _family_average(self, frequencies, sample_errors=False):
+        """Per value, over the hash family (all of it, or the seeded sample): E[t^2], E[posterior] and
+        E[posterior^2] under ``frequencies``; the Bayes risk 1 - E||posterior||^2 under the design prior; n x sum Var
+        of the unbiased estimate (with its Monte Carlo standard error when sampled and ``sample_errors``)."""
+        if self.hashes <= EXACT_HASHES:
+            seeds = np.arange(self.hashes)
+        else:
+            seeds = np.random.default_rng(SAMPLE_SEED).integers(0, self.hashes, size=SAMPLED_HASHES)
+        t2, odds1, odds2 = (np.zeros(self.k) for _ in range(3))
+        per_hash, risk = [], 0.0
+        squares = self._weights**2
+        for start in range(0, seeds.size, self.step):
+            buckets = self._buckets(seeds[start:start + self.step])
+            truth = (buckets == 0).astype(float) @ frequencies  # Pr[h(X) = 0 | hash] under the frequencies
+            mass, f0, f1 = self._flips(buckets)
+            spread = squares @ buckets.T  # sum of P_v^2 over bucket 1 (normalised prior)
+            block_t2 = np.zeros((buckets.shape[0], 2))
+            for bit in (0, 1):
+                y = np.full(buckets.shape[0], bit)
+                t, odds = self._report_terms(mass, f0, f1, y)
+                keep = np.where(np.arange(2) == bit, 1.0 - np.stack([f0, f1], 1), np.stack([f0, f1], 1))
+                chance = (truth * keep[:, 0] + (1.0 - truth) * keep[:, 1])[:, None]  # Pr[y = bit | hash]
+                block_t2 += chance * t * t
+                odds1 += self._by_value(buckets, chance * odds)
+                odds2 += self._by_value(buckets, chance * odds**2)
+                prior_chance = mass * keep[:, 0] + (1.0 - mass) * keep[:, 1]
+                risk += float((prior_chance * ((squares.sum() - spread) * odds[:, 0]**2 + spread * odds[:, 1]**2)).sum())
+            t2 += self._by_value(buckets, block_t2)
+            if sample_errors:
+                per_hash.append(block_t2[:, 0] * (self.k - buckets.sum(axis=1)) + block_t2[:, 1] * buckets.sum(axis=1))
+        t2, odds1, odds2 = t2 / seeds.size, odds1 / seeds.size, odds2 / seeds.size
+        scale = (1 - self.collision) ** 2
+        mean_t = frequencies * (1 - self.collision) + self.collision  # exact over the whole family
+        result = {"t2": t2, "posterior": odds1 * self._weights, "posterior2": odds2 * squares,
+                  "bayes_risk": 1.0 - risk / seeds.size,
+                  "variance_total": float((t2 - mean_t**2).sum() / scale), "variance_total_error": 0.0}
+        if sample_errors and self.hashes > EXACT_HASHES:
+            totals = np.concatenate(per_hash)
+            result["variance_total_error"] = float(totals.std(ddof=1) / math.sqrt(totals.size) / scale)
+        return result
+
+    def _expected(self, frequencies, method, user_ids):
+        if method == "unbiased":
+            return frequencies
+        return self._family_average(frequencies)["posterior"]
+
+    def _variance(self, frequencies, n, method, user_ids):
+        figures = self._family_average(frequencies)
+        if method == "unbiased":
+            mean_t = frequencies * (1 - self.collision) + self.collision
+            return (figures["t2"] - mean_t**2) / (n * (1 - self.collision) ** 2)
+        return (figures["posterior2"] - figures["posterior"] ** 2) / n
+
+    @property
+    def optimality(self):
+        """The unbiased estimate's figure (``mse``) beside the best lower bound the design recorded, and the gap."""
+        bounds = self.provenance.get("lower_bounds")
+        if not bounds:
+            return None
+        name = max(bounds, key=bounds.get)
+        return {"variance": self.mse, "lower_bound": bounds[name], "gap": (self.mse - bounds[name]) / self.mse,
+                "bound": name, "bounds": dict(bounds)}
+
+    def summary(self):
+        """The guarantee, the accuracy of the unbiased estimate and the Bayes risk, beside the baselines the design
+        recorded (docs/math.md §7.2)."""
+        error = f" (+- {self.mse_error:.2g}, sampled hashes)" if self.mse_error else ""
+        lines = [(f"local hashing, LIP eps={self.epsilon:g}, k={self.k}: a user sends the seed of a public hash into "
+                  f"2 buckets (one of {self.hashes}, prime {self.prime}) and her bucket through its channel"),
+                 f"  guarantee (exactly verified, every hash): LIP for X {self.epsilons['LIP for X']:.6g}",
+                 ("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
+                  "(docs/math.md §2)"),
+                 ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
+                  f"users' values: {self.mse:.6g}{error}; averaged over hashes: {self.variance_basis}"),
+                 f"  Bayes risk of the posterior mean at the design prior (histogram MSE per user): {self.bayes_risk:.6g}",
+                 f"  report: seed and one bit, {math.ceil(math.log2(self.hashes)) + 1} bits; client cost O(k) per user"]
+        if self.optimality:
+            lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
+                         f"{self.optimality['gap']:.2e}")
+        lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
+                                "local hashing's value is a report of one bit and a seed, designed at any k")
+        return "\n".join(lines)
