@@ -1,15 +1,18 @@
-"""Benchmark: unary encoding designed under LIP (docs/math.md §7.1) beside the fixed protocols, then its perturb and
-aggregate throughput. Figures side by side, never timed assertions.
+"""Benchmark: unary encoding and local hashing designed under LIP (docs/math.md §7.1, §7.2) beside the fixed
+protocols, then their perturb and aggregate throughput. Figures side by side, never timed assertions.
 
 1. Zipf(1.1) priors at k = 16, 256, 4096 and eps = 0.5, 1, 2, 4: the design time and figure (n x the sum of the
-   variances of the unbiased estimate at the prior, given the users' values) of the designed encoding, its barrier
-   lower bound, the best symmetric LIP unary encoding, and OUE, OLH, GRR and the best subset selection, each with
-   its own unbiased estimate at the same eps (LDP, which is stronger: an eps-LIP mechanism is only 2 eps-LDP at
-   worst, docs/math.md §2), and the optimal RR table under the same LIP notion where it can be designed (k <= 10
-   is not in this table; see benchmarks/design.py).
-2. Perturbing and aggregating n users at k = 256 (packed reports: k/8 bytes each), against OUE's perturb (k bytes).
+   variances of the unbiased estimate at the prior, given the users' values) of the designed unary encoding (with
+   its barrier lower bound) and of the designed local hashing (g = 2; beyond 2^17 hashes its figure averages
+   2^14 sampled hashes, standard error shown), the per-bin lower bound over every eps-LIP mechanism, the best
+   symmetric LIP unary encoding, and OUE, OLH, GRR and the best subset selection, each with its own unbiased
+   estimate at the same eps (LDP, which is stronger: an eps-LIP mechanism is only 2 eps-LDP at worst,
+   docs/math.md §2). The optimal RR table under the same LIP notion is not in this table (k <= 10 only; see
+   benchmarks/design.py).
+2. Perturbing and aggregating n users at k = 256: LIP-UE (k bits packed, k/8 bytes per report) against OUE
+   (k bytes), and LIP-LH (a seed and a bit) against OLH (two seeds and a bucket).
 
-Run: ``python benchmarks/encodings.py`` (``--n 200000``). Local hashing (issue 9, part 2) is not built yet.
+Run: ``python benchmarks/encodings.py`` (``--n 200000``).
 """
 
 import argparse
@@ -23,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import lipdesign as ld
 from lipdesign.designer.design import subset_selection_variance
+from lipdesign.designer.population import per_bin_bound
+from lipdesign.designer.unary import symmetric_unary_variance
 from lipdesign.mechanisms import GRR, OLH, OUE
 
 
@@ -31,45 +36,51 @@ def zipf(k, s=1.1):
     return weights / weights.sum()
 
 
+def _designed(prior, eps, family):
+    start = time.perf_counter()
+    mechanism = ld.design(prior, ld.LIP(eps), family=family, baselines=False)
+    return mechanism, time.perf_counter() - start
+
+
 def designs():
-    print("1. Unary encoding designed under eps-LIP vs the LDP protocols at the same eps, Zipf(1.1) prior: "
-          "n x sum Var of each one's unbiased estimate at the prior, given the users' values (lower is better)")
-    header = (f"{'k':>5} {'eps':>4} {'design s':>8} {'LIP-UE':>10} {'bound':>10} {'gap':>8} {'sym LIP-UE':>10} "
-              f"{'OUE':>10} {'OLH':>10} {'GRR':>10} {'SS':>10}")
+    print("1. Unary encoding and local hashing designed under eps-LIP vs the LDP protocols at the same eps, Zipf(1.1) "
+          "prior: n x sum Var of each one's unbiased estimate at the prior, given the users' values (lower is better)")
+    header = (f"{'k':>5} {'eps':>4} {'UE s':>6} {'LIP-UE':>9} {'UE gap':>7} {'LH s':>6} {'LIP-LH':>9} {'+-':>6} "
+              f"{'per-bin':>9} {'sym UE':>9} {'OUE':>9} {'OLH':>9} {'GRR':>9} {'SS':>9}")
     print(header)
     print("-" * len(header))
     for k in (16, 256, 4096):
         prior = ld.Prior(zipf(k))
+        p = prior.probabilities
         for eps in (0.5, 1.0, 2.0, 4.0):
-            start = time.perf_counter()
-            mechanism = ld.design(prior, ld.LIP(eps), family="unary")
-            seconds = time.perf_counter() - start
-            figures, p = mechanism.provenance["baselines"], prior.probabilities
+            unary, unary_seconds = _designed(prior, eps, "unary")
+            hashing, hashing_seconds = _designed(prior, eps, "hashing")
+            symmetric = symmetric_unary_variance(prior, eps)[0]
             ss, _ = subset_selection_variance(prior, eps)
-            print(f"{k:5d} {eps:4g} {seconds:8.2f} {mechanism.mse:10.4g} {mechanism.optimality['lower_bound']:10.4g} "
-                  f"{mechanism.optimality['gap']:8.1e} {figures['symmetric LIP unary']:10.4g} "
-                  f"{float(OUE(eps, k).variance(p).sum()):10.4g} {float(OLH(eps, k).variance(p).sum()):10.4g} "
-                  f"{float(GRR(eps, k).variance(p).sum()):10.4g} {ss:10.4g}")
-    print("(design s includes the baselines; OUE, OLH, GRR and SS are eps-LDP, a stronger guarantee than eps-LIP)")
+            print(f"{k:5d} {eps:4g} {unary_seconds:6.2f} {unary.mse:9.4g} {unary.optimality['gap']:7.1e} "
+                  f"{hashing_seconds:6.2f} {hashing.mse:9.4g} {hashing.mse_error:6.2g} "
+                  f"{per_bin_bound(prior, ld.LIP(eps)):9.4g} {symmetric:9.4g} "
+                  f"{float(OUE(eps, k).variance(p).sum()):9.4g} {float(OLH(eps, k).variance(p).sum()):9.4g} "
+                  f"{float(GRR(eps, k).variance(p).sum()):9.4g} {ss:9.4g}")
+    print("(UE gap: to the barrier bound of its own family; per-bin: a bound over every eps-LIP mechanism; OUE, OLH, "
+          "GRR and SS are eps-LDP, a stronger guarantee than eps-LIP)")
 
 
 def throughput(n):
     k = 256
     prior = zipf(k)
-    mechanism = ld.design(prior, ld.LIP(1.0), family="unary", baselines=False)
-    oue = OUE(1.0, k)
+    unary = ld.design(prior, ld.LIP(1.0), family="unary", baselines=False)
+    hashing = ld.design(prior, ld.LIP(1.0), family="hashing", baselines=False)
+    oue, olh = OUE(1.0, k), OLH(1.0, k)
     values = np.random.default_rng(0).choice(k, size=n, p=prior)
-    print(f"\n2. Throughput at k = {k}, n = {n:,} users (LIP-UE reports: k bits packed, k/8 bytes; OUE: k bytes), "
-          "best of 3")
-    for name, run in (("LIP-UE perturb", lambda: mechanism.perturb(values, rng=1)),
-                      ("OUE perturb", lambda: oue.perturb(values, rng=1))):
-        best = min(_timed(run) for _ in range(3))
-        print(f"{name:>24} {best:7.3f} s  {n / best / 1e6:6.2f} M users/s")
-    reports = mechanism.perturb(values, rng=1)
-    best = min(_timed(lambda: mechanism.aggregate(reports)) for _ in range(3))
-    print(f"{'LIP-UE aggregate':>24} {best:7.3f} s  {n / best / 1e6:6.2f} M users/s")
-    best = min(_timed(lambda: mechanism.estimate(reports)) for _ in range(3))
-    print(f"{'LIP-UE estimate (reports)':>24} {best:7.3f} s")
+    print(f"\n2. Throughput at k = {k}, n = {n:,} users, best of 3 (reports: LIP-UE k/8 bytes, OUE k bytes; LIP-LH "
+          "a seed of 17 bits and 1 bit, OLH two 31-bit seeds and a bucket)")
+    for name, mechanism in (("LIP-UE", unary), ("OUE", oue), ("LIP-LH", hashing), ("OLH", olh)):
+        best = min(_timed(lambda m=mechanism: m.perturb(values, rng=1)) for _ in range(3))
+        reports = mechanism.perturb(values, rng=1)
+        aggregate = min(_timed(lambda m=mechanism, r=reports: m.aggregate(r)) for _ in range(3))
+        print(f"{name:>8} perturb {best:7.3f} s ({n / best / 1e6:6.2f} M users/s)   aggregate {aggregate:7.3f} s "
+              f"({n / aggregate / 1e6:6.2f} M users/s)")
 
 
 def _timed(run):

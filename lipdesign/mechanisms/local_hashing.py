@@ -135,26 +135,30 @@ class LocalHashing(Mechanism):
     def _seeds(self, seeds, field="seed"):
         return index_array(seeds, self.hashes, field)
 
-    def _buckets(self, seeds, values=None):
-        """Buckets (0/1, int64) of ``values`` (default every value; shape (seeds, values)) under the hashes."""
-        values = np.arange(self.k) if values is None else values
-        a, b = 1 + seeds // self.prime, seeds % self.prime
-        return (a[:, None] * values + b[:, None]) % self.prime % 2
+    def _in_zero(self, seeds):
+        """1.0 where a value falls in bucket 0 under a hash, else 0.0: shape (seeds, k), floats for the products
+        below (int32 arithmetic while p^2 < 2^31, int64 beyond: a x + b < p^2 < 2^63)."""
+        kind = np.int32 if self.prime < 46_341 else np.int64
+        a, b = (1 + seeds // self.prime).astype(kind), (seeds % self.prime).astype(kind)
+        residues = (a[:, None] * np.arange(self.k, dtype=kind) + b[:, None]) % kind(self.prime)
+        return (1 - (residues & 1)).astype(float)
 
-    def _flips(self, buckets):
-        """(mass, flip0, flip1) of each hash from its buckets of every value: the bucket-0 prior mass and the
-        realised flips of its cell's channel (the client's computation, docs/math.md §7.2)."""
-        mass = (buckets == 0).astype(float) @ self._weights
+    def _flips(self, in_zero):
+        """(mass, flip0, flip1) of each hash: the bucket-0 prior mass (a sum of positive floats, so within
+        (2k + 2) 2^-53 of the exact mass, docs/math.md §7.2) and the realised flips of its cell's channel (the
+        client's computation)."""
+        mass = in_zero @ self._weights
         cell = np.clip(np.floor(mass * CELLS).astype(np.int64), 0, CELLS - 1)
         return mass, self.flip0[cell], self.flip1[cell]
 
     def hash_values(self, seed):
         """The bucket (0 or 1) of every input value under the hash with this seed."""
-        return self._buckets(np.array([integer(seed, "seed", low=0, high=self.hashes - 1)]))[0]
+        seeds = np.array([integer(seed, "seed", low=0, high=self.hashes - 1)])
+        return 1 - self._in_zero(seeds)[0].astype(np.int64)
 
     def channel(self, seed):
         """The 2 x 2 table (rows: buckets, columns: the bit y) that the hash with this seed samples, as realised."""
-        _, f0, f1 = self._flips(self.hash_values(seed)[None, :])
+        _, f0, f1 = self._flips(1.0 - self.hash_values(seed)[None, :])
         return np.array([[1.0 - f0[0], f0[0]], [f1[0], 1.0 - f1[0]]])
 
     @property
@@ -182,10 +186,10 @@ class LocalHashing(Mechanism):
             raise ValidationError(f"k is {self.k}; the full table has 2 p (p - 1) = {2 * self.hashes} columns, built "
                                   f"for at most {max_hashes} hashes")
         seeds = np.arange(self.hashes)
-        buckets = self._buckets(seeds)  # (hashes, k)
-        _, f0, f1 = self._flips(buckets)
-        flip = np.where(buckets == 0, f0[:, None], f1[:, None])  # Pr[y != bucket]
-        ones = np.where(buckets == 1, 1.0 - flip, flip)  # Pr[y = 1 | x, s]
+        in_zero = self._in_zero(seeds)  # (hashes, k)
+        _, f0, f1 = self._flips(in_zero)
+        flip = np.where(in_zero == 1, f0[:, None], f1[:, None])  # Pr[y != bucket]
+        ones = np.where(in_zero == 0, 1.0 - flip, flip)  # Pr[y = 1 | x, s]
         return (np.stack([1.0 - ones, ones], axis=2) / self.hashes).transpose(1, 0, 2).reshape(self.k, -1)
 
     def parameters(self):
@@ -208,9 +212,9 @@ class LocalHashing(Mechanism):
         out["seed"] = rng.integers(0, self.hashes, size=values.size)  # 0..hashes-1 (exclusive upper bound)
         for start in range(0, values.size, self.step):
             block = slice(start, start + self.step)
-            buckets = self._buckets(out["seed"][block])
-            _, f0, f1 = self._flips(buckets)
-            own = buckets[np.arange(buckets.shape[0]), values[block]]
+            in_zero = self._in_zero(out["seed"][block])
+            _, f0, f1 = self._flips(in_zero)
+            own = 1 - in_zero[np.arange(in_zero.shape[0]), values[block]].astype(np.uint8)  # her bucket
             flip = np.where(own == 0, f0, f1)  # on the 2^-53 grid: random() < flip realises it exactly
             out["y"][block] = own ^ (rng.random(own.size) < flip)
         return out
@@ -233,20 +237,20 @@ class LocalHashing(Mechanism):
         return t, likelihood / chance[:, None]
 
     @staticmethod
-    def _by_value(buckets, terms):
+    def _by_value(in_zero, terms):
         """sum over rows of terms[row, bucket of v under the row's hash], for every value v: O(rows k), one product."""
-        return terms[:, 0].sum() + (terms[:, 1] - terms[:, 0]) @ buckets
+        return terms[:, 1].sum() + (terms[:, 0] - terms[:, 1]) @ in_zero
 
     def _statistics(self, reports):
         seeds, y = self._reports(reports)
         sums, squares, posteriors = (np.zeros(self.k) for _ in range(3))
         for start in range(0, seeds.size, self.step):
             block = slice(start, start + self.step)
-            buckets = self._buckets(seeds[block])
-            t, odds = self._report_terms(*self._flips(buckets), y[block])
-            sums += self._by_value(buckets, t)
-            squares += self._by_value(buckets, t * t)
-            posteriors += self._by_value(buckets, odds)
+            in_zero = self._in_zero(seeds[block])
+            t, odds = self._report_terms(*self._flips(in_zero), y[block])
+            sums += self._by_value(in_zero, t)
+            squares += self._by_value(in_zero, t * t)
+            posteriors += self._by_value(in_zero, odds)
         return seeds.size, {"unbiased_sums": sums, "unbiased_squares": squares,
                             "posterior_sums": posteriors * self._weights}
 
@@ -295,24 +299,25 @@ class LocalHashing(Mechanism):
         per_hash, risk = [], 0.0
         squares = self._weights**2
         for start in range(0, seeds.size, self.step):
-            buckets = self._buckets(seeds[start:start + self.step])
-            truth = (buckets == 0).astype(float) @ frequencies  # Pr[h(X) = 0 | hash] under the frequencies
-            mass, f0, f1 = self._flips(buckets)
-            spread = squares @ buckets.T  # sum of P_v^2 over bucket 1 (normalised prior)
-            block_t2 = np.zeros((buckets.shape[0], 2))
+            in_zero = self._in_zero(seeds[start:start + self.step])
+            truth = in_zero @ frequencies  # Pr[h(X) = 0 | hash] under the frequencies
+            mass, f0, f1 = self._flips(in_zero)
+            spread = squares.sum() - in_zero @ squares  # sum of P_v^2 over bucket 1 (normalised prior)
+            block_t2 = np.zeros((in_zero.shape[0], 2))
             for bit in (0, 1):
-                y = np.full(buckets.shape[0], bit)
+                y = np.full(in_zero.shape[0], bit)
                 t, odds = self._report_terms(mass, f0, f1, y)
                 keep = np.where(np.arange(2) == bit, 1.0 - np.stack([f0, f1], 1), np.stack([f0, f1], 1))
                 chance = (truth * keep[:, 0] + (1.0 - truth) * keep[:, 1])[:, None]  # Pr[y = bit | hash]
                 block_t2 += chance * t * t
-                odds1 += self._by_value(buckets, chance * odds)
-                odds2 += self._by_value(buckets, chance * odds**2)
+                odds1 += self._by_value(in_zero, chance * odds)
+                odds2 += self._by_value(in_zero, chance * odds**2)
                 prior_chance = mass * keep[:, 0] + (1.0 - mass) * keep[:, 1]
                 risk += float((prior_chance * ((squares.sum() - spread) * odds[:, 0]**2 + spread * odds[:, 1]**2)).sum())
-            t2 += self._by_value(buckets, block_t2)
+            t2 += self._by_value(in_zero, block_t2)
             if sample_errors:
-                per_hash.append(block_t2[:, 0] * (self.k - buckets.sum(axis=1)) + block_t2[:, 1] * buckets.sum(axis=1))
+                zeros = in_zero.sum(axis=1)
+                per_hash.append(block_t2[:, 0] * zeros + block_t2[:, 1] * (self.k - zeros))
         t2, odds1, odds2 = t2 / seeds.size, odds1 / seeds.size, odds2 / seeds.size
         scale = (1 - self.collision) ** 2
         mean_t = frequencies * (1 - self.collision) + self.collision  # exact over the whole family
