@@ -29,6 +29,7 @@ _EXPORTS = {
     "WeightedSum": "lipdesign.objectives",
     "mse": "lipdesign.objectives",
     "design": "lipdesign.designer",
+    "compare": "lipdesign.designer",
     "Mechanism": "lipdesign.mechanisms",
     "TableMechanism": "lipdesign.mechanisms",
     "Aggregate": "lipdesign.mechanisms",

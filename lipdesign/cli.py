@@ -1,4 +1,4 @@
-"""Command line: ``lipdesign design | mechanism | verify | simulate | demo``.
+"""Command line: ``lipdesign design | compare | mechanism | verify | simulate | demo``.
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
 with exit code 2 and one line on stderr, never a traceback; a verification that runs but fails exits 1.
@@ -29,6 +29,20 @@ def _design(args):
     mechanism.to_json(args.output)
     print(mechanism.summary())
     print(f"wrote {args.output}")
+
+
+def _compare(args):
+    from lipdesign.designer import compare
+    from lipdesign.io import read_json, spec_to_problem
+
+    prior, notion, objective, options = spec_to_problem(read_json(args.spec), args.spec)
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    comparison = compare(prior, notion, objective, progress=progress,
+                         **{key: value for key, value in options.items() if key != "family"})
+    print(comparison.summary())
+    if "family" in options:
+        print(f"(the spec names family {options['family']!r}; compare designs every family, `lipdesign design` "
+              "that one)")
 
 
 def _verify(args):
@@ -171,6 +185,11 @@ def build_parser():
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     command.set_defaults(run=_design)
+    command = commands.add_parser("compare", help="design every family (rr, unary, hashing) for a JSON spec and "
+                                                  "print their figures side by side")
+    command.add_argument("spec", help="spec file (JSON; see README and examples/)")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    command.set_defaults(run=_compare)
     command = commands.add_parser("mechanism", aliases=["harmony"],
                                   help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
     command.add_argument("family", help="family id: grr, oue, olh, hadamard, duchi, harmony-numeric, "

@@ -108,16 +108,17 @@ def test_the_cells_cost_almost_nothing_against_the_closed_form_per_hash():
         for y, chance in ((0, mass * (1 - f0) + (1 - mass) * f1), (1, mass * f0 + (1 - mass) * (1 - f1))):
             ideal += chance * (inverse[y, buckets] ** 2).sum()
     c = mechanism.collision
-    ideal = (ideal / mechanism.hashes - ((prior * (1 - c) + c) ** 2).sum()) / (1 - c) ** 2
+    ideal = (ideal / mechanism.hashes - (prior + (1 - prior) * c**2).sum()) / (1 - c) ** 2  # given the values
     assert ideal < mechanism.mse < ideal * 1.001
 
 
 @pytest.mark.parametrize("prior", [zipf(4), zipf(6, 0.5), [0.3, 0.7]])
 def test_the_figures_are_those_of_the_whole_table(prior):
     """variance (unbiased and MMSE), expected_estimate and the Bayes risk, against the same figures computed on the
-    k x (2 hashes) table: the unbiased estimator is identity in expectation there, its variance is
-    sum_col Q[x, col] e_v(col)^2 - f_v^2, the posterior mean's law is the table's, and the Bayes risk is
-    1 - sum_col sum_x (P_x Q[x, col])^2 / (P . q_col) (docs/math.md §4)."""
+    k x (2 hashes) table: the unbiased estimator is identity in expectation there; given the users' values (a
+    share f_x holds x) the variance of a per-report estimate e is sum_x f_x (sum_col Q[x, col] e(col)^2 -
+    (sum_col Q[x, col] e(col))^2); the Bayes risk is 1 - sum_col sum_x (P_x Q[x, col])^2 / (P . q_col)
+    (docs/math.md §4)."""
     prior = np.array(prior)
     mechanism = LocalHashing(ld.LIP(1.0), prior)
     table, inverse = family_table(mechanism)
@@ -126,15 +127,17 @@ def test_the_figures_are_those_of_the_whole_table(prior):
     np.testing.assert_allclose(table @ estimator.T, np.eye(prior.size), atol=1e-12)
     truth = drifted(prior, 0.2)
     law = truth @ table
-    np.testing.assert_allclose(mechanism.variance(truth, n=10),
-                               (law @ (estimator**2).T - truth**2) / 10, rtol=1e-10)
+    def given_values(frequencies, per_report):
+        return frequencies @ (table @ (per_report**2).T - (table @ per_report.T) ** 2)
+
+    np.testing.assert_allclose(mechanism.variance(truth, n=10), given_values(truth, estimator) / 10, rtol=1e-10)
     joint = prior[:, None] * table
     posterior = joint / joint.sum(axis=0)
     np.testing.assert_allclose(mechanism.expected_estimate(truth, method="mmse"), posterior @ law, rtol=1e-10)
-    np.testing.assert_allclose(mechanism.variance(truth, method="mmse"),
-                               (posterior**2) @ law - (posterior @ law) ** 2, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(mechanism.variance(truth, method="mmse"), given_values(truth, posterior),
+                               rtol=1e-9, atol=1e-15)
     assert mechanism.bayes_risk == pytest.approx(1 - ((joint**2).sum(axis=0) / joint.sum(axis=0)).sum(), rel=1e-12)
-    assert mechanism.mse == pytest.approx(float(((prior @ table) @ (estimator**2).T - prior**2).sum()), rel=1e-10)
+    assert mechanism.mse == pytest.approx(float(given_values(prior, estimator).sum()), rel=1e-10)
 
 
 def test_the_sampler_draws_each_hash_uniformly_and_then_its_channel():
@@ -154,21 +157,28 @@ def test_the_sampler_draws_each_hash_uniformly_and_then_its_channel():
         assert abs(ones.mean() - chance) < 5 * math.sqrt(chance * (1 - chance) / ones.size), seed
 
 
-def test_the_unbiased_estimate_follows_a_drifted_population_and_the_mmse_does_not():
-    """Designed at a Zipf prior, used on a population drifted by TV 0.3: the unbiased estimate is within its stated
-    sd, its plug-in intervals cover at their rate, and the MMSE estimate stays near the prior (docs/math.md §11)."""
-    prior = zipf(6)
-    mechanism = ld.design(prior, ld.LIP(1.0), family="hashing", baselines=False)
+@pytest.mark.parametrize(("prior", "epsilon"), [(zipf(6), 1.0), ([0.3, 0.7], 4.0)])
+def test_the_unbiased_estimate_follows_a_drifted_population_and_the_mmse_does_not(prior, epsilon):
+    """Designed at a prior, used on a population drifted by TV 0.3 (the same users each run): the unbiased estimate
+    is within its stated sd, the sd given the users' values is the empirical one (at k = 2, eps = 4 the variance of
+    users drawn at random would be 28 times larger), its plug-in intervals cover at their rate, and the MMSE estimate
+    stays near the prior (docs/math.md §11)."""
+    prior = np.array(prior)
+    mechanism = ld.design(prior, ld.LIP(epsilon), family="hashing", baselines=False)
     truth = drifted(prior, 0.3)
     result = ld.simulate(mechanism, 20_000, rng=4, truth=truth, repetitions=100, drift=False, level=0.9)
     assert result.largest_z < 4, result.summary()
     assert (result.coverage >= 0.9 - 4 * math.sqrt(0.09 / 100)).all() and result.coverage.mean() <= 0.96
     assert np.allclose(result.empirical_std, result.std, rtol=0.3), result.summary()
-    values = np.random.default_rng(5).choice(6, size=50_000, p=truth)
+    values = np.random.default_rng(5).choice(prior.size, size=50_000, p=truth)
     with pytest.warns(ShrinkageWarning, match="pulled toward it"):
         mmse = mechanism.estimate(mechanism.perturb(values, rng=6), method="mmse")
-    assert np.abs(mmse - prior).sum() < np.abs(mmse - truth).sum()
     assert not np.isfinite(mmse.standard_errors).any()
+    population = np.bincount(values, minlength=prior.size) / values.size
+    centre = mechanism.expected_estimate(population, method="mmse")
+    assert (np.abs(mmse - centre) < 5 * np.sqrt(mechanism.variance(population, values.size, method="mmse"))).all()
+    if epsilon <= 1:  # a noisy channel: the posterior mean leans on the prior (at eps = 4, k = 2 it barely needs to)
+        assert np.abs(mmse - prior).sum() < np.abs(mmse - truth).sum()
 
 
 def test_beyond_the_exact_enumeration_the_average_is_sampled_and_says_so(monkeypatch):

@@ -19,6 +19,8 @@ def check_hashing(prior, notion, objective):
     if not (plain_lip or isinstance(notion, (LDP, WorstCaseLIP))):
         raise ValidationError(f"notion is {notion!r}; family='hashing' is designed under ld.LIP(eps) for X itself or "
                               "ld.LDP(eps) so far (a latent secret or a prior set is not built for it)")
+    if isinstance(notion, LIP):
+        LocalHashing.checked_epsilon(notion.epsilon)  # the family's range, before any baseline is built
     if objective.kind != "frequencies":
         raise ValidationError(f"objective is {objective!r}; family='hashing' is designed for ld.Frequencies() (the "
                               "histogram) only so far; its channel is optimal for every utility at g = 2, and "

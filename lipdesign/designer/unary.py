@@ -96,5 +96,6 @@ def unary_baselines(prior, notion):
         if level <= OUE.epsilon_range[1]:
             figures["OUE" + suffix] = float(OUE(level, prior.k).variance(p).sum())
             figures["OLH" + suffix] = float(OLH(level, prior.k).variance(p).sum())
-        figures["GRR" + suffix] = float(GRR(level, prior.k).variance(p).sum())
+        if level <= GRR.epsilon_range[1]:
+            figures["GRR" + suffix] = float(GRR(level, prior.k).variance(p).sum())
     return figures

@@ -15,6 +15,7 @@ A mechanism is an immutable object built in one step. It has
   for a categorical input domain, at the true frequencies (default: the design prior of a designed table, the
   uniform distribution otherwise) of ``n`` users (default 1: the per-user variance), given their values (docs/math.md
   §8, §11); for a numeric domain the first argument is the users' values, on which the variance depends;
+- ``report_bits`` and ``client_cost``: the size of a report and what a client computes for it, where stated;
 - ``parameters()`` / ``from_parameters``, ``to_dict()`` (the versioned envelope that ``lipdesign.load`` reads),
   ``to_json(path)``.
 
@@ -84,6 +85,14 @@ class Mechanism(Immutable):
     epsilon_range: ClassVar[tuple] = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
     #: Design provenance written with the envelope (designed tables); None for the fixed mechanisms.
     provenance = None
+    #: What a client computes per report, in words (``ld.compare`` shows it; empty where not stated).
+    client_cost: ClassVar[str] = ""
+
+    @property
+    def report_bits(self):
+        """Bits of information in one report (the log2 of the number of possible reports, rounded up), or None where
+        a family does not state it (continuous reports)."""
+        return None
 
     # -- what a family provides -----------------------------------------------------------------------------
     def parameters(self):

@@ -50,6 +50,7 @@ class OLH(PureProtocol):
     """
 
     family = "olh"
+    client_cost = "O(1) per report (one hash)"
     report_dtype = np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
 
     def __init__(self, epsilon, k, g=None):
@@ -64,6 +65,11 @@ class OLH(PureProtocol):
 
     def parameters(self):
         return {"epsilon": self.epsilon, "k": self.k, "g": self.g}
+
+    @property
+    def report_bits(self):
+        """a, b and y: ceil(log2((P - 1) P g))."""
+        return math.ceil(math.log2((HASH_PRIME - 1) * HASH_PRIME * self.g))
 
     @classmethod
     def example(cls):

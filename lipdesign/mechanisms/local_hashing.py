@@ -5,7 +5,7 @@ bucket's prior mass. Numpy and the standard library only."""
 import math
 import warnings
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 
 import numpy as np
@@ -39,6 +39,9 @@ MAX_K = 2**24
 EXACT_HASHES = 2**17
 SAMPLED_HASHES = 2**14
 SAMPLE_SEED = 20261201
+
+#: The MMSE estimate's expectation and variance given the users' values cost O(hashes k^2): built up to this.
+MAX_POSTERIOR_WORK = 2**29
 
 #: ``privacy_table`` (every (hash, bit) output as a column) is built up to this many hashes.
 MAX_TABLE_HASHES = 2**12
@@ -97,6 +100,7 @@ class LocalHashing(Mechanism):
     """
 
     family = "hashing"
+    client_cost = "O(k) per user (hash the domain, sum the prior of bucket 0), then O(1)"
     methods = ("unbiased", "mmse")
     report_dtype = np.dtype([("seed", "<i8"), ("y", "u1")])
 
@@ -127,9 +131,31 @@ class LocalHashing(Mechanism):
                                     f"{self._claimed.summary()}")
         self.provenance = MappingProxyType(dict(provenance or {}))
         self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon})
-        figures = self._family_average(self.prior.probabilities, sample_errors=True)
-        self.mse, self.mse_error = figures["variance_total"], figures["variance_total_error"]
-        self.bayes_risk = figures["bayes_risk"]
+
+    @cached_property
+    def _design_figures(self):
+        return self._family_average(self.prior.probabilities, errors=True)
+
+    @property
+    def mse(self):
+        """n x sum Var of the unbiased estimate at the design prior, given the users' values (docs/math.md §7.2),
+        averaged over the hash family as ``variance_basis`` says (computed on first use)."""
+        return self._design_figures["variance_total"]
+
+    @property
+    def mse_error(self):
+        """The Monte Carlo standard error of ``mse`` (0 when averaged over every hash)."""
+        return self._design_figures["variance_total_error"]
+
+    @property
+    def bayes_risk(self):
+        """The histogram MSE per user of the posterior mean at the design prior, 1 - E||posterior||^2."""
+        return self._design_figures["bayes_risk"]
+
+    @property
+    def bayes_risk_error(self):
+        """The Monte Carlo standard error of ``bayes_risk`` (0 when averaged over every hash)."""
+        return self._design_figures["bayes_risk_error"]
 
     # -- the hash family ----------------------------------------------------------------------------------------
     def _seeds(self, seeds, field="seed"):
@@ -162,6 +188,11 @@ class LocalHashing(Mechanism):
         return np.array([[1.0 - f0[0], f0[0]], [f1[0], 1.0 - f1[0]]])
 
     @property
+    def report_bits(self):
+        """The seed and the bit: ceil(log2(2 p (p - 1)))."""
+        return math.ceil(math.log2(2 * self.hashes))
+
+    @property
     def step(self):
         """Hashes (or reports) per block, so that a block's (hashes, k) arrays stay near BLOCK entries."""
         return max(1, BLOCK // self.k)
@@ -170,8 +201,8 @@ class LocalHashing(Mechanism):
     @property
     def guarantee(self):
         return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
-                         f"every hash: the {CELLS} cell channels, exactly, at both ends of each widened cell "
-                         "(docs/math.md §7.2)")
+                         f"every hash: the {CELLS} cell channels, exactly, at both ends of each cell widened by "
+                         "2^-27, beyond the client's floating-point error in the bucket mass (docs/math.md §7.2)")
 
     def _certify(self):
         return self._claimed
@@ -228,13 +259,13 @@ class LocalHashing(Mechanism):
     def _report_terms(mass, f0, f1, y):
         """Per report (hash mass, flips, bit y), indexed by the bucket z of a value v: t[z], the unbiased estimate
         of 1[h(X) = h(v)] (the 2 x 2 channel inverted: ([y = z] - flip of the other bucket) / (1 - f0 - f1)), and
-        odds[z] = C[z, y] / Pr[y], so that Pr[X = v | s, y] = P_v odds[h(v)] (docs/math.md §7.2). Shapes (n, 2)."""
+        likelihood[z] = C[z, y]; and Pr[y] under the design prior, so that Pr[X = v | s, y] = P_v C[h(v), y] / Pr[y]
+        (docs/math.md §7.2). Shapes (n, 2), (n, 2), (n,)."""
         flips, y = np.stack([f0, f1], axis=1), y[:, None]
         z = np.arange(2)
         t = ((z == y) - flips[:, ::-1]) / (1.0 - f0 - f1)[:, None]
-        likelihood = np.where(z == y, 1.0 - flips, flips)  # C[z, y]
-        chance = mass * likelihood[:, 0] + (1.0 - mass) * likelihood[:, 1]
-        return t, likelihood / chance[:, None]
+        likelihood = np.where(z == y, 1.0 - flips, flips)
+        return t, likelihood, mass * likelihood[:, 0] + (1.0 - mass) * likelihood[:, 1]
 
     @staticmethod
     def _by_value(in_zero, terms):
@@ -247,7 +278,8 @@ class LocalHashing(Mechanism):
         for start in range(0, seeds.size, self.step):
             block = slice(start, start + self.step)
             in_zero = self._in_zero(seeds[block])
-            t, odds = self._report_terms(*self._flips(in_zero), y[block])
+            t, likelihood, chance = self._report_terms(*self._flips(in_zero), y[block])
+            odds = likelihood / chance[:, None]
             sums += self._by_value(in_zero, t)
             squares += self._by_value(in_zero, t * t)
             posteriors += self._by_value(in_zero, odds)
@@ -260,8 +292,8 @@ class LocalHashing(Mechanism):
         return (aggregate["unbiased_sums"] / aggregate.n - self.collision) / (1.0 - self.collision)
 
     def estimate(self, reports, *, method=None, consistency=None):
-        """The frequencies as an ``ld.Estimate``: ``"unbiased"`` (default) with plug-in standard errors from the
-        reports' own spread, sd(t_v) / (sqrt(n) (1 - c)); ``"mmse"`` without (docs/math.md §7.2)."""
+        """The frequencies as an ``ld.Estimate``: ``"unbiased"`` (default) with plug-in standard errors given the
+        users' values, from the reports' own spread (docs/math.md §7.2); ``"mmse"`` without."""
         aggregate = self._aggregate_of(reports)
         method = self._method(method)
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
@@ -274,7 +306,11 @@ class LocalHashing(Mechanism):
                           ShrinkageWarning, stacklevel=2)
         else:
             n = aggregate.n
-            spread = np.maximum(aggregate["unbiased_squares"] / n - (aggregate["unbiased_sums"] / n) ** 2, 0.0)
+            spread = aggregate["unbiased_squares"] / n - (aggregate["unbiased_sums"] / n) ** 2
+            # the reports' spread also holds the spread of E[t_v | x] over the users' values, f(1 - f)(1 - c)^2:
+            # take it out, to give the error given the users' values (docs/math.md §7.2)
+            held = np.clip(raw, 0.0, 1.0)
+            spread = np.maximum(spread - held * (1 - held) * (1 - self.collision) ** 2, 0.0)
             errors = np.sqrt(spread / n) / (1.0 - self.collision)
         return Estimate(self._consistent(raw, consistency), errors, n=aggregate.n, method=method,
                         names=self.input_domain.names(), raw=raw, note=note)
@@ -287,59 +323,83 @@ class LocalHashing(Mechanism):
             return f"exact: every one of the {self.hashes} hashes"
         return f"{SAMPLED_HASHES} hashes sampled with seed {SAMPLE_SEED} (of {self.hashes})"
 
-    def _family_average(self, frequencies, sample_errors=False):
-        """Per value, over the hash family (all of it, or the seeded sample): E[t^2], E[posterior] and
-        E[posterior^2] under ``frequencies``; the Bayes risk 1 - E||posterior||^2 under the design prior; n x sum Var
-        of the unbiased estimate (with its Monte Carlo standard error when sampled and ``sample_errors``)."""
+    def _hash_sample(self):
         if self.hashes <= EXACT_HASHES:
-            seeds = np.arange(self.hashes)
-        else:
-            seeds = np.random.default_rng(SAMPLE_SEED).integers(0, self.hashes, size=SAMPLED_HASHES)
-        t2, odds1, odds2 = (np.zeros(self.k) for _ in range(3))
-        per_hash, risk = [], 0.0
+            return np.arange(self.hashes)
+        return np.random.default_rng(SAMPLE_SEED).integers(0, self.hashes, size=SAMPLED_HASHES)
+
+    def _family_average(self, frequencies, errors=False, posterior_means=False):
+        """Averages over the hash family (all of it, or the seeded sample), docs/math.md §7.2: under ``frequencies``
+        f, t2[v] = E_f[t_v^2] and posterior2[v] = E_f[pi_v^2] (pi = Pr[X = . | s, y]); with ``posterior_means`` the
+        k x k matrix E[pi_v | X = x] (O(hashes k^2)); under the design prior, the Bayes risk; and n x sum Var of the
+        unbiased estimate given the users' values. With ``errors``, the Monte Carlo standard errors of the last two
+        (0 over the whole family)."""
+        seeds = self._hash_sample()
+        t2, posterior2 = np.zeros(self.k), np.zeros(self.k)
+        means = np.zeros((self.k, self.k)) if posterior_means else None
+        variances, risks = [], []
         squares = self._weights**2
         for start in range(0, seeds.size, self.step):
             in_zero = self._in_zero(seeds[start:start + self.step])
-            truth = in_zero @ frequencies  # Pr[h(X) = 0 | hash] under the frequencies
+            truth = in_zero @ frequencies  # Pr[h(X) = 0 | hash] under f
             mass, f0, f1 = self._flips(in_zero)
-            spread = squares.sum() - in_zero @ squares  # sum of P_v^2 over bucket 1 (normalised prior)
-            block_t2 = np.zeros((in_zero.shape[0], 2))
+            zero_squares = in_zero @ squares  # sum of P_v^2 over bucket 0 (normalised prior)
+            block_t2, risk = np.zeros((in_zero.shape[0], 2)), np.zeros(in_zero.shape[0])
+            pair = np.zeros((in_zero.shape[0], 2, 2))  # sum_y C[z, y] odds[z', y]
             for bit in (0, 1):
-                y = np.full(in_zero.shape[0], bit)
-                t, odds = self._report_terms(mass, f0, f1, y)
-                keep = np.where(np.arange(2) == bit, 1.0 - np.stack([f0, f1], 1), np.stack([f0, f1], 1))
-                chance = (truth * keep[:, 0] + (1.0 - truth) * keep[:, 1])[:, None]  # Pr[y = bit | hash]
-                block_t2 += chance * t * t
-                odds1 += self._by_value(in_zero, chance * odds)
-                odds2 += self._by_value(in_zero, chance * odds**2)
-                prior_chance = mass * keep[:, 0] + (1.0 - mass) * keep[:, 1]
-                risk += float((prior_chance * ((squares.sum() - spread) * odds[:, 0]**2 + spread * odds[:, 1]**2)).sum())
+                t, likelihood, prior_chance = self._report_terms(mass, f0, f1, np.full(in_zero.shape[0], bit))
+                chance = truth * likelihood[:, 0] + (1.0 - truth) * likelihood[:, 1]  # Pr[y = bit | hash] under f
+                odds = likelihood / prior_chance[:, None]
+                block_t2 += chance[:, None] * t * t
+                posterior2 += self._by_value(in_zero, chance[:, None] * odds**2)
+                risk += prior_chance * (zero_squares * odds[:, 0] ** 2 + (squares.sum() - zero_squares) * odds[:, 1] ** 2)
+                pair += likelihood[:, :, None] * odds[:, None, :]
             t2 += self._by_value(in_zero, block_t2)
-            if sample_errors:
-                zeros = in_zero.sum(axis=1)
-                per_hash.append(block_t2[:, 0] * zeros + block_t2[:, 1] * (self.k - zeros))
-        t2, odds1, odds2 = t2 / seeds.size, odds1 / seeds.size, odds2 / seeds.size
-        scale = (1 - self.collision) ** 2
-        mean_t = frequencies * (1 - self.collision) + self.collision  # exact over the whole family
-        result = {"t2": t2, "posterior": odds1 * self._weights, "posterior2": odds2 * squares,
-                  "bayes_risk": 1.0 - risk / seeds.size,
-                  "variance_total": float((t2 - mean_t**2).sum() / scale), "variance_total_error": 0.0}
-        if sample_errors and self.hashes > EXACT_HASHES:
-            totals = np.concatenate(per_hash)
-            result["variance_total_error"] = float(totals.std(ddof=1) / math.sqrt(totals.size) / scale)
+            zeros = in_zero.sum(axis=1)
+            variances.append(block_t2[:, 0] * zeros + block_t2[:, 1] * (self.k - zeros))
+            risks.append(risk)
+            if posterior_means:
+                sides = (in_zero, 1.0 - in_zero)
+                for z in (0, 1):
+                    for other in (0, 1):
+                        means += (sides[z] * pair[:, z, other][:, None]).T @ sides[other]
+        c, size = self.collision, seeds.size
+        # given the users' values, E[t_v | x] is 1 for x = v and c otherwise: subtract sum_x f_x E[t_v | x]^2
+        given = frequencies + (1 - frequencies) * c**2
+        result = {"t2": t2 / size, "posterior2": posterior2 * squares / size,
+                  "bayes_risk": 1.0 - float(np.concatenate(risks).mean()),
+                  "variance_total": float((t2 / size - given).sum() / (1 - c) ** 2)}
+        if posterior_means:
+            result["posterior_means"] = means / size * self._weights
+        if errors:
+            sampled = self.hashes > EXACT_HASHES
+            result["variance_total_error"] = float(np.concatenate(variances).std(ddof=1) / math.sqrt(size)
+                                                   / (1 - c) ** 2) if sampled else 0.0
+            result["bayes_risk_error"] = float(np.concatenate(risks).std(ddof=1) / math.sqrt(size)) if sampled else 0.0
         return result
+
+    def _check_posterior_means(self):
+        work = self._hash_sample().size * self.k**2
+        if work > MAX_POSTERIOR_WORK:
+            raise ValidationError(f"method is 'mmse'; its expectation and variance given the users' values need "
+                                  f"E[posterior | X = x] for every x, O(hashes k^2) = {work:.3g} here (built up to "
+                                  f"{MAX_POSTERIOR_WORK:.3g}, k <= about 150): the MMSE estimate is biased toward the "
+                                  "prior anyway; use method='unbiased' or mech.bayes_risk")
 
     def _expected(self, frequencies, method, user_ids):
         if method == "unbiased":
             return frequencies
-        return self._family_average(frequencies)["posterior"]
+        self._check_posterior_means()
+        return frequencies @ self._family_average(frequencies, posterior_means=True)["posterior_means"]
 
     def _variance(self, frequencies, n, method, user_ids):
-        figures = self._family_average(frequencies)
         if method == "unbiased":
-            mean_t = frequencies * (1 - self.collision) + self.collision
-            return (figures["t2"] - mean_t**2) / (n * (1 - self.collision) ** 2)
-        return (figures["posterior2"] - figures["posterior"] ** 2) / n
+            figures = self._family_average(frequencies)
+            given = frequencies + (1 - frequencies) * self.collision**2
+            return (figures["t2"] - given) / (n * (1 - self.collision) ** 2)
+        self._check_posterior_means()
+        figures = self._family_average(frequencies, posterior_means=True)
+        return (figures["posterior2"] - frequencies @ figures["posterior_means"] ** 2) / n
 
     @property
     def optimality(self):
@@ -355,6 +415,7 @@ class LocalHashing(Mechanism):
         """The guarantee, the accuracy of the unbiased estimate and the Bayes risk, beside the baselines the design
         recorded (docs/math.md §7.2)."""
         error = f" (+- {self.mse_error:.2g}, sampled hashes)" if self.mse_error else ""
+        risk_error = f" (+- {self.bayes_risk_error:.2g})" if self.bayes_risk_error else ""
         lines = [(f"local hashing, LIP eps={self.epsilon:g}, k={self.k}: a user sends the seed of a public hash into "
                   f"2 buckets (one of {self.hashes}, prime {self.prime}) and her bucket through its channel"),
                  f"  guarantee (exactly verified, every hash): LIP for X {self.epsilons['LIP for X']:.6g}",
@@ -362,8 +423,8 @@ class LocalHashing(Mechanism):
                   "(docs/math.md §2)"),
                  ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
                   f"users' values: {self.mse:.6g}{error}; averaged over hashes: {self.variance_basis}"),
-                 f"  Bayes risk of the posterior mean at the design prior (histogram MSE per user): {self.bayes_risk:.6g}",
-                 f"  report: seed and one bit, {math.ceil(math.log2(self.hashes)) + 1} bits; client cost O(k) per user"]
+                 f"  Bayes risk of the posterior mean at the design prior (histogram MSE per user): {self.bayes_risk:.6g}{risk_error}",
+                 f"  report: seed and one bit, {self.report_bits} bits; client cost {self.client_cost}"]
         if self.optimality:
             lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
                          f"{self.optimality['gap']:.2e}")

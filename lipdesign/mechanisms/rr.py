@@ -128,6 +128,12 @@ class GRR(PureProtocol):
     family = "grr"
     epsilon_range = (0.0, MAX_EPSILON)
 
+    client_cost = "O(1) per report"
+
+    @property
+    def report_bits(self):
+        return math.ceil(math.log2(self.k))
+
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)
         self.alpha = grr_mixing_probability(self.epsilon, self.exp_epsilon, self.k)

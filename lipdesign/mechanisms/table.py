@@ -440,6 +440,12 @@ class TableMechanism(Mechanism):
         return "\n".join(lines)
 
     # -- perturb, aggregate, estimate ------------------------------------------------------------------------
+    client_cost = "O(1) per report (an alias table per value)"
+
+    @property
+    def report_bits(self):
+        return max(1, math.ceil(math.log2(self.table.shape[1])))
+
     def _perturb(self, values, rng, user_ids):
         return self.sampler.perturb(values, rng)
 

@@ -60,6 +60,11 @@ class OUE(PureProtocol):
     2 <= k <= ``oracle.MAX_K``; epsilon in [1e-6, 10] (``sampling.ONE_BIT_MIN_EPSILON``, ``ONE_BIT_MAX_EPSILON``)."""
 
     family = "oue"
+    client_cost = "O(k) per report (k bits)"
+
+    @property
+    def report_bits(self):
+        return self.k
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)
@@ -192,6 +197,7 @@ class UnaryEncoding(PureProtocol):
     """
 
     family = "unary"
+    client_cost = "O(k) per report (k bits)"
 
     def __init__(self, a, b, notion, prior, *, provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
@@ -328,6 +334,10 @@ class UnaryEncoding(PureProtocol):
         ratio = 0.9 * (e - 0.2) / 0.8  # u / v with a = 1/2: (1/2 / b) / (1/2 / (1 - b)) = (1 - b)/b
         b = 1.0 / (1.0 + ratio)
         return cls(np.full(3, 0.5), np.full(3, b), LIP(1.0), Prior(prior))
+
+    @property
+    def report_bits(self):
+        return self.k
 
     @property
     def report_bytes(self):

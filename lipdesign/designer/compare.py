@@ -1,0 +1,178 @@
+"""Choosing a family: ``compare(prior, notion, objective)`` designs every family that applies and sets their figures,
+bounds, report sizes, client costs and design times side by side (docs/math.md §7.3)."""
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from lipdesign.designer.design import FAMILIES, design
+from lipdesign.designer.population import per_bin_bound
+from lipdesign.designer.rays import MAX_RAYS
+from lipdesign.errors import LipdesignError, ValidationError
+from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.unary import OUE
+from lipdesign.model import Prior
+from lipdesign.notions import LIP
+from lipdesign.objectives import Frequencies, as_objective
+
+#: What each family is, in the table.
+NAMES = {"rr": "randomized response (optimal table)", "unary": "unary encoding", "hashing": "local hashing (g = 2)"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One family in a comparison: the mechanism designed (None when the family does not apply or could not be
+    designed, ``note`` then says why), its figure of the objective at the design prior, its own lower bound (the
+    best valid one its design certifies), the report size, the client's cost and the design time."""
+
+    family: str
+    mechanism: Mechanism | None
+    figure: float | None
+    lower_bound: float | None
+    report_bits: int | None
+    client_cost: str
+    seconds: float
+    note: str = ""
+
+    def to_dict(self):
+        return {"family": self.family, "mechanism": None if self.mechanism is None else self.mechanism.family,
+                "figure": self.figure, "lower_bound": self.lower_bound, "report_bits": self.report_bits,
+                "client_cost": self.client_cost, "seconds": self.seconds, "note": self.note}
+
+
+class Comparison:
+    """The rows of ``compare`` (one per family, in FAMILIES order), the notion and objective they were designed
+    for, and ``bound``: the best lower bound valid for EVERY mechanism of the notion (docs/math.md §10, §11).
+    ``print(comparison)`` shows the table; ``best`` is the row with the lowest figure."""
+
+    def __init__(self, rows, prior, notion, objective, bound, bound_name):
+        self.rows, self.prior, self.notion, self.objective = tuple(rows), prior, notion, objective
+        self.bound, self.bound_name = bound, bound_name
+
+    @property
+    def best(self):
+        designed = [row for row in self.rows if row.figure is not None]
+        return min(designed, key=lambda row: row.figure) if designed else None
+
+    def summary(self):
+        figure = ("n x sum Var of the unbiased estimate, at the design prior, given the users' values"
+                  if self.objective.population else f"the MSE of the posterior mean ({self.objective.kind})")
+        lines = [(f"{self.notion.kind} eps={self.notion.epsilon:g}, k={self.prior.k}: every family under the same "
+                  f"notion; figure = {figure} (lower is better)")]
+        header = f"{'family':<46} {'figure':>10} {'vs best':>8} {'gap':>7} {'bits':>5} {'design s':>8}  client"
+        lines += [header, "-" * (len(header) + 30)]
+        best = self.best
+        for row in self.rows:
+            name = NAMES[row.family] if row.mechanism is None else _described(row)
+            if row.figure is None:
+                lines.append(f"{name:<46} {'-':>10} {'':>8} {'':>7} {'':>5} {row.seconds:8.2f}  {row.note}")
+                continue
+            ratio = f"{row.figure / best.figure:7.2f}x"
+            gap = "" if self.bound is None else f"{(row.figure - self.bound) / row.figure:7.1%}"
+            bits = "" if row.report_bits is None else str(row.report_bits)
+            lines.append(f"{name:<46} {row.figure:10.4g} {ratio:>8} {gap:>7} {bits:>5} {row.seconds:8.2f}  "
+                         f"{row.client_cost}" + (f"; {row.note}" if row.note else ""))
+        if self.bound is not None:
+            lines.append(f"gap: to {self.bound:.6g}, a lower bound over every {self.notion.kind} eps={self.notion.epsilon:g} "
+                         f"mechanism ({self.bound_name})")
+        if isinstance(self.notion, LIP):
+            lines.append("eps-LIP holds at the design prior and implies at most 2 eps-LDP (docs/math.md §2); every "
+                         "row here has the same guarantee")
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.summary()
+
+    def __repr__(self):
+        return f"Comparison({', '.join(f'{row.family}={row.figure}' for row in self.rows)})"
+
+    def to_dict(self):
+        return {"notion": self.notion.to_dict(), "objective": self.objective.kind, "k": self.prior.k,
+                "bound": self.bound, "bound_name": self.bound_name, "rows": [row.to_dict() for row in self.rows]}
+
+
+def _described(row):
+    mechanism = row.mechanism
+    if row.family == "rr":
+        return f"{NAMES['rr']}, {mechanism.table.shape[1]} outputs"
+    if row.family == "unary" and isinstance(mechanism, OUE):
+        return "unary encoding: OUE (its LDP member)"
+    if row.family == "hashing" and mechanism.family == "olh":
+        return f"local hashing: OLH, g = {mechanism.g} (LDP)"
+    return NAMES[row.family]
+
+
+def _figure(mechanism, prior, objective):
+    """The figure of ``objective`` at the design prior: the designed families' own ``mse``, or the variance of a
+    fixed protocol's unbiased estimate given the users' values (docs/math.md §8)."""
+    if hasattr(mechanism, "mse"):
+        return float(mechanism.mse)
+    if objective.kind != "frequencies":
+        return None
+    return float(np.sum(mechanism.variance(prior.probabilities)))
+
+
+def _own_bound(mechanism):
+    optimality = getattr(mechanism, "optimality", None)
+    return None if not optimality else optimality.get("lower_bound")
+
+
+def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None):
+    """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``
+    for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
+    §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
+    ld.LDP the encodings' members are the fixed OUE and OLH. ``progress`` receives a line per family."""
+    prior = prior if isinstance(prior, Prior) else Prior(prior)
+    objective = Frequencies() if objective is None else as_objective(objective)
+    families = tuple(families)
+    for family in families:
+        if family not in FAMILIES:
+            raise ValidationError(f"families has {family!r}; each must be one of {', '.join(FAMILIES)}")
+    rows = []
+    for family in families:
+        if progress is not None:
+            progress(f"compare: designing {NAMES[family]}")
+        start = time.perf_counter()
+        try:
+            if family == "unary" and not isinstance(notion, LIP) and objective.kind == "frequencies":
+                mechanism = OUE(notion.epsilon, prior.k)
+            else:
+                mechanism = design(prior, notion, objective, family=family, max_rays=max_rays, baselines=False,
+                                   progress=progress)
+        except ValidationError as error:
+            if family == "rr":
+                raise  # the inputs themselves are wrong: say so, as ld.design does
+            rows.append(Row(family, None, None, None, None, "", time.perf_counter() - start, f"does not apply: {error}"))
+            continue
+        except LipdesignError as error:
+            rows.append(Row(family, None, None, None, None, "", time.perf_counter() - start, f"not designed: {error}"))
+            continue
+        seconds = time.perf_counter() - start
+        rows.append(Row(family, mechanism, _figure(mechanism, prior, objective), _own_bound(mechanism),
+                        mechanism.report_bits, mechanism.client_cost, seconds,
+                        _note(mechanism)))
+    bound, name = _common_bound(prior, notion, objective, rows)
+    return Comparison(rows, prior, notion, objective, bound, name)
+
+
+def _note(mechanism):
+    error = getattr(mechanism, "mse_error", 0.0)
+    return f"figure +- {error:.2g} (sampled hashes)" if error else ""
+
+
+def _common_bound(prior, notion, objective, rows):
+    """The best bound valid for every mechanism of the notion: the per-bin bound (docs/math.md §11), or the RR
+    table's certified bound, which §7.3 makes valid for every finite-output mechanism."""
+    candidates = {}
+    if objective.kind == "frequencies" and getattr(notion, "secret", None) is None:
+        candidates["per-bin, docs/math.md §11"] = per_bin_bound(prior, notion)
+    for row in rows:
+        if row.family == "rr" and row.lower_bound is not None:
+            candidates["the RR design's certificate"] = row.lower_bound
+    candidates = {key: value for key, value in candidates.items() if value is not None and math.isfinite(value)}
+    if not candidates:
+        return None, ""
+    name = max(candidates, key=candidates.get)
+    return candidates[name], name

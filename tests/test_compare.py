@@ -1,0 +1,82 @@
+"""ld.compare and `lipdesign compare`: every family designed under the same notion, side by side (docs/math.md
+§7.3), against the families designed one by one and the closed forms of the fixed protocols."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign.designer.population import per_bin_bound
+from lipdesign.mechanisms.oracle import pure_variance
+
+
+def zipf(k, s=1.1):
+    weights = 1.0 / np.arange(1, k + 1) ** s
+    return weights / weights.sum()
+
+
+def test_every_family_under_lip_with_the_rr_optimum_first():
+    """k = 6: the rows are the three families as ld.design builds them; the optimal RR table is the best (no
+    encoding beats it under the same notion, docs/math.md §7.3) and its certified bound is the common bound."""
+    prior = zipf(6)
+    comparison = ld.compare(prior, ld.LIP(1.0))
+    rows = {row.family: row for row in comparison.rows}
+    assert list(rows) == ["rr", "unary", "hashing"]
+    for family, row in rows.items():
+        alone = ld.design(prior, ld.LIP(1.0), family=family, baselines=False)
+        assert row.mechanism == alone and row.figure == pytest.approx(alone.mse, rel=1e-12)
+    assert comparison.best is rows["rr"]
+    assert rows["rr"].figure <= min(rows["unary"].figure, rows["hashing"].figure)
+    assert comparison.bound_name == "the RR design's certificate"
+    assert comparison.bound <= rows["rr"].figure and comparison.bound >= per_bin_bound(ld.Prior(prior), ld.LIP(1.0))
+    assert rows["unary"].report_bits == 6 and rows["hashing"].report_bits == 7  # 2 x 7 x 6 = 84 reports
+    assert rows["rr"].report_bits == int(np.ceil(np.log2(rows["rr"].mechanism.table.shape[1])))
+    text = str(comparison)
+    assert "LIP eps=1, k=6" in text and "implies at most 2 eps-LDP" in text and "local hashing (g = 2)" in text
+
+
+def test_under_ldp_the_encodings_are_oue_and_olh_with_their_closed_form_variances():
+    prior = zipf(5)
+    comparison = ld.compare(prior, ld.LDP(2.0))
+    rows = {row.family: row for row in comparison.rows}
+    oue, olh = rows["unary"].mechanism, rows["hashing"].mechanism
+    assert isinstance(oue, ld.mechanisms.OUE) and isinstance(olh, ld.mechanisms.OLH)
+    assert rows["unary"].figure == pytest.approx(pure_variance(prior, 1, oue.p, oue.q).sum(), rel=1e-12)
+    assert rows["hashing"].figure == pytest.approx(pure_variance(prior, 1, olh.p, olh.q).sum(), rel=1e-12)
+    assert comparison.best is rows["rr"]
+    assert "OUE (its LDP member)" in str(comparison)
+
+
+def test_a_family_that_cannot_be_designed_keeps_its_row_with_the_reason():
+    """k = 40: no exact RR design (too many rays), the encodings still come; max P > 3/4 refuses unary."""
+    comparison = ld.compare(zipf(40), ld.LIP(1.0))
+    rows = {row.family: row for row in comparison.rows}
+    assert rows["rr"].figure is None and "not designed: k is 40" in rows["rr"].note
+    assert rows["unary"].figure is not None and rows["hashing"].figure is not None
+    assert comparison.bound_name == "per-bin, docs/math.md §11"
+    skewed = ld.compare([0.8, 0.1, 0.05, 0.05], ld.LIP(1.0))
+    unary = next(row for row in skewed.rows if row.family == "unary")
+    assert unary.figure is None and unary.note.startswith("does not apply: prior[0] is 0.8")
+    with pytest.raises(ld.ValidationError, match="families has 'tables'"):
+        ld.compare(zipf(4), ld.LIP(1.0), families=("rr", "tables"))
+    with pytest.raises(ld.ValidationError, match="prior"):
+        ld.compare([0.5, 0.5, 0.0], ld.LIP(1.0))
+
+
+def test_the_compare_command_prints_the_table(tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"prior": {"probabilities": zipf(6).tolist()},
+                                "notion": {"kind": "LIP", "epsilon": 1.0}, "family": "hashing"}))
+    result = subprocess.run([sys.executable, "-m", "lipdesign.cli", "compare", str(spec), "-q"], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "randomized response (optimal table)" in result.stdout and "unary encoding" in result.stdout
+    assert "the spec names family 'hashing'" in result.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LIP", "epsilon": -1}}))
+    result = subprocess.run([sys.executable, "-m", "lipdesign.cli", "compare", str(bad)], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "epsilon" in result.stderr
