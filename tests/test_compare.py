@@ -38,16 +38,18 @@ def test_every_family_under_lip_with_the_rr_optimum_first():
     assert "LIP eps=1, k=6" in text and "implies at most 2 eps-LDP" in text and "local hashing (g = 2)" in text
 
 
-def test_under_ldp_the_encodings_are_oue_and_olh_with_their_closed_form_variances():
+def test_under_ldp_the_encodings_are_the_ldp_unary_design_and_olh_with_their_closed_form_variances():
     prior = zipf(5)
     comparison = ld.compare(prior, ld.LDP(2.0))
     rows = {row.family: row for row in comparison.rows}
-    oue, olh = rows["unary"].mechanism, rows["hashing"].mechanism
-    assert isinstance(oue, ld.mechanisms.OUE) and isinstance(olh, ld.mechanisms.OLH)
-    assert rows["unary"].figure == pytest.approx(pure_variance(prior, 1, oue.p, oue.q).sum(), rel=1e-12)
+    unary, olh = rows["unary"].mechanism, rows["hashing"].mechanism
+    assert unary.family == "unary" and unary.notion == ld.LDP(2.0) and isinstance(olh, ld.mechanisms.OLH)
+    p, q = unary.bit_probabilities
+    assert rows["unary"].figure == pytest.approx(pure_variance(prior, 1, p, q).sum(), rel=1e-12)
     assert rows["hashing"].figure == pytest.approx(pure_variance(prior, 1, olh.p, olh.q).sum(), rel=1e-12)
+    assert rows["unary"].figure < float(ld.mechanisms.OUE(2.0, 5).variance(prior).sum())
     assert comparison.best is rows["rr"]
-    assert "OUE (its LDP member)" in str(comparison)
+    assert "local hashing: OLH, g = 8 (LDP)" in str(comparison)
 
 
 def test_a_family_that_cannot_be_designed_keeps_its_row_with_the_reason():

@@ -212,7 +212,7 @@ def test_a_unary_file_round_trips_and_a_tampered_one_is_refused(tmp_path):
 
 def test_what_the_unary_family_refuses():
     with pytest.raises(ld.ValidationError, match="family='unary' is designed under ld.LIP"):
-        ld.design(zipf(4), ld.LDP(1.0), family="unary")
+        ld.design(zipf(4), ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(zipf(4), 0.1)), family="unary")
     with pytest.raises(ld.ValidationError, match=r"prior\[0\] is 0.8; the unary design is a convex program only"):
         ld.design([0.8, 0.1, 0.1], ld.LIP(1.0), family="unary")
     with pytest.raises(ld.ValidationError, match="designed for ld.Frequencies"):
@@ -231,3 +231,58 @@ def test_what_the_unary_family_refuses():
     # a prior with all its mass on one value is a valid prior: the posterior ratios are then those of that value
     assert ld.verify(mechanism, prior=[1.0, 0.0, 0.0]).epsilon == pytest.approx(
         ld.verify(mechanism.privacy_table(), ld.LIP(30.0), [1.0, 0.0, 0.0]).epsilon, rel=1e-9)
+
+
+def _general_ldp_unary(prior, epsilon, starts=12):
+    """The best unbiased UE under eps-LDP found by SLSQP over every (u, v) with u_x <= e^eps v_x' for x != x'
+    (a >= b; docs/math.md §7.1), from perturbed symmetric starts: independent of the designer's 1-D search."""
+    k, e = prior.size, math.exp(epsilon)
+    rng = np.random.default_rng(0)
+
+    def unpack(z):
+        return 1 + np.exp(z[:k]), 1 / (1 + np.exp(-z[k:]))
+
+    def figure(z):
+        u, v = unpack(z)
+        return float(np.sum((prior * u * v + 1 - prior) / ((u - 1) * (1 - v))))
+
+    def margins(z):
+        u, v = unpack(z)
+        table = e * v[None, :] - u[:, None]
+        np.fill_diagonal(table, 1.0)
+        return table.ravel()
+
+    best = np.inf
+    for _ in range(starts):
+        v0 = rng.uniform(1 / e, 1)
+        start = np.concatenate([np.log(e * v0 - 1 + 1e-9) + rng.normal(0, 0.3, k),
+                                np.log(v0 / (1 - v0)) + rng.normal(0, 0.3, k)])
+        result = minimize(figure, start, method="SLSQP", constraints=[{"type": "ineq", "fun": margins}],
+                          options={"maxiter": 500, "ftol": 1e-13})
+        if result.success and margins(result.x).min() > -1e-9:
+            best = min(best, result.fun)
+    return best
+
+
+@pytest.mark.parametrize(("k", "epsilon"), [(3, 0.5), (3, 4.0), (5, 1.0), (8, 2.0)])
+def test_the_ldp_design_is_symmetric_and_as_good_as_any_ldp_unary_encoding(k, epsilon):
+    """Under eps-LDP the design is one (a, b) with u/v = e^eps: exactly eps-LDP over all 2^k reports, no worse than
+    an independent optimiser over every LDP unary encoding, and better than OUE (whose a = 1/2 ignores the prior)."""
+    prior = zipf(k)
+    mechanism = ld.design(prior, ld.LDP(epsilon), family="unary")
+    a, b = mechanism.bit_probabilities
+    assert np.ptp(a) == 0 and np.ptp(b) == 0 and mechanism.verify().notion == "LDP"
+    lip, ldp = brute_force_epsilons(a, b, prior)
+    assert ldp == pytest.approx(epsilon, abs=1e-9) and mechanism.epsilons["LDP"] <= epsilon
+    assert mechanism.epsilons["LIP for X"] == pytest.approx(lip, rel=1e-9)
+    assert mechanism.mse <= _general_ldp_unary(prior, epsilon) * (1 + 1e-6)
+    assert mechanism.mse < mechanism.provenance["baselines"]["OUE"]
+
+
+def test_the_ldp_design_is_oue_like_at_large_k():
+    """As k grows the prior's weight on any one bit fades and the LDP design tends to OUE (a = 1/2)."""
+    mechanism = ld.design(zipf(256), ld.LDP(1.0), family="unary")
+    a, _ = mechanism.bit_probabilities
+    oue = ld.mechanisms.OUE(1.0, 256)
+    assert abs(a[0] - 0.5) < 0.02
+    assert mechanism.mse == pytest.approx(float(oue.variance(zipf(256)).sum()), rel=0.01)

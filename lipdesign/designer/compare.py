@@ -12,7 +12,6 @@ from lipdesign.designer.population import per_bin_bound
 from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.errors import LipdesignError, ValidationError
 from lipdesign.mechanisms.base import Mechanism
-from lipdesign.mechanisms.unary import OUE
 from lipdesign.model import Prior
 from lipdesign.notions import LIP
 from lipdesign.objectives import Frequencies, as_objective
@@ -97,8 +96,6 @@ def _described(row):
     mechanism = row.mechanism
     if row.family == "rr":
         return f"{NAMES['rr']}, {mechanism.table.shape[1]} outputs"
-    if row.family == "unary" and isinstance(mechanism, OUE):
-        return "unary encoding: OUE (its LDP member)"
     if row.family == "hashing" and mechanism.family == "olh":
         return f"local hashing: OLH, g = {mechanism.g} (LDP)"
     return NAMES[row.family]
@@ -123,7 +120,8 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
     """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``
     for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
     §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
-    ld.LDP the encodings' members are the fixed OUE and OLH. ``progress`` receives a line per family."""
+    ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``progress`` receives a line per
+    family."""
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
     families = tuple(families)
@@ -136,11 +134,8 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
             progress(f"compare: designing {NAMES[family]}")
         start = time.perf_counter()
         try:
-            if family == "unary" and not isinstance(notion, LIP) and objective.kind == "frequencies":
-                mechanism = OUE(notion.epsilon, prior.k)
-            else:
-                mechanism = design(prior, notion, objective, family=family, max_rays=max_rays, baselines=False,
-                                   progress=progress)
+            mechanism = design(prior, notion, objective, family=family, max_rays=max_rays, baselines=False,
+                               progress=progress)
         except ValidationError as error:
             if family == "rr":
                 raise  # the inputs themselves are wrong: say so, as ld.design does

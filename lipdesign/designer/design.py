@@ -89,7 +89,7 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     if family != "rr":
         (check_unary if family == "unary" else check_hashing)(prior, notion, objective)
         rr = None
-        if baselines and prior.k <= MAX_RR_BASELINE_K and isinstance(notion, LIP):
+        if baselines and prior.k <= MAX_RR_BASELINE_K and isinstance(notion, (LIP, LDP)):
             try:  # a baseline only: the encoding's design does not depend on it
                 rr = design(prior, notion, objective, max_rays=max_rays, baselines=False).mse
             except (ProblemTooLargeError, SolverError, InfeasibleError):

@@ -2,14 +2,12 @@
 of the bucket mass, its guarantee verified for every hash, and the baselines beside it; under LDP its member is
 OLH."""
 
-from lipdesign.designer.population import per_bin_bound
+from lipdesign.designer.population import PER_BIN, per_bin_bound
 from lipdesign.designer.unary import unary_baselines
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
-
-PER_BIN = "per-bin (Cramer-Rao, docs/math.md §11)"
 
 
 def check_hashing(prior, notion, objective):

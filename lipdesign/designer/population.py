@@ -58,6 +58,10 @@ def per_bin_variance(p, epsilon, notion):
     return np.where(rare, e * (1 - q) ** 2, e**2 * q * (1 - q)) / (e - 1) ** 2
 
 
+#: The name of ``per_bin_bound`` in bound tables.
+PER_BIN = "per-bin (Cramer-Rao, docs/math.md §11)"
+
+
 def per_bin_bound(prior, notion):
     """The per-bin lower bound on n x the sum of the variances given the users' values (docs/math.md §11), or None
     where it does not apply (a latent secret: X itself may be released freely)."""
@@ -125,7 +129,7 @@ def lower_bounds(prior, notion, objective):
     if objective.kind == "frequencies":
         per_bin = per_bin_bound(prior, notion)
         if per_bin is not None:
-            bounds["per-bin (Cramer-Rao, docs/math.md §11)"] = per_bin
+            bounds[PER_BIN] = per_bin
         uniform = np.ptp(prior.probabilities) == 0
         if uniform and (isinstance(notion, LDP) or plain and getattr(notion, "prior_set", None) is None):
             bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,

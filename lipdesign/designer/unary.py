@@ -6,13 +6,14 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from lipdesign.designer.population import PER_BIN, per_bin_bound
 from lipdesign.errors import SolverError, ValidationError, VerificationError
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.oracle import pure_variance
 from lipdesign.mechanisms.rr import GRR
-from lipdesign.mechanisms.sampling import realized_probability
+from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
 from lipdesign.mechanisms.unary import OUE, UnaryEncoding
-from lipdesign.notions import LIP
+from lipdesign.notions import LDP, LIP
 from solvers.unary import CONVEX_MAX_PRIOR, bit_probabilities, design_unary
 
 #: ``ld.design`` adds the exact RR optimum to a unary design's baselines up to this k (its rays grow like 2^k).
@@ -24,14 +25,17 @@ SHRINK = (1e-12, 1e-9, 1e-6)
 
 
 def check_unary(prior, notion, objective):
-    """ValidationError unless the unary design applies: eps-LIP for X, the histogram, max P <= 3/4."""
-    if not isinstance(notion, LIP) or notion.secret is not None or notion.prior_set is not None:
-        raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) for X itself so far "
-                              "(a latent secret or a prior set is not built for it; ld.mechanisms.OUE is its LDP "
-                              "member)")
+    """ValidationError unless the unary design applies: eps-LIP for X (max P <= 3/4) or eps-LDP, the histogram."""
+    plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
+    if not (plain_lip or isinstance(notion, LDP)):
+        raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) for X itself or "
+                              "ld.LDP(eps) so far (a latent secret or a prior set is not built for it; worst-case LIP "
+                              "for X is ld.LDP)")
     if objective.kind != "frequencies":
         raise ValidationError(f"objective is {objective!r}; family='unary' is designed for ld.Frequencies() (the "
                               "unbiased histogram) only so far")
+    if isinstance(notion, LDP):
+        return
     p = prior.probabilities
     if p.max() > CONVEX_MAX_PRIOR:
         x = int(np.argmax(p))
@@ -45,6 +49,8 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
     for X (docs/math.md §7.1), as a verified ``UnaryEncoding`` with its optimality certificate; ``rr_optimum``, the
     optimal RR table's figure under the same notion, joins the baselines when given."""
     check_unary(prior, notion, objective)
+    if isinstance(notion, LDP):
+        return _ldp_unary_design(prior, notion, baselines, rr_optimum)
     p = prior.probabilities
     result = design_unary(p, notion.epsilon)
     if not result.converged:
@@ -70,12 +76,39 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
     raise SolverError("the unary design's realised bit probabilities miss the claim even after shrinking")
 
 
-def symmetric_unary_variance(prior, epsilon):
-    """(n x sum Var, a, b) of the best symmetric unary encoding (one a, one b) under eps-LIP at ``prior``: exactly
-    LIP iff u/v <= R = (e^eps - p_min)/(1 - p_min) (docs/math.md §7.1), so a/(1 - a) = R b/(1 - b) and b is
-    searched on (0, 1)."""
+def _ldp_unary_design(prior, notion, baselines, rr_optimum):
+    """The eps-LDP unary encoding for the unbiased histogram at ``prior``: symmetric with u/v = e^eps and b chosen
+    for the prior (docs/math.md §7.1: an optimum lies in a two-level family, proved; the symmetric member was the
+    optimum in every check, observed)."""
+    info = {"method": "symmetric, u/v = e^eps, b searched for the prior (docs/math.md §7.1)"}
+    if baselines:
+        p = prior.probabilities
+        info["baselines"] = {"OUE": float(OUE(notion.epsilon, prior.k).variance(p).sum()),
+                             "OLH": float(OLH(notion.epsilon, prior.k).variance(p).sum()),
+                             "GRR": float(GRR(notion.epsilon, prior.k).variance(p).sum())}
+        if rr_optimum is not None:
+            info["baselines"]["optimal RR table (LDP)"] = rr_optimum
+    bound = per_bin_bound(prior, notion)
+    for shrink in (0.0, *SHRINK):  # at e^eps (1 - EXP_MARGIN), as the fixed mechanisms: the claim is then met with room
+        ratio = implemented_exp(notion.epsilon) * (1 - shrink)
+        figure, a, b = symmetric_unary_variance(prior, notion.epsilon, ratio=ratio)
+        info["shrink"] = shrink
+        info["optimality"] = {"variance": figure, "lower_bound": bound, "gap": (figure - bound) / figure,
+                              "bound": PER_BIN, "bounds": {PER_BIN: bound}}
+        try:
+            return UnaryEncoding(np.full(prior.k, a), np.full(prior.k, b), notion, prior, provenance=info)
+        except VerificationError:
+            continue
+    raise SolverError("the LDP unary design's realised bit probabilities miss the claim even after shrinking")
+
+
+def symmetric_unary_variance(prior, epsilon, ratio=None):
+    """(n x sum Var, a, b) of the best symmetric unary encoding (one a, one b) with u/v = ``ratio``: by default the
+    largest eps-LIP allows at ``prior``, R = (e^eps - p_min)/(1 - p_min) (exactly LIP iff u/v <= R, docs/math.md
+    §7.1); e^eps is the eps-LDP one. a/(1 - a) = R b/(1 - b) and b is searched on (0, 1)."""
     p = prior.probabilities
-    ratio = (math.exp(epsilon) - p.min()) / (1 - p.min())
+    if ratio is None:
+        ratio = (math.exp(epsilon) - p.min()) / (1 - p.min())
 
     def figure(b):
         a = ratio * b / (1 - b + ratio * b)

@@ -15,7 +15,7 @@ from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability
 from lipdesign.model import Prior, PriorSet
-from lipdesign.notions import LIP, notion_from_dict
+from lipdesign.notions import LDP, LIP, notion_from_dict
 from lipdesign.validation import choice, float_array, fmt, probability_vector
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
@@ -110,13 +110,15 @@ SUMMARY_DRIFT = 0.1
 DIGITS = 50
 
 
-def baseline_lines(baselines, epsilon, value):
-    """Summary lines of an encoding's baselines (n x sum Var by name), grouped by guarantee: the same eps-LIP, eps-LDP
-    (stronger), 2 eps-LDP (the level eps-LIP implies); ``value`` says what the encoding offers instead
-    (docs/math.md §7.3)."""
+def baseline_lines(baselines, epsilon, value, kind="LIP"):
+    """Summary lines of an encoding's baselines (n x sum Var by name), grouped by guarantee: for an LIP design the
+    same eps-LIP, eps-LDP (stronger), 2 eps-LDP (the level eps-LIP implies); for an LDP design all at the same
+    eps-LDP; ``value`` says what the encoding offers instead (docs/math.md §7.3)."""
     groups = (("the same eps-LIP", lambda name: "LIP" in name),
               (f"eps={epsilon:g}-LDP (stronger)", lambda name: "LIP" not in name and "2 eps" not in name),
               (f"{2 * epsilon:g}-LDP (the LDP level eps-LIP implies)", lambda name: "2 eps" in name))
+    if kind == "LDP":
+        groups = ((f"the same eps={epsilon:g}-LDP", lambda name: True),)
     lines = []
     for heading, member in groups:
         row = sorted(((name.replace(" at 2 eps", ""), figure) for name, figure in baselines.items() if member(name)),
@@ -172,14 +174,16 @@ def _others(terms):
     return [prefix[x] + suffix[x + 1] for x in range(len(terms))]
 
 
-def joint_ldp_ratio(a, b):
-    """max over x != x' of Pr[y | x] / Pr[y | x'] = Hi_x / Lo_x' (the other bits cancel; Fractions)."""
+def joint_ldp_ratio(a, b, where=False):
+    """max over x != x' of Pr[y | x] / Pr[y | x'] = Hi_x / Lo_x' (the other bits cancel; Fractions); with ``where``,
+    also the pair (x, x') that attains it."""
     u = [ax / bx for ax, bx in zip(a, b)]
     v = [(1 - ax) / (1 - bx) for ax, bx in zip(a, b)]
     high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
     order_high = sorted(range(len(high)), key=high.__getitem__, reverse=True)[:2]
     order_low = sorted(range(len(low)), key=low.__getitem__)[:2]
-    return max(high[x] / low[y] for x in order_high for y in order_low if x != y)
+    ratio, pair = max((high[x] / low[y], (x, y)) for x in order_high for y in order_low if x != y)
+    return (ratio, pair) if where else ratio
 
 
 class UnaryEncoding(PureProtocol):
@@ -201,9 +205,10 @@ class UnaryEncoding(PureProtocol):
 
     def __init__(self, a, b, notion, prior, *, provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
-        if not isinstance(notion, LIP) or notion.secret is not None or notion.prior_set is not None:
+        plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
+        if not (plain_lip or isinstance(notion, LDP)):
             raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) for X itself "
-                                  "(latent secrets and prior sets are not built for it yet; OUE is its LDP member)")
+                                  "or ld.LDP(eps) (latent secrets and prior sets are not built for it yet)")
         self.notion = notion
         self.k = self.prior.k
         self.epsilon = notion.epsilon
@@ -230,15 +235,21 @@ class UnaryEncoding(PureProtocol):
         for array in (self.a, self.b, self.p, self.q):
             array.setflags(write=False)
         self.provenance = MappingProxyType(dict(provenance or {}))
-        self._claimed = self.certificate_at(self.prior)
+        lip = self.certificate_at(self.prior)
+        exact_a, exact_b = [Fraction(x) for x in self.p], [Fraction(x) for x in self.q]
+        ldp_ratio, (high, low) = joint_ldp_ratio(exact_a, exact_b, where=True)
+        ldp = Certificate("LDP", self.epsilon, log_upper(ldp_ratio), bool(ldp_ratio <= exp_bounds(self.epsilon)[0]),
+                          True, {"inputs": [high, low]})
+        self._claimed = ldp if isinstance(notion, LDP) else lip
         if not self._claimed.passed:
             worst = self._claimed.worst
-            raise VerificationError(f"the bit probabilities are not LIP with eps={notion.epsilon:g}: the joint "
-                                    f"epsilon of the realised bits is {self._claimed.epsilon:.12g} (exact, docs/math.md "
-                                    f"§7.1), at the {worst['side']} side of value {worst['value']}")
-        exact_a, exact_b = [Fraction(x) for x in self.p], [Fraction(x) for x in self.q]
-        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
-                                          "LDP": log_upper(joint_ldp_ratio(exact_a, exact_b))})
+            where = (f"at the {worst['side']} side of value {worst['value']}" if "side" in worst else
+                     f"between values {worst['inputs'][0]} and {worst['inputs'][1]}")
+            raise VerificationError(f"the bit probabilities are not {notion.kind} with eps={notion.epsilon:g}: the "
+                                    f"joint epsilon of the realised bits is {self._claimed.epsilon:.12g} (exact, "
+                                    f"docs/math.md §7.1), {where}")
+        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": lip.epsilon,
+                                          "LDP": ldp.epsilon})
         self.mse = float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
 
     def certificate_at(self, prior):
@@ -252,7 +263,7 @@ class UnaryEncoding(PureProtocol):
             return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
         probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
         ratio, side, value = joint_lip_bound(self.p, self.q, probabilities)
-        return Certificate(self.notion.kind, self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]),
+        return Certificate("LIP", self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]),
                            True, {"side": side, "value": value, "prior": probabilities.tolist()},
                            arithmetic="50-digit decimal, rounding bounded")
 
@@ -300,18 +311,22 @@ class UnaryEncoding(PureProtocol):
     def summary(self):
         """The guarantee, n x sum Var of the unbiased estimate beside the baselines the design recorded, and the
         bound (docs/math.md §7.1, §11)."""
-        lines = [f"unary encoding, LIP eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
+        kind = self.notion.kind
+        lines = [f"unary encoding, {kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
                  "  guarantee (exactly verified on the realised bits): " +
                  ", ".join(f"{name} {value:.6g}" for name, value in self.epsilons.items()),
                  ("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
-                  "(docs/math.md §2)"),
+                  "(docs/math.md §2)") if kind == "LIP" else
+                 "  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)",
                  ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
                   f"users' values: {self.mse:.6g}")]
         if self.optimality:
             lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
                          f"{self.optimality['gap']:.2e}")
         lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
-                                "unary encoding's value is a design whose cost grows linearly in k")
+                                "unary encoding's value is a design whose cost grows linearly in k", kind)
+        if kind == "LDP":
+            return "\n".join(lines)
         worst = self.certificate_at(PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
         lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP at worst {worst:.4g} (never above the "
                      f"LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")
