@@ -3,6 +3,7 @@
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from scipy.optimize import minimize
 
 import lipdesign as ld
 from lipdesign.designer.unary import symmetric_unary_variance
+from lipdesign.errors import ShrinkageWarning
 from lipdesign.mechanisms.unary import UnaryEncoding
 from lipdesign.simulation import drifted
 
@@ -286,3 +288,52 @@ def test_the_ldp_design_is_oue_like_at_large_k():
     oue = ld.mechanisms.OUE(1.0, 256)
     assert abs(a[0] - 0.5) < 0.02
     assert mechanism.mse == pytest.approx(float(oue.variance(zipf(256)).sum()), rel=0.01)
+
+
+def test_the_joint_posterior_mean_against_every_report():
+    """k = 5, random (a, b) with some a < b: listing all 2^5 reports, the mmse estimate of a batch is the mean of
+    its reports' posteriors P_x Pr[y | x] / Pr[y]; bayes_risk is sum_y Pr[y] (1 - ||posterior||^2); and given the
+    users' values, expected_estimate and variance are sum_x f_x E[posterior | x] and sum_x f_x Var[posterior | x]
+    / n (docs/math.md §7.1)."""
+    k, rng = 5, np.random.default_rng(11)
+    prior = rng.dirichlet(np.ones(k))
+    mechanism = UnaryEncoding(rng.uniform(0.1, 0.9, k), rng.uniform(0.1, 0.9, k), ld.LIP(30.0), prior)
+    a, b = mechanism.bit_probabilities
+    reports, laws = [], []
+    for report in itertools.product((0, 1), repeat=k):
+        y = np.array(report, dtype=bool)
+        rows = np.array([np.prod(np.where(y, np.where(np.arange(k) == x, a, b), 1 - np.where(np.arange(k) == x, a, b)))
+                         for x in range(k)])
+        reports.append(y)
+        laws.append(rows)
+    laws = np.array(laws).T  # (x, report)
+    posteriors = (prior[:, None] * laws / (prior @ laws)).T  # (report, v)
+    risk = float((prior @ laws) @ (1 - (posteriors**2).sum(axis=1)))
+    assert mechanism.bayes_risk == pytest.approx(risk, rel=1e-9)
+    truth = drifted(prior, 0.2)
+    mean = laws @ posteriors  # (x, v): E[posterior_v | X = x]
+    np.testing.assert_allclose(mechanism.expected_estimate(truth, method="mmse"), truth @ mean, rtol=1e-9)
+    np.testing.assert_allclose(mechanism.variance(truth, 7, method="mmse"),
+                               truth @ (laws @ posteriors**2 - mean**2) / 7, rtol=1e-8)
+    chosen = rng.integers(0, 2**k, size=300)
+    batch = np.packbits(np.array(reports)[chosen].astype(np.uint8), axis=1, bitorder="little")
+    with pytest.warns(ShrinkageWarning, match="pulled toward it"):
+        estimate = mechanism.estimate(batch, method="mmse")
+    np.testing.assert_allclose(estimate, posteriors[chosen].mean(axis=0), rtol=1e-12)
+    assert not np.isfinite(estimate.standard_errors).any()
+
+
+def test_the_joint_posterior_mean_on_a_drifted_population():
+    """The mmse estimate is within its stated sd of its stated expectation (given the users' values), which leans
+    toward the design prior; beyond k = 256 its moments are refused with the reason."""
+    mechanism = ld.design(zipf(8), ld.LIP(1.0), family="unary", baselines=False)
+    truth = drifted(zipf(8), 0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ShrinkageWarning)
+        result = ld.simulate(mechanism, 20_000, rng=3, truth=truth, repetitions=40, drift=False, method="mmse")
+    assert result.largest_z < 4.5, result.summary()
+    assert np.abs(result.expected - zipf(8)).sum() < np.abs(result.expected - truth).sum()
+    large = ld.design(zipf(300), ld.LIP(1.0), family="unary", baselines=False)
+    with pytest.raises(ld.ValidationError, match="built for k <= 256"):
+        large.variance(zipf(300), method="mmse")
+    assert 0 < large.bayes_risk < 1

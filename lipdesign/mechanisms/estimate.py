@@ -14,6 +14,22 @@ from lipdesign.validation import fmt, real_number
 #: What an estimate estimates.
 KINDS = ("frequencies", "mean", "sum")
 
+#: The note of an MMSE estimate (``shrinkage_note``).
+SHRINKAGE = ("MMSE: posterior means under the design prior, pulled toward it; biased when the population differs "
+             "from the prior, and without standard errors")
+
+
+def shrinkage_note(alternatives="'unbiased'"):
+    """Warn (ShrinkageWarning) that an MMSE estimate shrinks toward the design prior, and return the note it
+    carries; ``alternatives`` names the methods to use for the population instead."""
+    import warnings
+
+    from lipdesign.errors import ShrinkageWarning
+
+    warnings.warn(f"method 'mmse': {SHRINKAGE} (docs/math.md §4, §11); use method={alternatives} for the population",
+                  ShrinkageWarning, stacklevel=3)
+    return SHRINKAGE
+
 
 class Estimate(NDArrayOperatorsMixin):
     """An estimate from ``n`` reports by ``method``: ``values`` (the frequencies, or one mean or sum), their

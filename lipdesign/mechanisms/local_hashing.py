@@ -3,16 +3,15 @@ buckets with a public random hash and sends the hash's seed and one bit from a b
 bucket's prior mass. Numpy and the standard library only."""
 
 import math
-import warnings
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from types import MappingProxyType
 
 import numpy as np
 
-from lipdesign.errors import ShrinkageWarning, ValidationError, VerificationError
+from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
-from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.hashing import hash_collision
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, structured_reports
@@ -300,10 +299,7 @@ class LocalHashing(Mechanism):
         raw = self._estimate(aggregate, method)
         errors, note = np.full(self.k, np.nan), ""
         if method == "mmse":
-            note = ("MMSE: posterior means under the design prior, pulled toward it; biased when the population "
-                    "differs from the prior, and without standard errors")
-            warnings.warn(f"method 'mmse': {note} (docs/math.md §4, §11); use method='unbiased' for the population",
-                          ShrinkageWarning, stacklevel=2)
+            note = shrinkage_note()
         else:
             n = aggregate.n
             spread = aggregate["unbiased_squares"] / n - (aggregate["unbiased_sums"] / n) ** 2

@@ -13,9 +13,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from lipdesign.errors import ShrinkageWarning, ValidationError, VerificationError
+from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism, verify
-from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import TablePerturber, index_reports
 from lipdesign.model import Prior, PriorSet
@@ -512,10 +512,7 @@ class TableMechanism(Mechanism):
         aggregate = self._aggregate_of(reports)
         note = ""
         if method == "mmse":
-            note = ("MMSE: posterior means under the design prior, pulled toward it; biased when the population "
-                    "differs from the prior, and without standard errors")
-            warnings.warn(f"method 'mmse': {note} (docs/math.md §4, §11); use method='unbiased' or 'mle' for the "
-                          "population", ShrinkageWarning, stacklevel=2)
+            note = shrinkage_note("'unbiased' or 'mle'")
         n, observed = aggregate.n, aggregate["counts"] / aggregate.n
         report_covariance = None if method == "mmse" else self._plug_in_covariance(aggregate, n)
         linear = self._linear("mmse" if method == "mmse" else "unbiased", what) if method not in ("mle", "ibu") else None

@@ -4,13 +4,14 @@ designed for a prior under LIP (docs/math.md §7.1, §8). Numpy and the standard
 import decimal
 from decimal import Decimal
 from fractions import Fraction
+from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
-from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability
@@ -26,6 +27,9 @@ MAX_OUE_BYTES = 2**31
 
 #: ``UnaryEncoding`` perturbs and aggregates its packed reports in blocks of about this many unpacked bits.
 PACK_BLOCK = 2**22
+
+#: The MMSE estimate's expectation and variance given the users' values (k x k moments) are built up to this k.
+MAX_MOMENTS_K = 256
 
 #: ``UnaryEncoding.privacy_table`` is built for k <= this by default (k x (2k + 1) floats, 64 MiB).
 MAX_REDUCED_K = 2048
@@ -202,6 +206,7 @@ class UnaryEncoding(PureProtocol):
 
     family = "unary"
     client_cost = "O(k) per report (k bits)"
+    methods = ("unbiased", "mmse")
 
     def __init__(self, a, b, notion, prior, *, provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
@@ -232,7 +237,8 @@ class UnaryEncoding(PureProtocol):
             raise ValidationError(f"a[{x}] and b[{x}] ({self.a[x]:.17g}, {self.b[x]:.17g}) are realised as the same "
                                   "probability on the sampler's 2^-53 grid; such a bit says nothing about its value "
                                   "and has no unbiased estimate")
-        for array in (self.a, self.b, self.p, self.q):
+        self._weights = self.prior.probabilities / self.prior.probabilities.sum()
+        for array in (self.a, self.b, self.p, self.q, self._weights):
             array.setflags(write=False)
         self.provenance = MappingProxyType(dict(provenance or {}))
         lip = self.certificate_at(self.prior)
@@ -323,6 +329,8 @@ class UnaryEncoding(PureProtocol):
         if self.optimality:
             lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
                          f"{self.optimality['gap']:.2e}")
+        lines.append(f"  the joint posterior mean (method='mmse', biased toward the prior): histogram MSE per user at "
+                     f"the design prior {self.bayes_risk:.6g}")
         lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
                                 "unary encoding's value is a design whose cost grows linearly in k", kind)
         if kind == "LDP":
@@ -389,26 +397,71 @@ class UnaryEncoding(PureProtocol):
                                   "of this mechanism")
         return reports
 
-    def _support(self, reports):
+    def _statistics(self, reports):
+        """The support counts (bit sums) and the sums of the joint posteriors Pr[X = . | y] ∝ P_x rho_x(y_x)
+        (docs/math.md §7.1), O(k) per report, in blocks of unpacked bits."""
         reports = self._packed(reports)
-        counts = np.zeros(self.k, dtype=np.int64)
+        counts, posteriors = np.zeros(self.k, dtype=np.int64), np.zeros(self.k)
+        # P_x rho_x(y_x) = base_x + y_x change_x: the normaliser S = sum_x base_x + y . change is one product per
+        # block, and so is the sum over reports of the posteriors, base sum(1/S) + change * (y^T (1/S))
+        base = self._weights * (1 - self.p) / (1 - self.q)
+        change = self._weights * self.p / self.q - base
         step = max(1, PACK_BLOCK // self.k)
         for start in range(0, reports.shape[0], step):
             chunk = np.unpackbits(reports[start:start + step], axis=1, count=self.k, bitorder="little")
             counts += chunk.sum(axis=0, dtype=np.int64)
-        return counts, reports.shape[0]
+            bits = chunk.astype(float)
+            inverse = 1.0 / (base.sum() + bits @ change)
+            posteriors += base * inverse.sum() + change * (inverse @ bits)
+        return reports.shape[0], {"support": counts, "posterior_sums": posteriors}
+
+    def _estimate(self, aggregate, method):
+        if method == "mmse":
+            return aggregate["posterior_sums"] / aggregate.n
+        return super()._estimate(aggregate, method)
 
     def estimate(self, reports, *, method=None, consistency=None):
         """The unbiased frequencies (C_j/n - b_j)/(a_j - b_j) as an ``ld.Estimate`` with plug-in standard errors given
         the users' values: ``variance`` at the estimate clipped to [0, 1] (docs/math.md §7.1, §11);
+        ``method="mmse"``: the mean of the joint posteriors (biased toward the design prior, no standard errors);
         ``consistency="norm-sub"`` projects the frequencies onto the simplex (the errors stay those of ``raw``)."""
         aggregate = self._aggregate_of(reports)
         method = self._method(method)
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
         raw = self._estimate(aggregate, method)
-        errors = np.sqrt(pure_variance(np.clip(raw, 0.0, 1.0), aggregate.n, self.p, self.q))
+        if method == "mmse":
+            errors, note = np.full(self.k, np.nan), shrinkage_note()
+        else:
+            errors, note = np.sqrt(pure_variance(np.clip(raw, 0.0, 1.0), aggregate.n, self.p, self.q)), ""
         return Estimate(self._consistent(raw, consistency), errors, n=aggregate.n, method=method,
-                        names=self.input_domain.names(), raw=raw)
+                        names=self.input_domain.names(), raw=raw, note=note)
+
+    @cached_property
+    def bayes_risk(self):
+        """The histogram MSE per user of the joint posterior mean at the design prior (docs/math.md §7.1: one
+        integral in t, O(k) per node)."""
+        from solvers.unary_posterior import joint_mmse_risk
+
+        return joint_mmse_risk(self._weights, self.p, self.q)
+
+    @cached_property
+    def _posterior_moments(self):
+        if self.k > MAX_MOMENTS_K:
+            raise ValidationError(f"method is 'mmse'; its expectation and variance given the users' values need "
+                                  f"E[posterior | X = x] for every x, O(k^2) per quadrature node, built for k <= "
+                                  f"{MAX_MOMENTS_K} (k is {self.k}): the MMSE estimate is biased toward the prior "
+                                  "anyway; use method='unbiased' or mech.bayes_risk")
+        from solvers.unary_posterior import joint_mmse_moments
+
+        return joint_mmse_moments(self._weights, self.p, self.q)
+
+    def _expected(self, frequencies, method, user_ids):
+        if method == "mmse":
+            return frequencies @ self._posterior_moments[0]
+        return frequencies
 
     def _variance(self, frequencies, n, method, user_ids):
+        if method == "mmse":
+            first, second = self._posterior_moments
+            return frequencies @ (second - first**2) / n
         return pure_variance(frequencies, n, self.p, self.q)
