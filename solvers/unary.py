@@ -96,8 +96,8 @@ def design_unary(prior, epsilon, tolerance=1e-10):
                 break
         else:  # go on from here (a later centring may succeed), but only a centred point certifies its gap
             failures += 1
-            if failures == MAX_FAILURES:
-                break
+            if failures == MAX_FAILURES or gap <= ACCEPTED_GAP * objective(*kept, prior):
+                break  # (once the kept point is accepted, rounding-bound centrings only cost time)
         t *= GROWTH
     alpha, beta = kept
     value = objective(alpha, beta, prior)

@@ -179,15 +179,36 @@ def _others(terms):
 
 
 def joint_ldp_ratio(a, b, where=False):
-    """max over x != x' of Pr[y | x] / Pr[y | x'] = Hi_x / Lo_x' (the other bits cancel; Fractions); with ``where``,
-    also the pair (x, x') that attains it."""
-    u = [ax / bx for ax, bx in zip(a, b)]
-    v = [(1 - ax) / (1 - bx) for ax, bx in zip(a, b)]
-    high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
-    order_high = sorted(range(len(high)), key=high.__getitem__, reverse=True)[:2]
-    order_low = sorted(range(len(low)), key=low.__getitem__)[:2]
-    ratio, pair = max((high[x] / low[y], (x, y)) for x in order_high for y in order_low if x != y)
-    return (ratio, pair) if where else ratio
+    """max over x != x' of Pr[y | x] / Pr[y | x'] = Hi_x / Lo_x' (the other bits cancel), exactly (Fractions) for the
+    floats a, b; with ``where``, also the pair (x, x') that attains it. Only values whose float Hi is within 1e-12 of
+    the second largest (Lo: of the second smallest) can be in the worst pair (a float u or v is within 1e-15 of the
+    exact one), so only those, merged by equal (a, b), are computed exactly."""
+    pairs, first, counts = np.unique(np.column_stack([a, b]), axis=0, return_index=True, return_counts=True)
+    u, v = pairs[:, 0] / pairs[:, 1], (1 - pairs[:, 0]) / (1 - pairs[:, 1])
+    high, low = np.maximum(u, v), np.minimum(u, v)
+    second_high = np.sort(high)[::-1][min(1, high.size - 1)]
+    second_low = np.sort(low)[min(1, low.size - 1)]
+    exact = {}
+
+    def extremes(i):  # exact (Hi, Lo) of the i-th distinct (a, b)
+        if i not in exact:
+            x, y = Fraction(float(pairs[i, 0])), Fraction(float(pairs[i, 1]))
+            ratios = (x / y, (1 - x) / (1 - y))
+            exact[i] = (max(ratios), min(ratios))
+        return exact[i]
+
+    best = None
+    for i in np.flatnonzero(high >= second_high * (1 - 1e-12)):
+        for j in np.flatnonzero(low <= second_low * (1 + 1e-12)):
+            if i == j and counts[i] < 2:
+                continue  # a value against itself: ratio 1
+            ratio = extremes(i)[0] / extremes(j)[1]
+            if best is None or ratio > best[0]:
+                best = (ratio, int(i), int(j))
+    ratio, i, j = best
+    same = np.flatnonzero((np.asarray(a) == pairs[j, 0]) & (np.asarray(b) == pairs[j, 1]))
+    partner = int(first[j]) if i != j else int(same[same != first[i]][0])
+    return (ratio, (int(first[i]), partner)) if where else ratio
 
 
 class UnaryEncoding(PureProtocol):
@@ -242,8 +263,7 @@ class UnaryEncoding(PureProtocol):
             array.setflags(write=False)
         self.provenance = MappingProxyType(dict(provenance or {}))
         lip = self.certificate_at(self.prior)
-        exact_a, exact_b = [Fraction(x) for x in self.p], [Fraction(x) for x in self.q]
-        ldp_ratio, (high, low) = joint_ldp_ratio(exact_a, exact_b, where=True)
+        ldp_ratio, (high, low) = joint_ldp_ratio(self.p, self.q, where=True)
         ldp = Certificate("LDP", self.epsilon, log_upper(ldp_ratio), bool(ldp_ratio <= exp_bounds(self.epsilon)[0]),
                           True, {"inputs": [high, low]})
         self._claimed = ldp if isinstance(notion, LDP) else lip
