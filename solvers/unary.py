@@ -1,4 +1,4 @@
-"""The unbiased unary-encoding design under eps-LIP with G = X (docs/math.md §7.1): a convex program in
+"""The unbiased unary-encoding design under eps-LIP, for X or a latent secret (docs/math.md §7.1): a convex program in
 (alpha, beta) = (u - 1, 1 - v), u = a/b, v = (1 - a)/(1 - b), solved by a barrier method whose Newton steps cost
 O(k) (block-diagonal 2 x 2 blocks plus a rank-4 correction, by the Woodbury identity). Numpy only.
 
@@ -33,6 +33,10 @@ MAX_FAILURES = 3
 #: A design whose certified gap (m/t at its last centred point) is at most this fraction of its value is accepted.
 ACCEPTED_GAP = 1e-5
 
+#: With a latent secret, u_x = 1 + alpha_x is capped here (b_x >= about beta_x / ALPHA_CAP): a bit that no LIP
+#: row limits would otherwise tend to b_x = 0; the cap costs under 1/ALPHA_CAP of its variance term.
+ALPHA_CAP = 1e6
+
 #: The largest prior probability at which the objective is convex (docs/math.md §7.1).
 CONVEX_MAX_PRIOR = 0.75
 
@@ -57,33 +61,157 @@ def bit_probabilities(alpha, beta):
     return (1.0 + alpha) * b, b
 
 
-def _slacks(alpha, beta, prior, e):
-    upper = e - 1 - (alpha * (1 - e * prior) - e * prior * beta + e * (prior @ beta))
-    lower = e - 1 - ((e - prior) * beta - prior * alpha + prior @ alpha)
-    return upper, lower
+class _ValueRows:
+    """The LIP rows of G = X (docs/math.md §7.1): at each x, a local part in (alpha_x, beta_x) plus a part shared by
+    every row, e P . beta (upper side) or P . alpha (lower side). 2k rows whose Hessian is block-diagonal plus rank 4."""
+
+    def __init__(self, prior, e):
+        self.prior, self.e = prior, e
+        self.count = 2 * prior.size
+        k = prior.size
+        self.local_u = np.column_stack([1 - e * prior, -e * prior])
+        self.local_l = np.column_stack([-prior, e - prior])
+        self.shared_u = np.concatenate([np.zeros(k), e * prior])
+        self.shared_l = np.concatenate([prior, np.zeros(k)])
+
+    def slacks(self, alpha, beta):
+        prior, e = self.prior, self.e
+        upper = e - 1 - (alpha * (1 - e * prior) - e * prior * beta + e * (prior @ beta))
+        lower = e - 1 - ((e - prior) * beta - prior * alpha + prior @ alpha)
+        return [upper, lower]
+
+    def changes(self, step_alpha, step_beta):
+        prior, e = self.prior, self.e
+        return [-(step_alpha * (1 - e * prior) - e * prior * step_beta + e * (prior @ step_beta)),
+                -((e - prior) * step_beta - prior * step_alpha + prior @ step_alpha)]
+
+    def hessian_terms(self, alpha, beta):
+        """(gradient, (h_aa, h_bb, h_ab), factors U, middle M) of the rows' log barriers: their gradient, the
+        block-diagonal part of their Hessian and its low-rank part U M U^T."""
+        upper, lower = self.slacks(alpha, beta)
+        gradient, blocks, columns, middle = 0.0, [0.0, 0.0, 0.0], [], []
+        for w, local, shared in ((1 / upper, self.local_u, self.shared_u), (1 / lower, self.local_l, self.shared_l)):
+            gradient = gradient + np.concatenate([w * local[:, 0], w * local[:, 1]]) + w.sum() * shared
+            blocks = [blocks[0] + w**2 * local[:, 0] ** 2, blocks[1] + w**2 * local[:, 1] ** 2,
+                      blocks[2] + w**2 * local[:, 0] * local[:, 1]]
+            # L c^T + c L^T + (sum w^2) c c^T with L = sum_x w_x^2 l_x (placed at x) and c the shared part
+            columns += [np.concatenate([w**2 * local[:, 0], w**2 * local[:, 1]]), shared]
+            middle.append(np.array([[0.0, 1.0], [1.0, float(np.sum(w**2))]]))
+        full = np.zeros((4, 4))
+        full[:2, :2], full[2:, 2:] = middle
+        return gradient, blocks, np.column_stack(columns), full
 
 
-def design_unary(prior, epsilon, tolerance=1e-10):
-    """The unbiased-UE design of docs/math.md §7.1 at ``prior`` (all entries positive) and ``epsilon``."""
+class _SecretRows:
+    """The LIP rows of a latent secret G (docs/math.md §7.1): for each secret value g and side, one dense row of
+    A (alpha; beta) <= h (2m rows, so the Hessian's low-rank part has rank 2m), and the cap alpha_x <= ALPHA_CAP: a
+    value whose bit no row limits (its release keeps G's posterior within e^+-eps) would otherwise go to b_x = 0."""
+
+    def __init__(self, rows, bounds):
+        self.rows, self.bounds = rows, bounds
+        self.k = rows.shape[1] // 2
+        self.count = rows.shape[0] + self.k
+
+    def slacks(self, alpha, beta):
+        return [self.bounds - self.rows @ np.concatenate([alpha, beta]), ALPHA_CAP - alpha]
+
+    def changes(self, step_alpha, step_beta):
+        return [-(self.rows @ np.concatenate([step_alpha, step_beta])), -step_alpha]
+
+    def hessian_terms(self, alpha, beta):
+        slack, cap = self.slacks(alpha, beta)
+        w, zeros = 1 / slack, np.zeros(self.k)
+        gradient = self.rows.T @ w + np.concatenate([1 / cap, zeros])
+        return gradient, [1 / cap**2, zeros, zeros], self.rows.T * w, np.eye(self.rows.shape[0])
+
+
+def secret_rows(prior, conditional, epsilon):
+    """(A, h) of eps-LIP for the secret with T[g, x] = Pr[X = x | G = g] (docs/math.md §7.1): with a >= b the worst
+    report for g's upper side puts u_x where c_x = T[g, x] - e P_x >= 0 and v_x elsewhere, so
+    sum_x c_x^+ alpha_x - c_x^- beta_x <= -sum_x c_x = e - 1; the lower side likewise with d = e^-eps P - T[g]."""
+    e = float(np.exp(epsilon))
+    rows, bounds = [], []
+    for coefficients in (conditional - e * prior, prior / e - conditional):
+        positive, negative = np.maximum(coefficients, 0.0), np.minimum(coefficients, 0.0)
+        rows.append(np.hstack([positive, -negative]))
+        bounds.append(-coefficients.sum(axis=1))
+    return np.vstack(rows), np.concatenate(bounds)
+
+
+def _barrier(alpha, beta, prior, rows, t):
+    slacks = rows.slacks(alpha, beta)
+    if any((slack <= 0).any() for slack in slacks) or (alpha <= 0).any() or (beta <= 0).any() or (beta >= 1).any():
+        return np.inf
+    return (t * objective(alpha, beta, prior) - sum(np.log(slack).sum() for slack in slacks) - np.log(alpha).sum()
+            - np.log(beta).sum() - np.log1p(-beta).sum())
+
+
+def _feasible_step(alpha, beta, step_alpha, step_beta, rows):
+    """The largest step in (0, 1] that keeps every slack positive (0.99 of the distance to the boundary)."""
+    size = 1.0
+    pairs = list(zip(rows.slacks(alpha, beta), rows.changes(step_alpha, step_beta)))
+    for slack, change in pairs + [(alpha, step_alpha), (beta, step_beta), (1 - beta, -step_beta)]:
+        falling = change < 0
+        if falling.any():
+            size = min(size, 0.99 * float(np.min(slack[falling] / -change[falling])))
+    return size
+
+
+def _newton_step(alpha, beta, prior, rows, t):
+    """(d_alpha, d_beta, decrement^2) of the barrier function: the Hessian is block-diagonal (one 2 x 2 block per
+    value: the objective, the bounds and each row's own entries) plus the rows' low-rank part, inverted by the
+    Woodbury identity in O(k r^2) for a part of rank r (4 for G = X, 2m for a secret of m values)."""
+    k = prior.size
+    row_gradient, (r_aa, r_bb, r_ab), factors, coupling = rows.hessian_terms(alpha, beta)
+    # gradient of t F + barriers, in the order (alpha, beta)
+    grad_alpha = t * (-1 / (alpha**2 * beta) + prior / alpha**2) - 1 / alpha
+    grad_beta = t * (-1 / (alpha * beta**2) - prior / beta**2) - 1 / beta + 1 / (1 - beta)
+    gradient = np.concatenate([grad_alpha, grad_beta]) + row_gradient
+    h_aa = t * (2 / (alpha**3 * beta) - 2 * prior / alpha**3) + 1 / alpha**2 + r_aa
+    h_bb = t * (2 / (alpha * beta**3) + 2 * prior / beta**3) + 1 / beta**2 + 1 / (1 - beta) ** 2 + r_bb
+    h_ab = t / (alpha**2 * beta**2) + r_ab
+    solve_block = _block_solver(h_aa, h_bb, h_ab)
+    scaled = solve_block(factors)
+    capacitance = np.linalg.inv(coupling) + factors.T @ scaled
+
+    def solve(vector):  # (D + U M U^T)^-1 vector by the Woodbury identity
+        return solve_block(vector) - scaled @ np.linalg.solve(capacitance, scaled.T @ vector)
+
+    def multiply(vector):  # (D + U M U^T) vector, exactly
+        top, bottom = vector[:k], vector[k:]
+        block = np.concatenate([h_aa * top + h_ab * bottom, h_ab * top + h_bb * bottom])
+        return block + factors @ (coupling @ (factors.T @ vector))
+
+    step = -solve(gradient)
+    for _ in range(REFINEMENTS):  # the capacitance cancels at large t: iterative refinement restores the step
+        step -= solve(multiply(step) + gradient)
+    return step[:k], step[k:], abs(float(step @ multiply(step)))
+
+
+def design_unary(prior, epsilon, tolerance=1e-10, conditional=None):
+    """The unbiased-UE design of docs/math.md §7.1 at ``prior`` (all entries positive) and ``epsilon``, for X itself
+    or, with ``conditional`` (T[g, x] = Pr[X = x | G = g], rows summing to 1), for a latent secret G."""
     prior = np.asarray(prior, dtype=float)
     k, e = prior.size, float(np.exp(epsilon))
-    start = 0.5 * (e - 1) / (e + 1)  # symmetric and strictly feasible: both sides hold with room at every x
+    rows = _ValueRows(prior, e) if conditional is None else _SecretRows(*secret_rows(prior, conditional, epsilon))
+    # symmetric and strictly feasible: both sides hold with room at every x, hence for every secret (a mixture)
+    start = 0.5 * (e - 1) / (e + 1)
     alpha, beta = np.full(k, start), np.full(k, start)
-    constraints = 5 * k  # two LIP sides and three bounds per value
+    constraints = rows.count + 3 * k  # the LIP rows and three bounds per value
     t = constraints / objective(alpha, beta, prior)
     gap, kept, failures = np.inf, (alpha, beta), 0  # m/t at the last centred point, and that point
     for _ in range(MAX_CENTERINGS):
         centred, stalled = False, False
         for _ in range(MAX_NEWTON):
-            step_alpha, step_beta, decrement = _newton_step(alpha, beta, prior, e, t)
+            step_alpha, step_beta, decrement = _newton_step(alpha, beta, prior, rows, t)
             if decrement / 2 < NEWTON_TOLERANCE:  # the decrement is affine-invariant: no scale to take out
                 centred = True
                 break
-            size = _feasible_step(alpha, beta, step_alpha, step_beta, prior, e)
-            base = _barrier(alpha, beta, prior, e, t)
+            size = _feasible_step(alpha, beta, step_alpha, step_beta, rows)
+            base = _barrier(alpha, beta, prior, rows, t)
             while size > 1e-14:
                 trial_alpha, trial_beta = alpha + size * step_alpha, beta + size * step_beta
-                if _barrier(trial_alpha, trial_beta, prior, e, t) <= base - 0.01 * size * decrement:
+                if _barrier(trial_alpha, trial_beta, prior, rows, t) <= base - 0.01 * size * decrement:
                     break
                 size /= 2
             else:  # no step lowers the barrier function measurably: rounding has the last word at this t
@@ -102,84 +230,6 @@ def design_unary(prior, epsilon, tolerance=1e-10):
     alpha, beta = kept
     value = objective(alpha, beta, prior)
     return UnaryDesign(alpha, beta, value, gap, bool(gap <= ACCEPTED_GAP * value))
-
-
-def _barrier(alpha, beta, prior, e, t):
-    upper, lower = _slacks(alpha, beta, prior, e)
-    if (upper <= 0).any() or (lower <= 0).any() or (alpha <= 0).any() or (beta <= 0).any() or (beta >= 1).any():
-        return np.inf
-    return (t * objective(alpha, beta, prior) - np.log(upper).sum() - np.log(lower).sum() - np.log(alpha).sum()
-            - np.log(beta).sum() - np.log1p(-beta).sum())
-
-
-def _feasible_step(alpha, beta, step_alpha, step_beta, prior, e):
-    """The largest step in (0, 1] that keeps every slack positive (0.99 of the distance to the boundary)."""
-    upper, lower = _slacks(alpha, beta, prior, e)
-    upper_change = -(step_alpha * (1 - e * prior) - e * prior * step_beta + e * (prior @ step_beta))
-    lower_change = -((e - prior) * step_beta - prior * step_alpha + prior @ step_alpha)
-    size = 1.0
-    for slack, change in ((upper, upper_change), (lower, lower_change), (alpha, step_alpha), (beta, step_beta),
-                          (1 - beta, -step_beta)):
-        falling = change < 0
-        if falling.any():
-            size = min(size, 0.99 * float(np.min(slack[falling] / -change[falling])))
-    return size
-
-
-def _newton_step(alpha, beta, prior, e, t):
-    """(d_alpha, d_beta, decrement^2) of the barrier function: the Hessian is block-diagonal (one 2 x 2 block per
-    value: the objective, the bounds and each row's own entries) plus, for each LIP side, the rank-2 terms of its
-    shared part (e P on beta, or P on alpha), inverted by the Woodbury identity in O(k)."""
-    k = prior.size
-    upper, lower = _slacks(alpha, beta, prior, e)
-    wu, wl = 1.0 / upper, 1.0 / lower  # first-order weights of the log barriers of the two sides
-    # rows: upper_x = local (1 - e P_x, -e P_x) at x, plus e P on every beta; lower_x = (-P_x, e - P_x) plus P on alpha
-    local_u = np.column_stack([1 - e * prior, -e * prior])
-    local_l = np.column_stack([-prior, e - prior])
-    shared_u = np.concatenate([np.zeros(k), e * prior])
-    shared_l = np.concatenate([prior, np.zeros(k)])
-    # gradient of t F + barriers, in the order (alpha, beta)
-    grad_alpha = t * (-1 / (alpha**2 * beta) + prior / alpha**2) - 1 / alpha
-    grad_beta = t * (-1 / (alpha * beta**2) - prior / beta**2) - 1 / beta + 1 / (1 - beta)
-    gradient = np.concatenate([grad_alpha, grad_beta])
-    gradient += np.concatenate([wu * local_u[:, 0], wu * local_u[:, 1]]) + wu.sum() * shared_u
-    gradient += np.concatenate([wl * local_l[:, 0], wl * local_l[:, 1]]) + wl.sum() * shared_l
-    # block-diagonal part: t Hess F + bounds + sum_x w_x^2 l_x l_x^T
-    h_aa = t * (2 / (alpha**3 * beta) - 2 * prior / alpha**3) + 1 / alpha**2
-    h_bb = t * (2 / (alpha * beta**3) + 2 * prior / beta**3) + 1 / beta**2 + 1 / (1 - beta) ** 2
-    h_ab = t / (alpha**2 * beta**2)
-    for w, local in ((wu, local_u), (wl, local_l)):
-        h_aa = h_aa + w**2 * local[:, 0] ** 2
-        h_bb = h_bb + w**2 * local[:, 1] ** 2
-        h_ab = h_ab + w**2 * local[:, 0] * local[:, 1]
-    # the low-rank part: for each side, L c^T + c L^T + (sum w^2) c c^T with L = sum_x w_x^2 l_x (placed at x)
-    columns, middle = [], []
-    for w, local, shared in ((wu, local_u, shared_u), (wl, local_l, shared_l)):
-        spread = np.concatenate([w**2 * local[:, 0], w**2 * local[:, 1]])
-        columns += [spread, shared]
-        middle.append(np.array([[0.0, 1.0], [1.0, float(np.sum(w**2))]]))
-    factors = np.column_stack(columns)  # (2k, 4)
-    solve_block = _block_solver(h_aa, h_bb, h_ab)
-    inner = np.zeros((4, 4))
-    inner[:2, :2] = np.linalg.inv(middle[0])
-    inner[2:, 2:] = np.linalg.inv(middle[1])
-    coupling = np.zeros((4, 4))
-    coupling[:2, :2], coupling[2:, 2:] = middle
-    scaled = solve_block(factors)
-    capacitance = inner + factors.T @ scaled
-
-    def solve(vector):  # (D + U S U^T)^-1 vector by the Woodbury identity
-        return solve_block(vector) - scaled @ np.linalg.solve(capacitance, scaled.T @ vector)
-
-    def multiply(vector):  # (D + U S U^T) vector, exactly in O(k)
-        top, bottom = vector[:k], vector[k:]
-        block = np.concatenate([h_aa * top + h_ab * bottom, h_ab * top + h_bb * bottom])
-        return block + factors @ (coupling @ (factors.T @ vector))
-
-    step = -solve(gradient)
-    for _ in range(REFINEMENTS):  # the capacitance cancels at large t: iterative refinement restores the step
-        step -= solve(multiply(step) + gradient)
-    return step[:k], step[k:], abs(float(step @ multiply(step)))
 
 
 def _block_solver(h_aa, h_bb, h_ab):

@@ -135,7 +135,7 @@ def lagrange_dual(prior, epsilon, upper_weights, lower_weights):
 def test_the_barrier_gap_is_below_the_lagrange_dual():
     """The certificate value - m/t never claims more than the Lagrange dual at the barrier's own multipliers
     1/(t slack) proves (computed here independently of the Newton steps)."""
-    from solvers.unary import _slacks, design_unary
+    from solvers.unary import design_unary
 
     rng = np.random.default_rng(12)
     for _ in range(8):
@@ -146,7 +146,9 @@ def test_the_barrier_gap_is_below_the_lagrange_dual():
         epsilon = float(np.exp(rng.uniform(np.log(0.1), np.log(5))))
         result = design_unary(prior, epsilon)
         t = 5 * k / result.gap
-        upper, lower = _slacks(result.alpha, result.beta, prior, math.exp(epsilon))
+        alpha, beta, e = result.alpha, result.beta, math.exp(epsilon)  # slacks of the rows of docs/math.md §7.1
+        upper = e - 1 - (alpha * (1 - e * prior) - e * prior * beta + e * (prior @ beta))
+        lower = e - 1 - ((e - prior) * beta - prior * alpha + prior @ alpha)
         dual = lagrange_dual(prior, epsilon, 1 / (t * upper), 1 / (t * lower))
         assert result.converged and dual <= result.value * (1 + 1e-12)
         assert result.value - result.gap <= dual * (1 + 1e-9), (k, epsilon)
@@ -337,3 +339,10 @@ def test_the_joint_posterior_mean_on_a_drifted_population():
     with pytest.raises(ld.ValidationError, match="built for k <= 256"):
         large.variance(zipf(300), method="mmse")
     assert 0 < large.bayes_risk < 1
+
+
+def test_the_summary_of_a_large_design_says_where_to_verify_other_priors():
+    """k = 40: a TV ball's vertices are too many to list, so the summary points to ld.verify instead of failing."""
+    mechanism = ld.design(zipf(40), ld.LIP(1.0), family="unary", baselines=False)
+    assert "ld.verify(mech, prior=...) computes it exactly" in mechanism.summary()
+    assert "if the prior is off by up to TV 0.1" in ld.design(zipf(6), ld.LIP(1.0), family="unary").summary()

@@ -167,6 +167,57 @@ def joint_lip_bound(a, b, prior):
     return Fraction(best[0]), best[1], best[2]
 
 
+def secret_lip_bound(a, b, prior, conditional):
+    """(ratio, side, g): a number >= the largest of Pr[G = g | Y] / Pr[G = g] and its inverse over all 2^k reports
+    (docs/math.md §7.1), for the latent secret with T[g, x] = Pr[X = x | G = g] (``conditional``, m x k) at
+    ``prior``, floats taken exactly. The ratio for g is sum_x T[g, x] rho_x / sum_x P_x rho_x with each rho_x in
+    {u_x, v_x} chosen freely; its maximum puts rho_x = Hi_x on the values with the largest T[g, x]/P_x and Lo_x on the
+    rest (at the optimum lambda, rho maximises sum_x (T[g, x] - lambda P_x) rho_x), so the k + 1 thresholds of that
+    order (sorted exactly) are all that is examined; the inverse side likewise with P_x/T[g, x]. Decimal arithmetic
+    as in ``joint_lip_bound``: each ratio is enlarged by its bounded rounding, (2k + 20) delta."""
+    k = len(a)
+    with decimal.localcontext() as context:
+        context.prec = DIGITS
+        delta = Decimal(10) ** (1 - DIGITS)
+        a, b = [Decimal(float(x)) for x in a], [Decimal(float(x)) for x in b]
+        u = [x / y for x, y in zip(a, b)]
+        v = [(1 - x) / (1 - y) for x, y in zip(a, b)]
+        high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
+        margin = 1 + (2 * k + 20) * delta
+        p_floats = [float(x) for x in prior]
+        p_total = sum(Decimal(x) for x in p_floats)
+        weights = [Decimal(x) / p_total for x in p_floats]
+        best = (Decimal(0), "upper", 0)
+        for g, row in enumerate(conditional):
+            t_floats = [float(x) for x in row]
+            t_total = sum(Decimal(x) for x in t_floats)
+            t = [Decimal(x) / t_total for x in t_floats]
+            for side, top, bottom, top_floats, bottom_floats in (("upper", t, weights, t_floats, p_floats),
+                                                                 ("lower", weights, t, p_floats, t_floats)):
+                order = sorted(range(k), reverse=True, key=lambda x: (bottom_floats[x] == 0, Fraction(top_floats[x]) /
+                                                                      Fraction(bottom_floats[x] or 1)))
+                ratio = _best_threshold([top[x] for x in order], [bottom[x] for x in order],
+                                        [high[x] for x in order], [low[x] for x in order])
+                best = max(best, (ratio * margin, side, g))
+    return Fraction(best[0]), best[1], best[2]
+
+
+def _best_threshold(top, bottom, high, low):
+    """max over j of (sum_{i<j} top_i high_i + sum_{i>=j} top_i low_i) / (the same with bottom), by prefix and
+    suffix sums (positive terms only)."""
+    prefix_top, prefix_bottom = [Decimal(0)], [Decimal(0)]
+    for x, y, h in zip(top, bottom, high):
+        prefix_top.append(prefix_top[-1] + x * h)
+        prefix_bottom.append(prefix_bottom[-1] + y * h)
+    suffix_top, suffix_bottom = [Decimal(0)], [Decimal(0)]
+    for x, y, lo in zip(reversed(top), reversed(bottom), reversed(low)):
+        suffix_top.append(suffix_top[-1] + x * lo)
+        suffix_bottom.append(suffix_bottom[-1] + y * lo)
+    size = len(top)
+    return max((prefix_top[j] + suffix_top[size - j]) / (prefix_bottom[j] + suffix_bottom[size - j])
+               for j in range(size + 1))
+
+
 def _others(terms):
     """sum_{x' != x} terms[x'] for every x, from prefix and suffix sums (no subtraction, so no cancellation)."""
     prefix, suffix = [Decimal(0)], [Decimal(0)]
@@ -355,9 +406,14 @@ class UnaryEncoding(PureProtocol):
                                 "unary encoding's value is a design whose cost grows linearly in k", kind)
         if kind == "LDP":
             return "\n".join(lines)
-        worst = self.certificate_at(PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
-        lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP at worst {worst:.4g} (never above the "
-                     f"LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")
+        try:  # the ball's vertices are listed, which limits k (PriorSet's vertex budget)
+            ball = PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)
+        except ValidationError:
+            lines.append(f"  at another prior LIP may be larger (never above the LDP level {self.epsilons['LDP']:.4g}): "
+                         "ld.verify(mech, prior=...) computes it exactly")
+            return "\n".join(lines)
+        lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP at worst {self.certificate_at(ball).epsilon:.4g} "
+                     f"(never above the LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")
         return "\n".join(lines)
 
     def parameters(self):
