@@ -34,7 +34,7 @@ MAX_FAILURES = 3
 ACCEPTED_GAP = 1e-5
 
 #: With a latent secret, u_x = 1 + alpha_x is capped here (b_x >= about beta_x / ALPHA_CAP): a bit that no LIP
-#: row limits would otherwise tend to b_x = 0; the cap costs under 1/ALPHA_CAP of its variance term.
+#: row limits would otherwise tend to b_x = 0; the cap adds (1/beta_x - P_x)/ALPHA_CAP to that value's variance.
 ALPHA_CAP = 1e6
 
 #: The largest prior probability at which the objective is convex (docs/math.md §7.1).

@@ -14,6 +14,7 @@ from lipdesign.designer.unary import symmetric_unary_variance
 from lipdesign.errors import ShrinkageWarning
 from lipdesign.mechanisms.unary import UnaryEncoding
 from lipdesign.simulation import drifted
+from solvers.unary import ALPHA_CAP
 
 
 def zipf(k, s=1.1):
@@ -346,3 +347,83 @@ def test_the_summary_of_a_large_design_says_where_to_verify_other_priors():
     mechanism = ld.design(zipf(40), ld.LIP(1.0), family="unary", baselines=False)
     assert "ld.verify(mech, prior=...) computes it exactly" in mechanism.summary()
     assert "if the prior is off by up to TV 0.1" in ld.design(zipf(6), ld.LIP(1.0), family="unary").summary()
+
+
+def _secret_example(k=5, m=3, seed=0):
+    joint = np.random.default_rng(seed).dirichlet(np.ones(k * m) * 2).reshape(m, k)
+    return ld.SecretModel.from_joint(joint), joint.sum(axis=0)
+
+
+def brute_force_secret_epsilon(a, b, prior, conditional):
+    """LIP of the latent secret by listing all 2^k reports: Pr[G = g | y]/Pr[G = g] = T[g] . Pr[y | .] / P . Pr[y | .]."""
+    k, worst = len(a), 0.0
+    for report in itertools.product((0, 1), repeat=k):
+        y = np.array(report, dtype=bool)
+        rows = np.array([np.prod(np.where(y, np.where(np.arange(k) == x, a, b), 1 - np.where(np.arange(k) == x, a, b)))
+                         for x in range(k)])
+        worst = max(worst, np.abs(np.log(conditional @ rows / (prior @ rows))).max())
+    return worst
+
+
+def test_the_secret_condition_is_the_worst_report_over_all_2_to_the_k():
+    """Random bit probabilities (some a < b) and random secrets: the exact secret condition (thresholds of
+    T[g, x]/P_x, docs/math.md §7.1) gives the epsilon of listing every report; with T = I it is the X condition."""
+    rng = np.random.default_rng(5)
+    for trial in range(4):
+        secret, prior = _secret_example(seed=trial)
+        a, b = rng.uniform(0.05, 0.95, 5), rng.uniform(0.05, 0.95, 5)
+        mechanism = UnaryEncoding(a, b, ld.LIP(30.0, secret=secret), prior)
+        p, q = mechanism.bit_probabilities
+        assert mechanism.epsilons["LIP for the secret"] == pytest.approx(
+            brute_force_secret_epsilon(p, q, prior, secret.conditional), rel=1e-9)
+        assert mechanism.epsilons["LIP for X"] == pytest.approx(brute_force_epsilons(p, q, prior)[0], rel=1e-9)
+
+
+def _independent_secret_optimum(prior, conditional, epsilon):
+    """SLSQP over (u, v), a >= b, with one constraint per report, secret value and side (all 2^k reports listed)."""
+    k, e = prior.size, math.exp(epsilon)
+    reports = np.array(list(itertools.product((0, 1), repeat=k)), dtype=bool)
+
+    def unpack(z):
+        return 1 + np.exp(z[:k]), 1 / (1 + np.exp(-z[k:]))
+
+    def figure(z):
+        u, v = unpack(z)
+        return float(np.sum((prior * u * v + 1 - prior) / ((u - 1) * (1 - v))))
+
+    def margins(z):
+        u, v = unpack(z)
+        rho = np.where(reports, u, v)  # (reports, k)
+        secret, overall = rho @ conditional.T, (rho @ prior)[:, None]
+        return np.concatenate([(e * overall - secret).ravel(), (secret - overall / e).ravel()])
+
+    start = np.full(2 * k, -1.0)
+    result = minimize(figure, start, method="SLSQP", constraints=[{"type": "ineq", "fun": margins}],
+                      options={"maxiter": 1000, "ftol": 1e-14})
+    assert result.success and margins(result.x).min() > -1e-9
+    return result.fun
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0])
+def test_the_secret_design_is_the_optimum_and_protects_the_secret_only(epsilon):
+    secret, prior = _secret_example(k=5)
+    notion = ld.LIP(epsilon, secret=secret)
+    mechanism = ld.design(prior, notion, family="unary")
+    p, q = mechanism.bit_probabilities
+    assert mechanism.verify().passed
+    assert brute_force_secret_epsilon(p, q, prior, secret.conditional) <= epsilon + 1e-12
+    # capped bits (u <= ALPHA_CAP) cost (1/beta_x - P_x)/ALPHA_CAP each: a few 1e-6 here
+    assert mechanism.mse <= _independent_secret_optimum(prior, secret.conditional, epsilon) + 10 * 5 / ALPHA_CAP
+    assert mechanism.mse < ld.design(prior, ld.LIP(epsilon), family="unary").mse  # a weaker constraint
+    rr = mechanism.provenance["baselines"]["optimal RR table (LIP)"]
+    assert rr <= mechanism.mse and "LIP for the secret" in mechanism.summary()
+    assert "at 2 eps" not in " ".join(mechanism.provenance["baselines"])  # no LDP level is implied for X
+
+
+def test_the_secret_design_estimates_a_drifted_population():
+    secret, prior = _secret_example(k=6, seed=3)
+    mechanism = ld.design(prior, ld.LIP(0.5, secret=secret), family="unary", baselines=False)
+    truth = drifted(prior, 0.2)
+    result = ld.simulate(mechanism, 20_000, rng=9, truth=truth, repetitions=60, drift=False)
+    assert result.largest_z < 4.5, result.summary()
+    assert np.allclose(result.empirical_std, result.std, rtol=0.3), result.summary()

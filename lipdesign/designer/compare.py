@@ -76,7 +76,10 @@ class Comparison:
         if self.bound is not None:
             lines.append(f"gap: to {self.bound:.6g}, a lower bound over every {self.notion.kind} eps={self.notion.epsilon:g} "
                          f"mechanism ({self.bound_name})")
-        if isinstance(self.notion, LIP):
+        if isinstance(self.notion, LIP) and self.notion.secret is not None:
+            lines.append("eps-LIP holds for the latent secret at the design prior; X itself may be released more "
+                         "freely (docs/math.md §2); every row here has the same guarantee")
+        elif isinstance(self.notion, LIP):
             lines.append("eps-LIP holds at the design prior and implies at most 2 eps-LDP (docs/math.md §2); every "
                          "row here has the same guarantee")
         return "\n".join(lines)

@@ -26,11 +26,10 @@ SHRINK = (1e-12, 1e-9, 1e-6)
 
 def check_unary(prior, notion, objective):
     """ValidationError unless the unary design applies: eps-LIP for X (max P <= 3/4) or eps-LDP, the histogram."""
-    plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
-    if not (plain_lip or isinstance(notion, LDP)):
-        raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) for X itself or "
-                              "ld.LDP(eps) so far (a latent secret or a prior set is not built for it; worst-case LIP "
-                              "for X is ld.LDP)")
+    if not (isinstance(notion, LIP) and notion.prior_set is None or isinstance(notion, LDP)):
+        raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) (for X or a latent "
+                              "secret) or ld.LDP(eps) so far (a prior set is not built for it; worst-case LIP for X "
+                              "is ld.LDP)")
     if objective.kind != "frequencies":
         raise ValidationError(f"objective is {objective!r}; family='unary' is designed for ld.Frequencies() (the "
                               "unbiased histogram) only so far")
@@ -52,11 +51,13 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
     if isinstance(notion, LDP):
         return _ldp_unary_design(prior, notion, baselines, rr_optimum)
     p = prior.probabilities
-    result = design_unary(p, notion.epsilon)
+    secret = notion.secret is not None
+    result = design_unary(p, notion.epsilon, conditional=notion.conditional(prior.k) if secret else None)
     if not result.converged:
         raise SolverError(f"the unary design's barrier method did not reach its duality gap (gap {result.gap:.3g} at "
                           f"n x sum Var {result.value:.6g})")
-    info = {"method": "convex program in (u - 1, 1 - v), barrier method with O(k) Newton steps (docs/math.md §7.1)",
+    rank = "O(k)" if not secret else f"O(k m^2) (m = {notion.conditional(prior.k).shape[0]} secret values)"
+    info = {"method": f"convex program in (u - 1, 1 - v), barrier method with {rank} Newton steps (docs/math.md §7.1)",
             "figure_before_rounding": result.value}
     if baselines:
         info["baselines"] = unary_baselines(prior, notion)
@@ -121,11 +122,12 @@ def symmetric_unary_variance(prior, epsilon, ratio=None):
 
 def unary_baselines(prior, notion):
     """n x sum Var of each baseline's own unbiased estimate at the prior, given the users' values: the best symmetric
-    LIP unary encoding at eps; OUE, OLH and GRR at eps and at 2 eps (the LDP level an eps-LIP mechanism reaches at
-    worst, docs/math.md §2)."""
+    LIP unary encoding at eps (for X); OUE, OLH and GRR at eps and, protecting X, at 2 eps (the LDP level an eps-LIP
+    mechanism reaches at worst, docs/math.md §2; with a latent secret there is no such level)."""
     eps, p = notion.epsilon, prior.probabilities
-    figures = {"symmetric LIP unary": symmetric_unary_variance(prior, eps)[0]}
-    for suffix, level in (("", eps), (" at 2 eps", 2 * eps)):
+    secret = getattr(notion, "secret", None) is not None
+    figures = {} if secret else {"symmetric LIP unary": symmetric_unary_variance(prior, eps)[0]}
+    for suffix, level in (("", eps),) if secret else (("", eps), (" at 2 eps", 2 * eps)):
         if level <= OUE.epsilon_range[1]:
             figures["OUE" + suffix] = float(OUE(level, prior.k).variance(p).sum())
             figures["OLH" + suffix] = float(OLH(level, prior.k).variance(p).sum())

@@ -135,6 +135,15 @@ def baseline_lines(baselines, epsilon, value, kind="LIP"):
     return lines
 
 
+def _guarantee_line(kind, secret, epsilons):
+    if kind == "LDP":
+        return "  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)"
+    if secret is not None:
+        return (f"  eps-LIP holds for the latent secret at the design prior; X itself is only LIP "
+                f"{epsilons['LIP for X']:.4g} there (docs/math.md §2)")
+    return "  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior (docs/math.md §2)"
+
+
 def joint_lip_bound(a, b, prior):
     """(ratio, side, x): a number >= the largest of Pr[X = x | Y] / P_x and its inverse over all 2^k reports of unary
     encoding with bit probabilities a (bit x when X = x) and b (bit x otherwise), floats taken exactly, and where
@@ -282,10 +291,9 @@ class UnaryEncoding(PureProtocol):
 
     def __init__(self, a, b, notion, prior, *, provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
-        plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
-        if not (plain_lip or isinstance(notion, LDP)):
-            raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) for X itself "
-                                  "or ld.LDP(eps) (latent secrets and prior sets are not built for it yet)")
+        if not (isinstance(notion, LIP) and notion.prior_set is None or isinstance(notion, LDP)):
+            raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) (for X or a "
+                                  "latent secret) or ld.LDP(eps) (a prior set is not built for it yet)")
         self.notion = notion
         self.k = self.prior.k
         self.epsilon = notion.epsilon
@@ -313,36 +321,50 @@ class UnaryEncoding(PureProtocol):
         for array in (self.a, self.b, self.p, self.q, self._weights):
             array.setflags(write=False)
         self.provenance = MappingProxyType(dict(provenance or {}))
-        lip = self.certificate_at(self.prior)
+        lip = self._lip_for_x(self.prior.probabilities)
         ldp_ratio, (high, low) = joint_ldp_ratio(self.p, self.q, where=True)
         ldp = Certificate("LDP", self.epsilon, log_upper(ldp_ratio), bool(ldp_ratio <= exp_bounds(self.epsilon)[0]),
                           True, {"inputs": [high, low]})
-        self._claimed = ldp if isinstance(notion, LDP) else lip
+        self._claimed = ldp if isinstance(notion, LDP) else self.certificate_at(self.prior) if self.secret else lip
         if not self._claimed.passed:
-            worst = self._claimed.worst
-            where = (f"at the {worst['side']} side of value {worst['value']}" if "side" in worst else
-                     f"between values {worst['inputs'][0]} and {worst['inputs'][1]}")
+            where = ", ".join(f"{name} {value}" for name, value in self._claimed.worst.items() if name != "prior")
             raise VerificationError(f"the bit probabilities are not {notion.kind} with eps={notion.epsilon:g}: the "
                                     f"joint epsilon of the realised bits is {self._claimed.epsilon:.12g} (exact, "
-                                    f"docs/math.md §7.1), {where}")
-        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": lip.epsilon,
-                                          "LDP": ldp.epsilon})
+                                    f"docs/math.md §7.1), at {where}")
+        epsilons = {"claimed": self._claimed.epsilon}
+        if self.secret:
+            epsilons["LIP for the secret"] = self._claimed.epsilon
+        self.epsilons = MappingProxyType({**epsilons, "LIP for X": lip.epsilon, "LDP": ldp.epsilon})
         self.mse = float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
 
+    @property
+    def secret(self):
+        """The latent secret the design protects (a SecretModel), or None for X itself."""
+        return getattr(self.notion, "secret", None)
+
     def certificate_at(self, prior):
-        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
-        its vertices, where a linear-fractional ratio peaks), from the joint condition of docs/math.md §7.1 on the
-        realised bit probabilities (decimal arithmetic with its rounding bounded and added, ``joint_lip_bound``)."""
+        """The exact Certificate of eps-LIP, for the secret the design protects (X itself without one), at ``prior``
+        (a Prior, probabilities, or a PriorSet: the worst over its vertices, where a linear-fractional ratio peaks),
+        from the joint condition of docs/math.md §7.1 on the realised bit probabilities (decimal arithmetic with its
+        rounding bounded and added: ``joint_lip_bound``, ``secret_lip_bound``)."""
         if isinstance(prior, PriorSet):
             if prior.k != self.k:
                 raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
                                       f"({self.k})")
             return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
         probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
+        if self.secret is None:
+            return self._lip_for_x(probabilities)
+        ratio, side, value = secret_lip_bound(self.p, self.q, probabilities, self.notion.conditional(self.k))
+        return self._lip_certificate(ratio, {"side": side, "secret": value, "prior": probabilities.tolist()})
+
+    def _lip_for_x(self, probabilities):
         ratio, side, value = joint_lip_bound(self.p, self.q, probabilities)
-        return Certificate("LIP", self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]),
-                           True, {"side": side, "value": value, "prior": probabilities.tolist()},
-                           arithmetic="50-digit decimal, rounding bounded")
+        return self._lip_certificate(ratio, {"side": side, "value": value, "prior": probabilities.tolist()})
+
+    def _lip_certificate(self, ratio, worst):
+        return Certificate("LIP", self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]), True,
+                           worst, arithmetic="50-digit decimal, rounding bounded")
 
     def privacy_table(self, max_k=MAX_REDUCED_K):
         """The reports that decide every posterior ratio, for audits (floats): for each value x, the report with bit
@@ -392,9 +414,7 @@ class UnaryEncoding(PureProtocol):
         lines = [f"unary encoding, {kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
                  "  guarantee (exactly verified on the realised bits): " +
                  ", ".join(f"{name} {value:.6g}" for name, value in self.epsilons.items()),
-                 ("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
-                  "(docs/math.md §2)") if kind == "LIP" else
-                 "  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)",
+                 _guarantee_line(kind, self.secret, self.epsilons),
                  ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
                   f"users' values: {self.mse:.6g}")]
         if self.optimality:
