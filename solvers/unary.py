@@ -40,14 +40,20 @@ ALPHA_CAP = 1e6
 #: The largest prior probability at which the objective is convex (docs/math.md §7.1).
 CONVEX_MAX_PRIOR = 0.75
 
+#: The Lagrange bound searches beta on this many points (geometric, 1e-12..1) where the objective is not convex, and
+#: refines every inner minimum by this many golden-section steps.
+BETA_GRID = 4096
+GOLDEN_STEPS = 80
+
 
 @dataclass(frozen=True)
 class UnaryDesign:
     alpha: np.ndarray
     beta: np.ndarray
     value: float  # n x sum Var of the unbiased estimate at the prior, given the users' values
-    gap: float  # m/t at the last centring that converged: value - gap bounds the optimum from below there
-    converged: bool
+    gap: float  # m/t at the last centring that converged
+    converged: bool  # value - bound <= ACCEPTED_GAP value
+    bound: float  # a lower bound on the optimum: value - gap where the objective is convex, else the Lagrange dual
 
 
 def objective(alpha, beta, prior):
@@ -85,6 +91,15 @@ class _ValueRows:
         return [-(step_alpha * (1 - e * prior) - e * prior * step_beta + e * (prior @ step_beta)),
                 -((e - prior) * step_beta - prior * step_alpha + prior @ step_alpha)]
 
+    def lagrangian(self, alpha, beta, t):
+        """(c_alpha, c_beta, constant): sum_rows lambda_r (row_r . z - h_r) with lambda = 1/(t slack)."""
+        upper, lower = self.slacks(alpha, beta)
+        lu, ll = 1 / (t * upper), 1 / (t * lower)
+        prior, e = self.prior, self.e
+        c_alpha = lu * (1 - e * prior) - ll * prior + ll.sum() * prior
+        c_beta = -lu * e * prior + lu.sum() * e * prior + ll * (e - prior)
+        return c_alpha, c_beta, -(lu.sum() + ll.sum()) * (e - 1)
+
     def hessian_terms(self, alpha, beta):
         """(gradient, (h_aa, h_bb, h_ab), factors U, middle M) of the rows' log barriers: their gradient, the
         block-diagonal part of their Hessian and its low-rank part U M U^T."""
@@ -117,6 +132,12 @@ class _SecretRows:
 
     def changes(self, step_alpha, step_beta):
         return [-(self.rows @ np.concatenate([step_alpha, step_beta])), -step_alpha]
+
+    def lagrangian(self, alpha, beta, t):
+        slack, cap = self.slacks(alpha, beta)
+        weights, cap_weights = 1 / (t * slack), 1 / (t * cap)
+        c = self.rows.T @ weights
+        return c[:self.k] + cap_weights, c[self.k:], -(weights @ self.bounds) - cap_weights.sum() * ALPHA_CAP
 
     def hessian_terms(self, alpha, beta):
         slack, cap = self.slacks(alpha, beta)
@@ -229,7 +250,40 @@ def design_unary(prior, epsilon, tolerance=1e-10, conditional=None):
         t *= GROWTH
     alpha, beta = kept
     value = objective(alpha, beta, prior)
-    return UnaryDesign(alpha, beta, value, gap, bool(gap <= ACCEPTED_GAP * value))
+    if prior.max() <= CONVEX_MAX_PRIOR:
+        bound = value - gap
+    else:  # the m/t gap needs convexity; weak duality does not
+        bound = -np.inf if not np.isfinite(gap) else lagrange_bound(prior, alpha, beta, rows, constraints / gap)
+    return UnaryDesign(alpha, beta, value, gap, bool(value - bound <= ACCEPTED_GAP * value), bound)
+
+
+def lagrange_bound(prior, alpha, beta, rows, t):
+    """The Lagrange dual at the barrier's multipliers 1/(t slack) of the LIP rows (docs/math.md §7.1): a lower bound
+    on the optimum by weak duality, convex objective or not. The Lagrangian is separable over values; for each, the
+    minimum over alpha > 0 of (1/beta - P)/alpha + c_alpha alpha is 2 sqrt((1/beta - P) c_alpha), and beta in (0, 1]
+    is searched: by golden section where P <= 3/4 (the partial minimum is then convex in beta), and on a grid of
+    BETA_GRID points refined by golden section around its best point otherwise."""
+    c_alpha, c_beta, constant = rows.lagrangian(alpha, beta, t)
+    if (c_alpha <= 0).any():
+        return -np.inf
+
+    def inner(b, p, ca, cb):
+        return 2 * np.sqrt((1 / b - p) * ca) + p / b - p + cb * b
+
+    low, high = np.full(prior.size, 1e-15), np.ones(prior.size)
+    wide = prior > CONVEX_MAX_PRIOR
+    if wide.any():
+        grid = np.geomspace(1e-12, 1.0, BETA_GRID)
+        values = inner(grid[None, :], prior[wide, None], c_alpha[wide, None], c_beta[wide, None])
+        best = values.argmin(axis=1)
+        low[wide], high[wide] = grid[np.maximum(best - 1, 0)], grid[np.minimum(best + 1, BETA_GRID - 1)]
+    ratio = (np.sqrt(5) - 1) / 2
+    for _ in range(GOLDEN_STEPS):  # golden section on [low, high], all values at once
+        left, right = high - ratio * (high - low), low + ratio * (high - low)
+        lower = inner(left, prior, c_alpha, c_beta) < inner(right, prior, c_alpha, c_beta)
+        high, low = np.where(lower, right, high), np.where(lower, low, left)
+    inner_min = np.minimum(inner((low + high) / 2, prior, c_alpha, c_beta), inner(1.0, prior, c_alpha, c_beta))
+    return float(inner_min.sum() + constant)
 
 
 def _block_solver(h_aa, h_bb, h_ab):

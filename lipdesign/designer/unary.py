@@ -25,7 +25,8 @@ SHRINK = (1e-12, 1e-9, 1e-6)
 
 
 def check_unary(prior, notion, objective):
-    """ValidationError unless the unary design applies: eps-LIP for X (max P <= 3/4) or eps-LDP, the histogram."""
+    """ValidationError unless the unary design applies: eps-LIP (for X or a latent secret) or eps-LDP, the
+    histogram."""
     if not (isinstance(notion, LIP) and notion.prior_set is None or isinstance(notion, LDP)):
         raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) (for X or a latent "
                               "secret) or ld.LDP(eps) so far (a prior set is not built for it; worst-case LIP for X "
@@ -33,14 +34,6 @@ def check_unary(prior, notion, objective):
     if objective.kind != "frequencies":
         raise ValidationError(f"objective is {objective!r}; family='unary' is designed for ld.Frequencies() (the "
                               "unbiased histogram) only so far")
-    if isinstance(notion, LDP):
-        return
-    p = prior.probabilities
-    if p.max() > CONVEX_MAX_PRIOR:
-        x = int(np.argmax(p))
-        raise ValidationError(f"prior[{x}] is {p[x]:.6g}; the unary design is a convex program only when every prior "
-                              f"entry is at most {CONVEX_MAX_PRIOR} (docs/math.md §7.1): merge values, or use "
-                              "family='rr'")
 
 
 def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
@@ -53,9 +46,12 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
     p = prior.probabilities
     secret = notion.secret is not None
     result = design_unary(p, notion.epsilon, conditional=notion.conditional(prior.k) if secret else None)
+    convex = p.max() <= CONVEX_MAX_PRIOR
+    bound_name = "barrier duality gap m/t" if convex else \
+        f"Lagrange dual at the barrier's multipliers (not convex: max P > {CONVEX_MAX_PRIOR})"
     if not result.converged:
-        raise SolverError(f"the unary design's barrier method did not reach its duality gap (gap {result.gap:.3g} at "
-                          f"n x sum Var {result.value:.6g})")
+        raise SolverError(f"the unary design's barrier method did not certify its result: n x sum Var "
+                          f"{result.value:.6g}, lower bound {result.bound:.6g} ({bound_name})")
     rank = "O(k)" if not secret else f"O(k m^2) (m = {notion.conditional(prior.k).shape[0]} secret values)"
     info = {"method": f"convex program in (u - 1, 1 - v), barrier method with {rank} Newton steps (docs/math.md §7.1)",
             "figure_before_rounding": result.value}
@@ -63,13 +59,13 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
         info["baselines"] = unary_baselines(prior, notion)
         if rr_optimum is not None:
             info["baselines"]["optimal RR table (LIP)"] = rr_optimum
-    bound = result.value - result.gap
+    bound = result.bound
     for shrink in (0.0, *SHRINK):
         a, b = bit_probabilities(result.alpha * (1 - shrink), result.beta * (1 - shrink))
         figure = float(pure_variance(p, 1, realized_probability(a), realized_probability(b)).sum())  # mech.mse
         info["shrink"] = shrink
         info["optimality"] = {"variance": figure, "lower_bound": bound, "gap": (figure - bound) / figure,
-                              "bound": "barrier duality gap m/t", "bounds": {"barrier duality gap m/t": bound}}
+                              "bound": bound_name, "bounds": {bound_name: bound}}
         try:
             return UnaryEncoding(a, b, notion, prior, provenance=info)
         except VerificationError:
