@@ -41,10 +41,10 @@ def test_a_unary_spec_designs_verifies_and_simulates(tmp_path):
     assert result.returncode == 0 and result.stdout.startswith("PASS"), result.stdout + result.stderr
     result = lipdesign("simulate", out, "-n", 20000, "--seed", 3, cwd=tmp_path)
     assert result.returncode == 0 and "theoretical" in result.stdout, result.stderr
-    spec.write_text(json.dumps({"prior": {"probabilities": [0.8, 0.1, 0.1]}, "notion": {"kind": "LIP", "epsilon": 1.0},
-                                "family": "unary"}))
+    bounded = json.loads((Path(__file__).parents[1] / "examples" / "battery-drain-bp-lip.json").read_text())
+    spec.write_text(json.dumps({**bounded, "family": "unary"}))
     result = lipdesign("design", spec, "-o", out, cwd=tmp_path)
-    assert result.returncode == 2 and "convex program only when every prior entry is at most 0.75" in result.stderr
+    assert result.returncode == 2 and "a prior set is not built for it" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
