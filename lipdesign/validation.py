@@ -4,6 +4,7 @@ Every message has one shape, "<field> is <value>; <rule>", so that it names what
 what is allowed: ``prior[1] is -0.1; every entry must be >= 0``. Imports numpy and lipdesign.errors only.
 """
 
+import decimal
 import math
 import numbers
 
@@ -18,6 +19,17 @@ PROBABILITY_ATOL = 1e-9
 #: Epsilons of the designed tables (and of the notions) lie in (0, MAX_EPSILON]: e^30 ~ 1e13 already promises no
 #: privacy, and beyond it the MSEs fall below double-precision resolution.
 MAX_EPSILON = 30.0
+
+
+def upward(value, digits=6):
+    """``value`` (an epsilon) as text with ``digits`` significant digits, rounded up, never down: a printed epsilon
+    is an upper bound like the certified one."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    exact = decimal.Decimal(value)  # the float's exact value; ROUND_CEILING then never goes below it
+    step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    rounded = exact.quantize(step, rounding=decimal.ROUND_CEILING).normalize()
+    return format(rounded, "f" if -5 <= rounded.adjusted() < digits else "g")
 
 
 def fmt(value):

@@ -30,8 +30,14 @@ MAX_CENTERINGS = 60
 #: method stops at its last centred point.
 MAX_FAILURES = 3
 
-#: A design whose certified gap (m/t at its last centred point) is at most this fraction of its value is accepted.
+#: A design whose certified gap is at most this fraction of its value, or at most ACCEPTED_ABSOLUTE (n x sum Var:
+#: a variance no sample can resolve; designs whose every value may be released have optima near 0), is accepted.
 ACCEPTED_GAP = 1e-5
+ACCEPTED_ABSOLUTE = 1e-6
+
+
+def _accepted(gap, value):
+    return gap <= max(ACCEPTED_GAP * value, ACCEPTED_ABSOLUTE)
 
 #: With a latent secret, u_x = 1 + alpha_x is capped here (b_x >= about beta_x / ALPHA_CAP): a bit that no LIP
 #: row limits would otherwise tend to b_x = 0; the cap adds (1/beta_x - P_x)/ALPHA_CAP to that value's variance.
@@ -52,7 +58,7 @@ class UnaryDesign:
     beta: np.ndarray
     value: float  # n x sum Var of the unbiased estimate at the prior, given the users' values
     gap: float  # m/t at the last centring that converged
-    converged: bool  # value - bound <= ACCEPTED_GAP value
+    converged: bool  # value - bound accepted (``_accepted``)
     bound: float  # a lower bound on the optimum: value - gap where the objective is convex, else the Lagrange dual
 
 
@@ -245,7 +251,7 @@ def design_unary(prior, epsilon, tolerance=1e-10, conditional=None):
                 break
         else:  # go on from here (a later centring may succeed), but only a centred point certifies its gap
             failures += 1
-            if failures == MAX_FAILURES or gap <= ACCEPTED_GAP * objective(*kept, prior):
+            if failures == MAX_FAILURES or _accepted(gap, objective(*kept, prior)):
                 break  # (once the kept point is accepted, rounding-bound centrings only cost time)
         t *= GROWTH
     alpha, beta = kept
@@ -254,7 +260,7 @@ def design_unary(prior, epsilon, tolerance=1e-10, conditional=None):
         bound = value - gap
     else:  # the m/t gap needs convexity; weak duality does not
         bound = -np.inf if not np.isfinite(gap) else lagrange_bound(prior, alpha, beta, rows, constraints / gap)
-    return UnaryDesign(alpha, beta, value, gap, bool(value - bound <= ACCEPTED_GAP * value), bound)
+    return UnaryDesign(alpha, beta, value, gap, bool(_accepted(value - bound, value)), bound)
 
 
 def lagrange_bound(prior, alpha, beta, rows, t):
@@ -301,3 +307,44 @@ def _block_solver(h_aa, h_bb, h_ab):
         return out[:, 0] if flat else out
 
     return solve
+
+
+def per_bit_mmse(alpha, beta, prior):
+    """sum_j of the MSE of E[B_j | Y_j] (docs/math.md §7.1): P(1-P) - P^2 (1-P)^2 alpha beta / ((1 + P alpha)(1 - P beta))
+    per bit; alpha = beta = 0 is an uninformative bit (a = b)."""
+    q = prior * (1 - prior)
+    return float(np.sum(q - q**2 * alpha * beta / ((1 + prior * alpha) * (1 - prior * beta))))
+
+
+def design_per_bit_mmse(prior, epsilon, starts):
+    """The best local minimum of ``per_bit_mmse`` under eps-LIP for X (the rows of docs/math.md §7.1 as a dense
+    linear program, SLSQP) from each (alpha, beta) of ``starts``; the objective is not convex, so this is the best
+    found, not a certified optimum. Returns (alpha, beta, value) of the best."""
+    from scipy.optimize import LinearConstraint, minimize
+
+    k, e = prior.size, float(np.exp(epsilon))
+    rows = np.zeros((2 * k, 2 * k))
+    rows[:k, :k] = np.diag(1 - e * prior)
+    rows[:k, k:] = np.diag(-e * prior) + e * prior[None, :]
+    rows[k:, :k] = np.diag(-prior) + prior[None, :]
+    rows[k:, k:] = np.diag(e - prior)
+    q = prior * (1 - prior)
+
+    def value_and_gradient(z):
+        alpha, beta = z[:k], z[k:]
+        top, a_part, b_part = q**2 * alpha * beta, 1 + prior * alpha, 1 - prior * beta
+        ratio = top / (a_part * b_part)
+        d_alpha = -(q**2 * beta / (a_part * b_part) - ratio * prior / a_part)
+        d_beta = -(q**2 * alpha / (a_part * b_part) + ratio * prior / b_part)
+        return float(np.sum(q - ratio)), np.concatenate([d_alpha, d_beta])
+
+    bounds = [(0.0, None)] * k + [(0.0, 1.0 - 1e-9)] * k
+    constraint = LinearConstraint(rows, -np.inf, np.full(2 * k, e - 1))
+    best = None
+    for alpha, beta in starts:
+        result = minimize(value_and_gradient, np.concatenate([alpha, beta]), jac=True, method="SLSQP",
+                          bounds=bounds, constraints=[constraint], options={"maxiter": 500, "ftol": 1e-13})
+        z = np.clip(result.x, 0.0, None)
+        if (rows @ z <= e - 1 + 1e-12).all() and (best is None or result.fun < best[2]):
+            best = (z[:k], np.minimum(z[k:], 1.0 - 1e-9), float(result.fun))
+    return best

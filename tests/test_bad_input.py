@@ -82,3 +82,17 @@ def test_mechanism_files_must_store_probabilities(tmp_path):
     path.write_text("[" * 100000)
     with pytest.raises(ld.FormatError):
         ld.load(path)
+
+
+def test_printed_epsilons_are_rounded_up():
+    """Every epsilon a summary prints is an upper bound: ``upward`` rounds the float's exact value toward +inf."""
+    from decimal import Decimal
+
+    from lipdesign.validation import upward
+
+    rng = np.random.default_rng(0)
+    for value in np.concatenate([rng.uniform(0, 30, 200), [1.0000000000000002, 0.999999999999, 2.0, 1e-7]]):
+        for digits in (4, 6):
+            text = upward(float(value), digits)
+            assert Decimal(text) >= Decimal(float(value)), (value, text)
+            assert float(text) <= value * (1 + 10.0 ** (1 - digits)), (value, text)

@@ -270,3 +270,17 @@ def test_bad_objective_and_family_are_clear_errors():
         ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), family="tables")
     with pytest.raises(ld.ValidationError, match="objective"):
         ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), "variance")
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.45])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
+def test_the_bayes_histogram_bound_is_the_binary_optimum_at_k_2(p, epsilon):
+    """docs/math.md §10: LB = sum_b binMSE(P_b) is attained at k = 2 by the §6 channel (designed here by the LP)."""
+    from lipdesign.designer.population import bayes_histogram_bound
+
+    designed = ld.design([p, 1 - p], ld.LIP(epsilon), ld.BayesHistogram(), baselines=False)
+    assert bayes_histogram_bound(ld.Prior([p, 1 - p]), epsilon) == pytest.approx(designed.mse, rel=1e-9)
+    for k in (3, 5):
+        prior = np.random.default_rng(k).dirichlet(np.ones(k))
+        assert bayes_histogram_bound(ld.Prior(prior), epsilon) <= ld.design(
+            prior, ld.LIP(epsilon), ld.BayesHistogram(), baselines=False).mse * (1 + 1e-9)

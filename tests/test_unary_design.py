@@ -218,8 +218,10 @@ def test_a_unary_file_round_trips_and_a_tampered_one_is_refused(tmp_path):
 def test_what_the_unary_family_refuses():
     with pytest.raises(ld.ValidationError, match="family='unary' is designed under ld.LIP"):
         ld.design(zipf(4), ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(zipf(4), 0.1)), family="unary")
-    with pytest.raises(ld.ValidationError, match="designed for ld.Frequencies"):
+    with pytest.raises(ld.ValidationError, match="designed for the histogram"):
         ld.design(zipf(4), ld.LIP(1.0), ld.Mean([0, 1, 2, 3]), family="unary")
+    with pytest.raises(ld.ValidationError, match="Bayesian unary design is built under ld.LIP"):
+        ld.design(zipf(4), ld.LDP(1.0), ld.BayesHistogram(), family="unary")
     with pytest.raises(ld.ValidationError, match=r"a\[1\] and b\[1\] .* are realised as the same probability"):
         UnaryEncoding([0.6, 0.3, 0.7], [0.2, 0.3, 0.1], ld.LIP(5.0), [0.3, 0.3, 0.4])
     with pytest.raises(ld.ValidationError, match=r"a\[0\] and b\[0\] .* realised as the same"):  # one grid step
@@ -439,3 +441,87 @@ def test_a_prior_with_an_entry_above_three_quarters_is_certified_by_the_lagrange
     assert optimality["bound"].startswith("Lagrange dual") and optimality["gap"] < 1e-6
     assert mechanism.mse == pytest.approx(independent_optimum(prior, epsilon), rel=1e-6)
     assert optimality["lower_bound"] <= independent_optimum(prior, epsilon) * (1 + 1e-9)
+
+
+def _binary_mmse(prior, a, b):
+    """sum_j E[(B_j - E[B_j | Y_j])^2] from each bit's 2 x 2 joint law (independent of the closed form)."""
+    total = 0.0
+    for p, one, other in zip(prior, a, b):
+        joint = np.array([[p * (1 - one), p * one], [(1 - p) * (1 - other), (1 - p) * other]])  # (B = 1/0, y)
+        total += p - float(np.sum(joint[0] ** 2 / joint.sum(axis=0)))
+    return total
+
+
+def test_the_bayesian_design_degenerates_to_one_bit_on_a_skewed_prior():
+    """Zipf(1.1), k = 8, eps = 1 (docs/math.md §7.1): the best found design under the posterior-mean objective keeps
+    one informative bit, for the mode; its figure is the joint posterior mean's MSE (listing all 2^8 reports), above
+    the §10 bound and the optimal RR table; its per-bit MMSE is the recorded objective; there is no unbiased estimate."""
+    prior = zipf(8)
+    mechanism = ld.design(prior, ld.LIP(1.0), ld.BayesHistogram(), family="unary")
+    a, b = mechanism.bit_probabilities
+    assert list(np.flatnonzero(a != b)) == [0] and mechanism.default_method == "mmse"
+    assert mechanism.mse == pytest.approx(mechanism.bayes_risk) and mechanism.verify().passed
+    laws = []
+    for report in itertools.product((0, 1), repeat=8):
+        y = np.array(report, dtype=bool)
+        laws.append([np.prod(np.where(y, np.where(np.arange(8) == x, a, b), 1 - np.where(np.arange(8) == x, a, b)))
+                     for x in range(8)])
+    joint = prior[:, None] * np.array(laws).T
+    assert mechanism.mse == pytest.approx(1 - ((joint**2).sum(axis=0) / joint.sum(axis=0)).sum(), rel=1e-9)
+    bound = mechanism.optimality["lower_bound"]
+    assert bound < mechanism.provenance["baselines"]["optimal RR table (LIP)"] <= mechanism.mse
+    assert mechanism.provenance["per_bit_mmse"] == pytest.approx(_binary_mmse(prior, a, b), rel=1e-7)
+    assert "degenerates to ONE informative bit, for value 0" in mechanism.summary()
+    with pytest.raises(ld.ValidationError, match="no unbiased estimate: use method='mmse'"):
+        mechanism.estimate(mechanism.perturb([0, 1, 2], rng=1), method="unbiased")
+    assert UnaryEncoding.from_parameters(mechanism.parameters()) == mechanism
+
+
+def test_the_bayesian_design_at_a_larger_epsilon_beats_every_start():
+    """eps = 3: every bit informative, and the per-bit MMSE is below that of each one-bit design and of the
+    unbiased design it starts from (computed here from each start's bit probabilities)."""
+    from lipdesign.designer.unary import _one_bit
+    from solvers.unary import bit_probabilities, design_unary
+
+    prior = zipf(8)
+    mechanism = ld.design(prior, ld.LIP(3.0), ld.BayesHistogram(), family="unary", baselines=False)
+    a, b = mechanism.bit_probabilities
+    assert (a != b).all()
+    figure = _binary_mmse(prior, a, b)
+    unbiased = design_unary(prior, 3.0)
+    starts = [bit_probabilities(unbiased.alpha, unbiased.beta)]
+    for x in range(3):
+        alpha, beta = _one_bit(prior, 3.0, x)
+        one_a, one_b = bit_probabilities(np.where(alpha > 0, alpha, 1.0), np.where(alpha > 0, beta, 1.0))
+        starts.append((np.where(alpha > 0, one_a, 0.5), np.where(alpha > 0, one_b, 0.5)))
+    assert all(figure <= _binary_mmse(prior, *start) + 1e-9 for start in starts)
+
+
+def test_the_posterior_integrals_hold_when_a_bit_almost_never_fires():
+    """Review finding: with b = 1e-6 the integrand in t has a narrow peak near 1/(P_x u_x) that an adaptive rule on
+    [0, inf) missed (0.81 instead of 0.31). The integral now runs in ln t, split at those points."""
+    prior = np.array([0.2, 0.3, 0.5])
+    mechanism = UnaryEncoding([0.5, 0.9, 0.7], [1e-6, 1e-9, 0.3], ld.LIP(30.0), prior)
+    a, b = mechanism.bit_probabilities
+    laws = np.array([[np.prod(np.where(np.array(y, bool), np.where(np.arange(3) == x, a, b),
+                                       1 - np.where(np.arange(3) == x, a, b))) for x in range(3)]
+                     for y in itertools.product((0, 1), repeat=3)]).T
+    joint = prior[:, None] * laws
+    assert mechanism.bayes_risk == pytest.approx(1 - ((joint**2).sum(axis=0) / joint.sum(axis=0)).sum(), rel=1e-9)
+    posteriors = joint / joint.sum(axis=0)
+    np.testing.assert_allclose(mechanism.expected_estimate(prior, method="mmse"), (prior @ laws) @ posteriors.T,
+                               rtol=1e-9)
+
+
+def test_a_secret_whose_values_may_all_be_released():
+    """Review finding: when releasing any value keeps the secret's posterior in bounds, the optimum is near 0 and
+    the relative gap meaningless; the design is accepted on its absolute gap, and compare does not divide by 0."""
+    joint = np.array([[0.05, 0.15, 0.1, 0.2], [0.05, 0.05, 0.2, 0.2]])
+    secret, prior = ld.SecretModel.from_joint(joint), joint.sum(axis=0)
+    mechanism = ld.design(prior, ld.LIP(1.0, secret=secret), family="unary", baselines=False)
+    assert mechanism.verify().passed and mechanism.mse < 1e-4
+    assert "LIP for the secret" in mechanism.summary()
+    text = str(ld.compare(prior, ld.LIP(1.0, secret=secret)))
+    assert "unary encoding" in text and "latent secret" in text
+    with pytest.raises(ld.ValidationError, match="secret"):  # a prior that is not the secret's marginal
+        UnaryEncoding(*mechanism.bit_probabilities, ld.LIP(1.0, secret=secret), [0.7, 0.1, 0.1, 0.1])

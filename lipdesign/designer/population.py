@@ -61,6 +61,21 @@ def per_bin_variance(p, epsilon, notion):
 #: The name of ``per_bin_bound`` in bound tables.
 PER_BIN = "per-bin (Cramer-Rao, docs/math.md §11)"
 
+#: The name of ``bayes_histogram_bound`` in bound tables.
+PER_BIN_BAYES = "per-bin binary optimum (docs/math.md §10)"
+
+
+def bayes_histogram_bound(prior, epsilon):
+    """LB(P, eps) = sum_b binMSE(P_b, eps) (docs/math.md §10): every eps-LIP mechanism for X (so every eps-LDP one) is
+    eps-LIP for each indicator 1[X = b], whose MSE from any observation is at least the §6 binary optimum:
+    binMSE = q - q^2 (e^(2 eps) + e^-eps)/(1 + e^eps) if q = min(p, 1 - p) <= 1/(1 + e^eps), else
+    q (1 - q) e^-eps (2 - e^-eps). A lower bound on the per-user histogram MSE of any estimate at the prior."""
+    q = np.minimum(prior.probabilities, 1 - prior.probabilities)
+    e = math.exp(epsilon)
+    small = q - q**2 * (e**2 + 1 / e) / (1 + e)
+    large = q * (1 - q) / e * (2 - 1 / e)
+    return float(np.where(q <= 1 / (1 + e), small, large).sum())
+
 
 def per_bin_bound(prior, notion):
     """The per-bin lower bound on n x the sum of the variances given the users' values (docs/math.md §11), or None

@@ -6,7 +6,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from lipdesign.designer.population import PER_BIN, per_bin_bound
+from lipdesign.designer.population import PER_BIN, PER_BIN_BAYES, bayes_histogram_bound, per_bin_bound
 from lipdesign.errors import SolverError, ValidationError, VerificationError
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.oracle import pure_variance
@@ -14,10 +14,18 @@ from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
 from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 from lipdesign.notions import LDP, LIP
-from solvers.unary import CONVEX_MAX_PRIOR, bit_probabilities, design_unary
+from solvers.closed_forms import binary_lip_flips
+from solvers.unary import CONVEX_MAX_PRIOR, bit_probabilities, design_per_bit_mmse, design_unary
+from solvers.unary_posterior import joint_mmse_risk
 
 #: ``ld.design`` adds the exact RR optimum to a unary design's baselines up to this k (its rays grow like 2^k).
 MAX_RR_BASELINE_K = 10
+
+#: The Bayesian design handles k <= this (SLSQP on 2k variables and 2k dense rows).
+MAX_BAYES_K = 200
+
+#: A bit with alpha beta = (u - 1)(1 - v) below this says nothing worth its noise: it is made uninformative (a = b).
+UNINFORMATIVE = 1e-12
 
 #: If the realised probabilities (rounded to the 2^-53 grid) miss the claim, the design is pulled toward the
 #: uninformative (feasible, interior) point by these fractions in turn.
@@ -31,9 +39,15 @@ def check_unary(prior, notion, objective):
         raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) (for X or a latent "
                               "secret) or ld.LDP(eps) so far (a prior set is not built for it; worst-case LIP for X "
                               "is ld.LDP)")
-    if objective.kind != "frequencies":
-        raise ValidationError(f"objective is {objective!r}; family='unary' is designed for ld.Frequencies() (the "
-                              "unbiased histogram) only so far")
+    if objective.kind not in ("frequencies", "histogram"):
+        raise ValidationError(f"objective is {objective!r}; family='unary' is designed for the histogram: "
+                              "ld.Frequencies() (its unbiased estimate) or ld.BayesHistogram() (its posterior mean)")
+    if objective.kind == "histogram":
+        if not isinstance(notion, LIP) or notion.secret is not None:
+            raise ValidationError(f"notion is {notion!r}; the Bayesian unary design is built under ld.LIP(eps) for X")
+        if prior.k > MAX_BAYES_K:
+            raise ValidationError(f"prior has {prior.k} values; the Bayesian unary design (a dense local search) is "
+                                  f"built for k <= {MAX_BAYES_K}: use ld.Frequencies()")
 
 
 def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
@@ -43,6 +57,8 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
     check_unary(prior, notion, objective)
     if isinstance(notion, LDP):
         return _ldp_unary_design(prior, notion, baselines, rr_optimum)
+    if objective.kind == "histogram":
+        return _bayes_unary_design(prior, notion, objective, baselines, rr_optimum)
     p = prior.probabilities
     secret = notion.secret is not None
     result = design_unary(p, notion.epsilon, conditional=notion.conditional(prior.k) if secret else None)
@@ -71,6 +87,48 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
         except VerificationError:
             continue
     raise SolverError("the unary design's realised bit probabilities miss the claim even after shrinking")
+
+
+def _bayes_unary_design(prior, notion, objective, baselines, rr_optimum):
+    """The unary encoding for the posterior mean of the histogram at ``prior`` under eps-LIP for X (docs/math.md
+    §7.1): the per-bit MMSE is minimised by SLSQP from the unbiased design and from the one-informative-bit designs of
+    the three likeliest values (not convex: the best found), and the figure is the joint posterior mean's MSE beside
+    the §10 bound."""
+    p, eps = prior.probabilities, notion.epsilon
+    unbiased = design_unary(p, eps)
+    starts = [(unbiased.alpha, unbiased.beta)] + [_one_bit(p, eps, x) for x in np.argsort(-p, kind="stable")[:3]]
+    alpha, beta, per_bit = design_per_bit_mmse(p, eps, starts)
+    informative = alpha * beta > UNINFORMATIVE
+    info = {"method": f"per-bit MMSE minimised by SLSQP from {len(starts)} starts (not convex: the best found; "
+                      "docs/math.md §7.1)", "per_bit_mmse": per_bit, "informative_bits": int(informative.sum())}
+    if baselines:
+        info["baselines"] = {"GRR": objective.value(GRR(eps, prior.k).full_table(), prior)}
+        if rr_optimum is not None:
+            info["baselines"]["optimal RR table (LIP)"] = rr_optimum
+    bound = bayes_histogram_bound(prior, eps)
+    for shrink in (0.0, *SHRINK):  # toward (0, 0), the uninformative bits: feasible, and the feasible set is convex
+        a, b = bit_probabilities(np.where(informative, alpha * (1 - shrink), 1.0),
+                                 np.where(informative, beta * (1 - shrink), 1.0))
+        a, b = (np.where(informative, value, 0.5) for value in (a, b))  # a = b: a bit that says nothing
+        figure = joint_mmse_risk(p / p.sum(), realized_probability(a), realized_probability(b))  # mechanism.mse
+        info["shrink"] = shrink
+        info["optimality"] = {"variance": figure, "lower_bound": bound, "gap": (figure - bound) / figure,
+                              "bound": PER_BIN_BAYES, "bounds": {PER_BIN_BAYES: bound}}
+        try:
+            return UnaryEncoding(a, b, notion, prior, objective=objective, provenance=info)
+        except VerificationError:
+            continue
+    raise SolverError("the Bayesian unary design's realised bit probabilities miss the claim even after shrinking")
+
+
+def _one_bit(p, epsilon, x):
+    """(alpha, beta) with only bit x informative, set to the §6 binary channel of 1[X = x] (eps-LIP for X: the joint
+    condition then reduces to that bit's)."""
+    flip_rare, flip_common = binary_lip_flips(min(p[x], 1 - p[x]), epsilon)
+    a, b = (1 - flip_rare, flip_common) if p[x] <= 0.5 else (1 - flip_common, flip_rare)
+    alpha, beta = np.zeros(p.size), np.zeros(p.size)
+    alpha[x], beta[x] = a / b - 1, 1 - (1 - a) / (1 - b)
+    return alpha, beta
 
 
 def _ldp_unary_design(prior, notion, baselines, rr_optimum):

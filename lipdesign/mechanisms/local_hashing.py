@@ -18,7 +18,7 @@ from lipdesign.mechanisms.sampling import BLOCK, structured_reports
 from lipdesign.mechanisms.unary import baseline_lines
 from lipdesign.model import Prior
 from lipdesign.notions import LIP, notion_from_dict
-from lipdesign.validation import choice, fmt, index_array, integer
+from lipdesign.validation import choice, fmt, index_array, integer, upward
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
 from solvers.hashing import cell_flips
@@ -414,7 +414,7 @@ class LocalHashing(Mechanism):
         risk_error = f" (+- {self.bayes_risk_error:.2g})" if self.bayes_risk_error else ""
         lines = [(f"local hashing, LIP eps={self.epsilon:g}, k={self.k}: a user sends the seed of a public hash into "
                   f"2 buckets (one of {self.hashes}, prime {self.prime}) and her bucket through its channel"),
-                 f"  guarantee (exactly verified, every hash): LIP for X {self.epsilons['LIP for X']:.6g}",
+                 f"  guarantee (exactly verified, every hash, rounded up): LIP for X {upward(self.epsilons['LIP for X'])}",
                  ("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
                   "(docs/math.md §2)"),
                  ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "

@@ -17,7 +17,8 @@ from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LDP, LIP, notion_from_dict
-from lipdesign.validation import choice, float_array, fmt, probability_vector
+from lipdesign.objectives import as_objective
+from lipdesign.validation import choice, float_array, fmt, probability_vector, upward
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
 
@@ -140,7 +141,7 @@ def _guarantee_line(kind, secret, epsilons):
         return "  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)"
     if secret is not None:
         return (f"  eps-LIP holds for the latent secret at the design prior; X itself is only LIP "
-                f"{epsilons['LIP for X']:.4g} there (docs/math.md §2)")
+                f"{upward(epsilons['LIP for X'], 4)} there (docs/math.md §2)")
     return "  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior (docs/math.md §2)"
 
 
@@ -183,7 +184,9 @@ def secret_lip_bound(a, b, prior, conditional):
     {u_x, v_x} chosen freely; its maximum puts rho_x = Hi_x on the values with the largest T[g, x]/P_x and Lo_x on the
     rest (at the optimum lambda, rho maximises sum_x (T[g, x] - lambda P_x) rho_x), so the k + 1 thresholds of that
     order (sorted exactly) are all that is examined; the inverse side likewise with P_x/T[g, x]. Decimal arithmetic
-    as in ``joint_lip_bound``: each ratio is enlarged by its bounded rounding, (2k + 20) delta."""
+    as in ``joint_lip_bound``: each sum of at most k positive terms, each term from at most 3 roundings, and the
+    ratio's division make at most 4k + 10 roundings of relative size delta/2 (half an ulp at DIGITS digits), below
+    the (2k + 20) delta by which each ratio is enlarged."""
     k = len(a)
     with decimal.localcontext() as context:
         context.prec = DIGITS
@@ -289,11 +292,16 @@ class UnaryEncoding(PureProtocol):
     client_cost = "O(k) per report (k bits)"
     methods = ("unbiased", "mmse")
 
-    def __init__(self, a, b, notion, prior, *, provenance=None):
+    def __init__(self, a, b, notion, prior, *, objective="frequencies", provenance=None):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
+        self.objective = as_objective(objective)
+        if self.objective.kind not in ("frequencies", "histogram"):
+            raise ValidationError(f"objective is {self.objective!r}; a unary encoding estimates the histogram: "
+                                  "ld.Frequencies() or ld.BayesHistogram()")
         if not (isinstance(notion, LIP) and notion.prior_set is None or isinstance(notion, LDP)):
             raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) (for X or a "
                                   "latent secret) or ld.LDP(eps) (a prior set is not built for it yet)")
+        notion.check_sizes(self.prior)  # a secret's size and marginal (membership of a prior set is design's)
         self.notion = notion
         self.k = self.prior.k
         self.epsilon = notion.epsilon
@@ -312,7 +320,7 @@ class UnaryEncoding(PureProtocol):
         self.a, self.b = (np.array(requested[name]) for name in ("a", "b"))
         self.p, self.q = realized_probability(self.a), realized_probability(self.b)
         same = self.p == self.q
-        if same.any():
+        if same.any() and self.objective.population:
             x = int(np.argmax(same))
             raise ValidationError(f"a[{x}] and b[{x}] ({self.a[x]:.17g}, {self.b[x]:.17g}) are realised as the same "
                                   "probability on the sampler's 2^-53 grid; such a bit says nothing about its value "
@@ -335,7 +343,8 @@ class UnaryEncoding(PureProtocol):
         if self.secret:
             epsilons["LIP for the secret"] = self._claimed.epsilon
         self.epsilons = MappingProxyType({**epsilons, "LIP for X": lip.epsilon, "LDP": ldp.epsilon})
-        self.mse = float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
+        self.mse = (float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum()) if self.objective.population
+                    else self.bayes_risk)
 
     @property
     def secret(self):
@@ -397,6 +406,20 @@ class UnaryEncoding(PureProtocol):
         return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
                          "joint condition over all 2^k reports on the realised bit probabilities (docs/math.md §7.1)")
 
+    @property
+    def default_method(self):
+        """"unbiased" for a population design, "mmse" (the joint posterior mean) for a Bayesian one."""
+        return "unbiased" if self.objective.population else "mmse"
+
+    def _method(self, method):
+        method = super()._method(method)
+        same = self.p == self.q
+        if method == "unbiased" and same.any():
+            x = int(np.argmax(same))
+            raise ValidationError(f"method is 'unbiased'; bit {x} of this Bayesian design says nothing about its value "
+                                  "(a = b), so there is no unbiased estimate: use method='mmse'")
+        return method
+
     def _certify(self):
         return self._claimed
 
@@ -412,16 +435,26 @@ class UnaryEncoding(PureProtocol):
         bound (docs/math.md §7.1, §11)."""
         kind = self.notion.kind
         lines = [f"unary encoding, {kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
-                 "  guarantee (exactly verified on the realised bits): " +
-                 ", ".join(f"{name} {value:.6g}" for name, value in self.epsilons.items()),
-                 _guarantee_line(kind, self.secret, self.epsilons),
-                 ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
-                  f"users' values: {self.mse:.6g}")]
+                 "  guarantee (exactly verified on the realised bits, rounded up): " +
+                 ", ".join(f"{name} {upward(value)}" for name, value in self.epsilons.items()),
+                 _guarantee_line(kind, self.secret, self.epsilons)]
+        if self.objective.population:
+            lines.append("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
+                         f"users' values: {self.mse:.6g}")
+        else:
+            lines.append("  accuracy: histogram MSE per user of the joint posterior mean at the design prior (right only "
+                         f"when the prior is the truth, docs/math.md §11): {self.mse:.6g}")
         if self.optimality:
             lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
                          f"{self.optimality['gap']:.2e}")
-        lines.append(f"  the joint posterior mean (method='mmse', biased toward the prior): histogram MSE per user at "
-                     f"the design prior {self.bayes_risk:.6g}")
+        informative = np.flatnonzero(self.p != self.q)
+        if not self.objective.population and informative.size == 1:
+            label = self.prior.labels[int(informative[0])]
+            lines.append(f"  the design degenerates to ONE informative bit, for value {label!r}: the binary channel of "
+                         f"docs/math.md §6 on 1[X = {label!r}]; the other bits are coin flips (docs/math.md §7.1)")
+        if self.objective.population:
+            lines.append("  the joint posterior mean (method='mmse', biased toward the prior): histogram MSE per user "
+                         f"at the design prior {self.bayes_risk:.6g}")
         lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
                                 "unary encoding's value is a design whose cost grows linearly in k", kind)
         if kind == "LDP":
@@ -429,21 +462,27 @@ class UnaryEncoding(PureProtocol):
         try:  # the ball's vertices are listed, which limits k (PriorSet's vertex budget)
             ball = PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)
         except ValidationError:
-            lines.append(f"  at another prior LIP may be larger (never above the LDP level {self.epsilons['LDP']:.4g}): "
-                         "ld.verify(mech, prior=...) computes it exactly")
+            lines.append(f"  at another prior LIP may be larger (never above the LDP level "
+                         f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly")
             return "\n".join(lines)
-        lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP at worst {self.certificate_at(ball).epsilon:.4g} "
-                     f"(never above the LDP level {self.epsilons['LDP']:.4g}); ld.verify(mech, prior=...) for others")
+        protected = "the secret" if self.secret is not None else "X"
+        lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP for {protected} at worst "
+                     f"{upward(self.certificate_at(ball).epsilon, 4)} (never above the LDP level "
+                     f"{upward(self.epsilons['LDP'], 4)}); ld.verify(mech, prior=...) for others")
         return "\n".join(lines)
 
     def parameters(self):
-        return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "a": self.a.tolist(),
-                "b": self.b.tolist()}
+        parameters = {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "a": self.a.tolist(),
+                      "b": self.b.tolist()}
+        if not self.objective.population:  # files of population designs keep their form
+            parameters["objective"] = self.objective.to_dict()
+        return parameters
 
     @classmethod
     def from_parameters(cls, parameters, provenance=None):
         return cls(parameters["a"], parameters["b"], notion_from_dict(parameters["notion"]),
-                   Prior.from_dict(parameters["prior"]), provenance=provenance)
+                   Prior.from_dict(parameters["prior"]), objective=parameters.get("objective", "frequencies"),
+                   provenance=provenance)
 
     @classmethod
     def example(cls):
