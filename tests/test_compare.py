@@ -82,3 +82,14 @@ def test_the_compare_command_prints_the_table(tmp_path):
     result = subprocess.run([sys.executable, "-m", "lipdesign.cli", "compare", str(bad)], capture_output=True, text=True,
                             check=False)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "epsilon" in result.stderr
+
+
+def test_the_posterior_mean_objective_compares_rr_and_unary_with_the_section_10_bound():
+    from lipdesign.designer.population import bayes_histogram_bound
+
+    prior = zipf(6)
+    comparison = ld.compare(prior, ld.LIP(1.0), ld.BayesHistogram())
+    rows = {row.family: row for row in comparison.rows}
+    assert rows["rr"].figure <= rows["unary"].figure and rows["hashing"].figure is None
+    assert rows["unary"].figure == pytest.approx(rows["unary"].mechanism.bayes_risk)
+    assert comparison.bound == bayes_histogram_bound(ld.Prior(prior), 1.0) <= rows["rr"].figure * (1 + 1e-9)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lipdesign.designer.design import FAMILIES, design
-from lipdesign.designer.population import per_bin_bound
+from lipdesign.designer.population import bayes_histogram_bound, per_bin_bound
 from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.errors import LipdesignError, ValidationError
 from lipdesign.mechanisms.base import Mechanism
@@ -160,11 +160,14 @@ def _note(mechanism):
 
 
 def _common_bound(prior, notion, objective, rows):
-    """The best bound valid for every mechanism of the notion: the per-bin bound (docs/math.md §11), or the RR
-    table's certified bound, which §7.3 makes valid for every finite-output mechanism."""
+    """The best bound valid for every mechanism of the notion: the per-bin bound (docs/math.md §11; §10's for the
+    posterior mean), or the RR table's certified bound, which §7.3 makes valid for every finite-output mechanism."""
     candidates = {}
-    if objective.kind == "frequencies" and getattr(notion, "secret", None) is None:
+    plain = getattr(notion, "secret", None) is None
+    if objective.kind == "frequencies" and plain:
         candidates["per-bin, docs/math.md §11"] = per_bin_bound(prior, notion)
+    if objective.kind == "histogram" and plain:
+        candidates["per-bin binary optimum, docs/math.md §10"] = bayes_histogram_bound(prior, notion.epsilon)
     for row in rows:
         if row.family == "rr" and row.lower_bound is not None:
             candidates["the RR design's certificate"] = row.lower_bound
