@@ -238,11 +238,10 @@ def test_what_the_unary_family_refuses():
         ld.verify(mechanism.privacy_table(), ld.LIP(30.0), [1.0, 0.0, 0.0]).epsilon, rel=1e-9)
 
 
-def _general_ldp_unary(prior, epsilon, starts=12):
-    """The best unbiased UE under eps-LDP found by SLSQP over every (u, v) with u_x <= e^eps v_x' for x != x'
-    (a >= b; docs/math.md §7.1), from perturbed symmetric starts: independent of the designer's 1-D search."""
-    k, e = prior.size, math.exp(epsilon)
-    rng = np.random.default_rng(0)
+def _unbiased_figure(prior):
+    """(figure, unpack) for SLSQP over z = (ln(u - 1), logit v) (a >= b): n x sum Var of the unbiased estimate,
+    sum_j (P_j u_j v_j + 1 - P_j)/((u_j - 1)(1 - v_j)) (docs/math.md §7.1)."""
+    k = prior.size
 
     def unpack(z):
         return 1 + np.exp(z[:k]), 1 / (1 + np.exp(-z[k:]))
@@ -250,6 +249,16 @@ def _general_ldp_unary(prior, epsilon, starts=12):
     def figure(z):
         u, v = unpack(z)
         return float(np.sum((prior * u * v + 1 - prior) / ((u - 1) * (1 - v))))
+
+    return figure, unpack
+
+
+def _general_ldp_unary(prior, epsilon, starts=12):
+    """The best unbiased UE under eps-LDP found by SLSQP over every (u, v) with u_x <= e^eps v_x' for x != x'
+    (a >= b; docs/math.md §7.1), from perturbed symmetric starts: independent of the designer's 1-D search."""
+    k, e = prior.size, math.exp(epsilon)
+    rng = np.random.default_rng(0)
+    figure, unpack = _unbiased_figure(prior)
 
     def margins(z):
         u, v = unpack(z)
@@ -383,13 +392,7 @@ def _independent_secret_optimum(prior, conditional, epsilon):
     """SLSQP over (u, v), a >= b, with one constraint per report, secret value and side (all 2^k reports listed)."""
     k, e = prior.size, math.exp(epsilon)
     reports = np.array(list(itertools.product((0, 1), repeat=k)), dtype=bool)
-
-    def unpack(z):
-        return 1 + np.exp(z[:k]), 1 / (1 + np.exp(-z[k:]))
-
-    def figure(z):
-        u, v = unpack(z)
-        return float(np.sum((prior * u * v + 1 - prior) / ((u - 1) * (1 - v))))
+    figure, unpack = _unbiased_figure(prior)
 
     def margins(z):
         u, v = unpack(z)
