@@ -24,8 +24,12 @@ MAX_EPSILON = 30.0
 def upward(value, digits=6):
     """``value`` (an epsilon) as text with ``digits`` significant digits, rounded up, never down: a printed epsilon
     is an upper bound like the certified one."""
+    value = float(value)
     if not math.isfinite(value) or value == 0:
         return f"{value:g}"
+    nearest = f"{value:.{digits}g}"
+    if float(nearest) == value:  # the float is this short decimal (the claim 0.1 is the float 0.1): print it
+        return nearest
     exact = decimal.Decimal(value)  # the float's exact value; ROUND_CEILING then never goes below it
     step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
     rounded = exact.quantize(step, rounding=decimal.ROUND_CEILING).normalize()

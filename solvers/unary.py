@@ -316,10 +316,11 @@ def per_bit_mmse(alpha, beta, prior):
     return float(np.sum(q - q**2 * alpha * beta / ((1 + prior * alpha) * (1 - prior * beta))))
 
 
-def design_per_bit_mmse(prior, epsilon, starts):
-    """The best local minimum of ``per_bit_mmse`` under eps-LIP for X (the rows of docs/math.md §7.1 as a dense
-    linear program, SLSQP) from each (alpha, beta) of ``starts``; the objective is not convex, so this is the best
-    found, not a certified optimum. Returns (alpha, beta, value) of the best."""
+def per_bit_mmse_candidates(prior, epsilon, starts):
+    """Each feasible (alpha, beta) of ``starts`` and the local minimum of ``per_bit_mmse`` SLSQP reaches from it
+    under eps-LIP for X (the rows of docs/math.md §7.1 as a dense linear program): the objective is not convex,
+    so these are candidates for the caller to score, not a certified optimum. A point counts as feasible within
+    1e-9 of the rows' scale (e^eps - 1): the exact verification of the realised bits decides in the end."""
     from scipy.optimize import LinearConstraint, minimize
 
     k, e = prior.size, float(np.exp(epsilon))
@@ -340,11 +341,11 @@ def design_per_bit_mmse(prior, epsilon, starts):
 
     bounds = [(0.0, None)] * k + [(0.0, 1.0 - 1e-9)] * k
     constraint = LinearConstraint(rows, -np.inf, np.full(2 * k, e - 1))
-    best = None
+    candidates = []
     for alpha, beta in starts:
         result = minimize(value_and_gradient, np.concatenate([alpha, beta]), jac=True, method="SLSQP",
                           bounds=bounds, constraints=[constraint], options={"maxiter": 500, "ftol": 1e-13})
-        z = np.clip(result.x, 0.0, None)
-        if (rows @ z <= e - 1 + 1e-12).all() and (best is None or result.fun < best[2]):
-            best = (z[:k], np.minimum(z[k:], 1.0 - 1e-9), float(result.fun))
-    return best
+        for z in (np.concatenate([alpha, beta]), np.clip(result.x, 0.0, None)):
+            if (rows @ z <= (e - 1) * (1 + 1e-9)).all():
+                candidates.append((z[:k], np.minimum(z[k:], 1.0 - 1e-9)))
+    return candidates

@@ -68,8 +68,8 @@ class Comparison:
             if row.figure is None:
                 lines.append(f"{name:<46} {'-':>10} {'':>8} {'':>7} {'':>5} {row.seconds:8.2f}  {row.note}")
                 continue
-            ratio = f"{row.figure / best.figure:7.2f}x" if best.figure > 0 else ("1x" if row.figure == 0 else "inf")
-            gap = "" if self.bound is None or row.figure == 0 else f"{(row.figure - self.bound) / row.figure:7.1%}"
+            ratio = f"{row.figure / best.figure:7.2f}x" if best.figure > 0 else ("1.00x" if row.figure == 0 else "inf")
+            gap = "" if self.bound is None or row.figure == 0 else f"{max(0.0, (row.figure - self.bound) / row.figure):7.1%}"
             bits = "" if row.report_bits is None else str(row.report_bits)
             lines.append(f"{name:<46} {row.figure:10.4g} {ratio:>8} {gap:>7} {bits:>5} {row.seconds:8.2f}  "
                          f"{row.client_cost}" + (f"; {row.note}" if row.note else ""))
@@ -175,4 +175,4 @@ def _common_bound(prior, notion, objective, rows):
     if not candidates:
         return None, ""
     name = max(candidates, key=candidates.get)
-    return candidates[name], name
+    return max(0.0, candidates[name]), name  # a bound computed in floating point may dip below 0 by rounding

@@ -448,7 +448,7 @@ class UnaryEncoding(PureProtocol):
             lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
                          f"{self.optimality['gap']:.2e}")
         informative = np.flatnonzero(self.p != self.q)
-        if not self.objective.population and informative.size == 1:
+        if self.provenance.get("informative_bits") == 1 and informative.size == 1:  # a design of _one_bit's form
             label = self.prior.labels[int(informative[0])]
             lines.append(f"  the design degenerates to ONE informative bit, for value {label!r}: the binary channel of "
                          f"docs/math.md §6 on 1[X = {label!r}]; the other bits are coin flips (docs/math.md §7.1)")
