@@ -10,6 +10,7 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.hashing import hash_collision
@@ -100,7 +101,7 @@ class LocalHashing(Mechanism):
 
     family = "hashing"
     client_cost = "O(k) per user (hash the domain, sum the prior of bucket 0), then O(1)"
-    methods = ("unbiased", "mmse")
+    methods = ("unbiased", "mmse", "gls", "mle")
     report_dtype = np.dtype([("seed", "<i8"), ("y", "u1")])
 
     def __init__(self, notion, prior, *, g=2, provenance=None):
@@ -282,8 +283,10 @@ class LocalHashing(Mechanism):
             sums += self._by_value(in_zero, t)
             squares += self._by_value(in_zero, t * t)
             posteriors += self._by_value(in_zero, odds)
-        return seeds.size, {"unbiased_sums": sums, "unbiased_squares": squares,
-                            "posterior_sums": posteriors * self._weights}
+        statistics = {"unbiased_sums": sums, "unbiased_squares": squares, "posterior_sums": posteriors * self._weights}
+        if self.hashes <= MAX_TABLE_HASHES:  # the counts of every (seed, bit): what GLS and the MLE need
+            statistics["counts"] = np.bincount(2 * seeds + y, minlength=2 * self.hashes)
+        return seeds.size, statistics
 
     def _estimate(self, aggregate, method):
         if method == "mmse":
@@ -292,10 +295,18 @@ class LocalHashing(Mechanism):
 
     def estimate(self, reports, *, method=None, consistency=None):
         """The frequencies as an ``ld.Estimate``: ``"unbiased"`` (default) with plug-in standard errors given the
-        users' values, from the reports' own spread (docs/math.md §7.2); ``"mmse"`` without."""
+        users' values, from the reports' own spread (docs/math.md §7.2); ``"mmse"`` without; up to MAX_TABLE_HASHES
+        hashes also ``"gls"`` (the best unbiased linear estimate over the whole family) and ``"mle"``, from the counts
+        of every (seed, bit) through the equivalent table (``as_table``)."""
         aggregate = self._aggregate_of(reports)
         method = self._method(method)
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
+        if method in ("gls", "mle"):
+            table = self.as_table()
+            counts = Aggregate(table.fingerprint, table.family, aggregate.n, {"counts": aggregate["counts"]})
+            found = table.estimate(counts, method="unbiased" if method == "gls" else "mle", consistency=consistency)
+            return Estimate(found.values, found.standard_errors, n=found.n, method=method, names=found.names,
+                            raw=found.raw, note=found.note)
         raw = self._estimate(aggregate, method)
         errors, note = np.full(self.k, np.nan), ""
         if method == "mmse":
@@ -382,13 +393,31 @@ class LocalHashing(Mechanism):
                                   f"{MAX_POSTERIOR_WORK:.3g}, k <= about 150): the MMSE estimate is biased toward the "
                                   "prior anyway; use method='unbiased' or mech.bayes_risk")
 
+    def as_table(self):
+        """The mechanism as the k x 2 p (p - 1) table of ``privacy_table`` in a verified TableMechanism (report
+        (seed, y) is column 2 seed + y), for GLS and the MLE; up to MAX_TABLE_HASHES hashes (k <= 61)."""
+        return self._table
+
+    @cached_property
+    def _table(self):
+        from lipdesign.mechanisms.table import TableMechanism
+
+        if self.hashes > MAX_TABLE_HASHES:
+            raise ValidationError(f"method needs the whole table; k is {self.k} and the family has {self.hashes} "
+                                  f"hashes, more than the {MAX_TABLE_HASHES} it is built for: use method='unbiased'")
+        return TableMechanism(self.privacy_table(), self.notion, self.prior)
+
     def _expected(self, frequencies, method, user_ids):
+        if method in ("gls", "mle"):
+            return self.as_table().expected_estimate(frequencies, method="unbiased" if method == "gls" else "mle")
         if method == "unbiased":
             return frequencies
         self._check_posterior_means()
         return frequencies @ self._family_average(frequencies, posterior_means=True)["posterior_means"]
 
     def _variance(self, frequencies, n, method, user_ids):
+        if method in ("gls", "mle"):
+            return self.as_table().variance(frequencies, n, method="unbiased" if method == "gls" else "mle")
         if method == "unbiased":
             figures = self._family_average(frequencies)
             given = frequencies + (1 - frequencies) * self.collision**2
