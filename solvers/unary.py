@@ -152,6 +152,38 @@ class _SecretRows:
         return gradient, [1 / cap**2, zeros, zeros], self.rows.T * w, np.eye(self.rows.shape[0])
 
 
+class _Stacked:
+    """The rows of several row sets at once (BP-LIP: the value rows at every vertex of a prior set, docs/math.md
+    §7.1): their slacks, changes and Lagrangian side by side; Hessian blocks added, low-rank parts stacked."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.count = sum(part.count for part in parts)
+
+    def slacks(self, alpha, beta):
+        return [slack for part in self.parts for slack in part.slacks(alpha, beta)]
+
+    def changes(self, step_alpha, step_beta):
+        return [change for part in self.parts for change in part.changes(step_alpha, step_beta)]
+
+    def lagrangian(self, alpha, beta, t):
+        terms = [part.lagrangian(alpha, beta, t) for part in self.parts]
+        return tuple(sum(term[i] for term in terms) for i in range(3))
+
+    def hessian_terms(self, alpha, beta):
+        terms = [part.hessian_terms(alpha, beta) for part in self.parts]
+        gradient = sum(term[0] for term in terms)
+        blocks = [sum(term[1][i] for term in terms) for i in range(3)]
+        factors = np.hstack([term[2] for term in terms])
+        middle = np.zeros((factors.shape[1], factors.shape[1]))
+        start = 0
+        for term in terms:
+            size = term[3].shape[0]
+            middle[start:start + size, start:start + size] = term[3]
+            start += size
+        return gradient, blocks, factors, middle
+
+
 def secret_rows(prior, conditional, epsilon):
     """(A, h) of eps-LIP for the secret with T[g, x] = Pr[X = x | G = g] (docs/math.md §7.1): with a >= b the worst
     report for g's upper side puts u_x where c_x = T[g, x] - e P_x >= 0 and v_x elsewhere, so
@@ -215,12 +247,18 @@ def _newton_step(alpha, beta, prior, rows, t):
     return step[:k], step[k:], abs(float(step @ multiply(step)))
 
 
-def design_unary(prior, epsilon, tolerance=1e-10, conditional=None):
+def design_unary(prior, epsilon, tolerance=1e-10, conditional=None, vertices=None):
     """The unbiased-UE design of docs/math.md §7.1 at ``prior`` (all entries positive) and ``epsilon``, for X itself
-    or, with ``conditional`` (T[g, x] = Pr[X = x | G = g], rows summing to 1), for a latent secret G."""
+    or, with ``conditional`` (T[g, x] = Pr[X = x | G = g], rows summing to 1), for a latent secret G, or, with
+    ``vertices`` (priors, one per row), for X at every prior of their convex hull (BP-LIP)."""
     prior = np.asarray(prior, dtype=float)
     k, e = prior.size, float(np.exp(epsilon))
-    rows = _ValueRows(prior, e) if conditional is None else _SecretRows(*secret_rows(prior, conditional, epsilon))
+    if vertices is not None:
+        rows = _Stacked([_ValueRows(np.asarray(vertex, dtype=float), e) for vertex in vertices])
+    elif conditional is not None:
+        rows = _SecretRows(*secret_rows(prior, conditional, epsilon))
+    else:
+        rows = _ValueRows(prior, e)
     # symmetric and strictly feasible: both sides hold with room at every x, hence for every secret (a mixture)
     start = 0.5 * (e - 1) / (e + 1)
     alpha, beta = np.full(k, start), np.full(k, start)

@@ -42,9 +42,13 @@ def test_a_unary_spec_designs_verifies_and_simulates(tmp_path):
     result = lipdesign("simulate", out, "-n", 20000, "--seed", 3, cwd=tmp_path)
     assert result.returncode == 0 and "theoretical" in result.stdout, result.stderr
     bounded = json.loads((Path(__file__).parents[1] / "examples" / "battery-drain-bp-lip.json").read_text())
+    bounded = {key: value for key, value in bounded.items() if key != "objective"}  # the histogram
     spec.write_text(json.dumps({**bounded, "family": "unary"}))
     result = lipdesign("design", spec, "-o", out, cwd=tmp_path)
-    assert result.returncode == 2 and "a prior set is not built for it" in result.stderr
+    assert result.returncode == 0 and "eps-LIP for X holds at every prior of the set" in result.stdout, result.stderr
+    spec.write_text(json.dumps({**bounded, "family": "hashing"}))
+    result = lipdesign("design", spec, "-o", out, cwd=tmp_path)
+    assert result.returncode == 2 and "a latent secret or a prior set is not built for it" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 

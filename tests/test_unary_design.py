@@ -217,7 +217,8 @@ def test_a_unary_file_round_trips_and_a_tampered_one_is_refused(tmp_path):
 
 def test_what_the_unary_family_refuses():
     with pytest.raises(ld.ValidationError, match="family='unary' is designed under ld.LIP"):
-        ld.design(zipf(4), ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(zipf(4), 0.1)), family="unary")
+        ld.design(zipf(4), ld.LIP(1.0, secret=ld.SecretModel.from_joint(np.outer([0.5, 0.5], zipf(4))),
+                                  prior_set=ld.PriorSet.tv_ball(zipf(4), 0.1)), family="unary")
     with pytest.raises(ld.ValidationError, match="designed for the histogram"):
         ld.design(zipf(4), ld.LIP(1.0), ld.Mean([0, 1, 2, 3]), family="unary")
     with pytest.raises(ld.ValidationError, match="Bayesian unary design is built under ld.LIP"):
@@ -538,3 +539,36 @@ def test_a_secret_whose_values_may_all_be_released():
     assert "unary encoding" in text and "latent secret" in text
     with pytest.raises(ld.ValidationError, match="secret"):  # a prior that is not the secret's marginal
         UnaryEncoding(*mechanism.bit_probabilities, ld.LIP(1.0, secret=secret), [0.7, 0.1, 0.1, 0.1])
+
+
+@pytest.mark.parametrize("radius", [0.02, 0.1])
+def test_the_bounded_prior_design_holds_over_the_set_and_is_the_optimum(radius):
+    """BP-LIP over a TV ball (docs/math.md §7.1): the joint condition is linear-fractional in the prior for each
+    report, so it is enforced at the ball's vertices; the design is exactly LIP over the ball (and at priors drawn
+    inside it, by listing every report), costs more than the plain design, and equals SLSQP with every vertex's rows."""
+    prior = np.array([0.12, 0.34, 0.28, 0.16, 0.10])
+    ball = ld.PriorSet.tv_ball(prior, radius)
+    mechanism = ld.design(prior, ld.LIP(1.0, prior_set=ball), family="unary")
+    assert mechanism.verify().passed and ld.verify(mechanism, prior=ball).epsilon <= 1.0
+    a, b = mechanism.bit_probabilities
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        weights = rng.dirichlet(np.ones(len(ball.vertices)))
+        assert brute_force_epsilons(a, b, weights @ ball.vertices)[0] <= 1.0 + 1e-12
+    assert mechanism.mse > ld.design(prior, ld.LIP(1.0), family="unary", baselines=False).mse
+    e = math.e
+    figure, unpack = _unbiased_figure(prior)
+
+    def margins(z):
+        u, v = unpack(z)
+        rows = []
+        for vertex in ball.vertices:
+            rows.append(e * (vertex @ v) - (u * (1 - e * vertex) + e * vertex * v))
+            rows.append(vertex * u + (e - vertex) * v - vertex @ u)
+        return np.concatenate(rows)
+
+    result = minimize(figure, np.full(10, -1.0), method="SLSQP", constraints=[{"type": "ineq", "fun": margins}],
+                      options={"maxiter": 2000, "ftol": 1e-14})
+    assert margins(result.x).min() > -1e-9
+    assert mechanism.mse == pytest.approx(result.fun, rel=1e-6)
+    assert "at every prior of the set" in mechanism.summary()

@@ -27,6 +27,9 @@ from solvers.unary_posterior import joint_mmse_risk
 #: ``ld.design`` adds the exact RR optimum to a unary design's baselines up to this k (its rays grow like 2^k).
 MAX_RR_BASELINE_K = 10
 
+#: The BP-LIP design enforces the joint condition at every vertex of the prior set, up to this many.
+MAX_VERTICES = 500
+
 #: The Bayesian design handles k <= this (SLSQP on 2k variables and 2k dense rows: seconds at k = 64 on skewed
 #: priors, a minute at k = 200).
 MAX_BAYES_K = 64
@@ -46,10 +49,14 @@ SHRINK = (1e-12, 1e-9, 1e-6)
 def check_unary(prior, notion, objective):
     """ValidationError unless the unary design applies: eps-LIP (for X or a latent secret) or eps-LDP, the
     histogram."""
-    if not (isinstance(notion, LIP) and notion.prior_set is None or isinstance(notion, LDP)):
-        raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) (for X or a latent "
-                              "secret) or ld.LDP(eps) so far (a prior set is not built for it; worst-case LIP for X "
-                              "is ld.LDP)")
+    both = isinstance(notion, LIP) and notion.secret is not None and notion.prior_set is not None
+    if not isinstance(notion, (LIP, LDP)) or both:
+        raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) (for X, a latent "
+                              "secret, or X over a prior set) or ld.LDP(eps) (a secret and a prior set together are "
+                              "not built for it; worst-case LIP for X is ld.LDP)")
+    if isinstance(notion, LIP) and notion.prior_set is not None and len(notion.prior_set.vertices) > MAX_VERTICES:
+        raise ValidationError(f"notion.prior_set has {len(notion.prior_set.vertices)} vertices; the unary design "
+                              f"enforces the joint condition at each, built for at most {MAX_VERTICES}")
     if objective.kind not in ("frequencies", "histogram"):
         raise ValidationError(f"objective is {objective!r}; family='unary' is designed for the histogram: "
                               "ld.Frequencies() (its unbiased estimate) or ld.BayesHistogram() (its posterior mean)")
@@ -72,14 +79,18 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
         return _bayes_unary_design(prior, notion, objective, baselines, rr_optimum)
     p = prior.probabilities
     secret = notion.secret is not None
-    result = design_unary(p, notion.epsilon, conditional=notion.conditional(prior.k) if secret else None)
+    vertices = None if notion.prior_set is None else notion.prior_set.vertices
+    result = design_unary(p, notion.epsilon, conditional=notion.conditional(prior.k) if secret else None,
+                          vertices=vertices)
     convex = p.max() <= CONVEX_MAX_PRIOR
     bound_name = "barrier duality gap m/t" if convex else \
         f"Lagrange dual at the barrier's multipliers (not convex: max P > {CONVEX_MAX_PRIOR})"
     if not result.converged:
         raise SolverError(f"the unary design's barrier method did not certify its result: n x sum Var "
                           f"{result.value:.6g}, lower bound {result.bound:.6g} ({bound_name})")
-    rank = "O(k)" if not secret else f"O(k m^2) (m = {notion.conditional(prior.k).shape[0]} secret values)"
+    rank = (f"O(k m^2) (m = {notion.conditional(prior.k).shape[0]} secret values)" if secret else
+            f"O(k V^2) (the rows at each of V = {len(vertices)} vertices of the prior set)" if vertices is not None
+            else "O(k)")
     info = {"method": f"convex program in (u - 1, 1 - v), barrier method with {rank} Newton steps (docs/math.md §7.1)",
             "figure_before_rounding": result.value}
     if baselines:
@@ -205,7 +216,12 @@ def unary_baselines(prior, notion):
     mechanism reaches at worst, docs/math.md §2; with a latent secret there is no such level)."""
     eps, p = notion.epsilon, prior.probabilities
     secret = getattr(notion, "secret", None) is not None
-    figures = {} if secret else {"symmetric LIP unary": symmetric_unary_variance(prior, eps)[0]}
+    prior_set = getattr(notion, "prior_set", None)
+    ratio = None
+    if prior_set is not None:  # symmetric UE is LIP over the set iff u/v <= R at its smallest entry (docs/math.md §7.1)
+        smallest = float(np.min(prior_set.vertices))
+        ratio = (math.exp(eps) - smallest) / (1 - smallest)
+    figures = {} if secret else {"symmetric LIP unary": symmetric_unary_variance(prior, eps, ratio=ratio)[0]}
     for suffix, level in (("", eps),) if secret else (("", eps), (" at 2 eps", 2 * eps)):
         if level <= OUE.epsilon_range[1]:
             figures["OUE" + suffix] = float(OUE(level, prior.k).variance(p).sum())

@@ -136,9 +136,13 @@ def baseline_lines(baselines, epsilon, value, kind="LIP"):
     return lines
 
 
-def _guarantee_line(kind, secret, epsilons):
-    if kind == "LDP":
+def _guarantee_line(notion, epsilons):
+    secret = getattr(notion, "secret", None)
+    if isinstance(notion, LDP):
         return "  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)"
+    if notion.prior_set is not None:
+        return (f"  eps-LIP for X holds at every prior of the set ({notion.prior_set.kind}, "
+                f"{len(notion.prior_set.vertices)} vertices; docs/math.md §2)")
     if secret is not None:
         return (f"  eps-LIP holds for the latent secret at the design prior; X itself is only LIP "
                 f"{upward(epsilons['LIP for X'], 4)} there (docs/math.md §2)")
@@ -298,9 +302,10 @@ class UnaryEncoding(PureProtocol):
         if self.objective.kind not in ("frequencies", "histogram"):
             raise ValidationError(f"objective is {self.objective!r}; a unary encoding estimates the histogram: "
                                   "ld.Frequencies() or ld.BayesHistogram()")
-        if not (isinstance(notion, LIP) and notion.prior_set is None or isinstance(notion, LDP)):
-            raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) (for X or a "
-                                  "latent secret) or ld.LDP(eps) (a prior set is not built for it yet)")
+        if not isinstance(notion, (LIP, LDP)) or getattr(notion, "secret", None) and notion.prior_set is not None:
+            raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) (for X, a "
+                                  "latent secret, or X over a prior set) or ld.LDP(eps) (a secret and a prior set "
+                                  "together are not built for it)")
         notion.check_sizes(self.prior)  # a secret's size and marginal (membership of a prior set is design's)
         self.notion = notion
         self.k = self.prior.k
@@ -333,7 +338,12 @@ class UnaryEncoding(PureProtocol):
         ldp_ratio, (high, low) = joint_ldp_ratio(self.p, self.q, where=True)
         ldp = Certificate("LDP", self.epsilon, log_upper(ldp_ratio), bool(ldp_ratio <= exp_bounds(self.epsilon)[0]),
                           True, {"inputs": [high, low]})
-        self._claimed = ldp if isinstance(notion, LDP) else self.certificate_at(self.prior) if self.secret else lip
+        if isinstance(notion, LDP):
+            self._claimed = ldp
+        elif notion.prior_set is not None:  # the worst over the set's vertices, where the ratios peak
+            self._claimed = self.certificate_at(notion.prior_set)
+        else:
+            self._claimed = self.certificate_at(self.prior) if self.secret else lip
         if not self._claimed.passed:
             where = ", ".join(f"{name} {value}" for name, value in self._claimed.worst.items() if name != "prior")
             raise VerificationError(f"the bit probabilities are not {notion.kind} with eps={notion.epsilon:g}: the "
@@ -437,7 +447,7 @@ class UnaryEncoding(PureProtocol):
         lines = [f"unary encoding, {kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
                  "  guarantee (exactly verified on the realised bits, rounded up): " +
                  ", ".join(f"{name} {upward(value)}" for name, value in self.epsilons.items()),
-                 _guarantee_line(kind, self.secret, self.epsilons)]
+                 _guarantee_line(self.notion, self.epsilons)]
         if self.objective.population:
             lines.append("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
                          f"users' values: {self.mse:.6g}")
