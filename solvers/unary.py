@@ -1,6 +1,9 @@
-"""The unbiased unary-encoding design under eps-LIP, for X or a latent secret (docs/math.md §7.1): a convex program in
-(alpha, beta) = (u - 1, 1 - v), u = a/b, v = (1 - a)/(1 - b), solved by a barrier method whose Newton steps cost
-O(k) (block-diagonal 2 x 2 blocks plus a rank-4 correction, by the Woodbury identity). Numpy only.
+"""The unary-encoding designs under eps-LIP (docs/math.md §7.1). The unbiased one, for X, a latent secret or X over
+a prior set's vertices: a convex program in (alpha, beta) = (u - 1, 1 - v), u = a/b, v = (1 - a)/(1 - b), solved
+by a barrier method whose Newton steps cost O(k) for X (block-diagonal 2 x 2 blocks plus a rank-4 correction, by
+the Woodbury identity; rank 2m for a secret of m values, 4V for V vertices), certified by m/t or, where the
+objective is not convex, by the Lagrange dual. The Bayesian one: local minima of the per-bit MMSE (SLSQP).
+Numpy, and scipy for the Bayesian search.
 
     minimise  sum_j 1/(alpha_j beta_j) + P_j/beta_j - P_j/alpha_j - P_j     (n x sum Var of the unbiased estimate)
     s.t.      alpha_x (1 - e P_x) - e P_x beta_x + e P . beta <= e - 1      (upper LIP side at x)

@@ -1,5 +1,6 @@
-"""Unary encoding designed for a prior under eps-LIP (docs/math.md §7.1): the convex program of ``solvers.unary``
-for the unbiased estimate of the population histogram, its certificate, and the baselines beside it."""
+"""Unary encoding designed for a prior (docs/math.md §7.1): under eps-LIP (for X, a latent secret or a prior set) the
+convex program of ``solvers.unary`` for the unbiased estimate of the population histogram, or the Bayesian design
+for its posterior mean; under eps-LDP the symmetric design; each with its certificate and the baselines beside it."""
 
 import math
 
@@ -69,9 +70,11 @@ def check_unary(prior, notion, objective):
 
 
 def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
-    """The unary encoding that minimises n x sum Var of the unbiased histogram estimate at ``prior`` under eps-LIP
-    for X (docs/math.md §7.1), as a verified ``UnaryEncoding`` with its optimality certificate; ``rr_optimum``, the
-    optimal RR table's figure under the same notion, joins the baselines when given."""
+    """The unary encoding for ``objective`` at ``prior`` under ``notion`` (docs/math.md §7.1): for ld.Frequencies the
+    one that minimises n x sum Var of the unbiased histogram estimate, under eps-LIP (for X, a latent secret or a
+    prior set) or eps-LDP; for ld.BayesHistogram the best found for the posterior mean. A verified
+    ``UnaryEncoding`` with its optimality certificate; ``rr_optimum``, the optimal RR table's figure under the same
+    notion, joins the baselines when given."""
     check_unary(prior, notion, objective)
     if isinstance(notion, LDP):
         return _ldp_unary_design(prior, notion, baselines, rr_optimum)

@@ -279,17 +279,18 @@ def joint_ldp_ratio(a, b, where=False):
 
 
 class UnaryEncoding(PureProtocol):
-    """Unary encoding with one pair of bit probabilities per value, designed for a prior under eps-LIP
-    (docs/math.md §7.1; ``ld.design(prior, ld.LIP(eps), family="unary")``): bit j of the report is 1 with
-    probability ``a[j]`` when j is the user's value and ``b[j]`` otherwise. Reports: the k bits packed 8 to a byte,
-    uint8 (n, ceil(k / 8)) (``bits(reports)`` unpacks them).
+    """Unary encoding with one pair of bit probabilities per value, designed for a prior (docs/math.md §7.1;
+    ``ld.design(prior, notion, family="unary")``): bit j of the report is 1 with probability ``a[j]`` when j is the
+    user's value and ``b[j]`` otherwise. Reports: the k bits packed 8 to a byte, uint8 (n, ceil(k / 8))
+    (``bits(reports)`` unpacks them). The notion: eps-LIP for X, for a latent secret, or for X over a prior set, or
+    eps-LDP; the objective: "frequencies" (every bit informative) or "histogram" (Bayesian; a = b is allowed).
 
     The guarantee is verified EXACTLY on the realised probabilities (``rng.random() < p`` realises
     ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, rounded outward; a
-    claim it fails raises VerificationError. The estimate is unbiased per bit, (C_j/n - b_j)/(a_j - b_j), an
-    ``ld.Estimate`` with standard errors; ``variance`` is given the users' values (docs/math.md §7.1, §8). ``bit_probabilities`` gives (a, b) as realised.
-    Its weights, like an RR table's, are designed at the prior; what unary encoding adds is a design whose cost
-    grows linearly in k.
+    claim it fails raises VerificationError. Estimates (``ld.Estimate``): "unbiased" per bit, (C_j/n - b_j)/(a_j -
+    b_j), with standard errors given the users' values; "mmse", the joint posterior mean (no errors: biased toward
+    the prior). ``bit_probabilities`` gives (a, b) as realised. Its weights, like an RR table's, are designed at the
+    prior; what unary encoding adds is a design whose cost grows linearly in k.
     """
 
     family = "unary"
