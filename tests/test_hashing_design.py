@@ -265,3 +265,25 @@ def test_gls_and_the_mle_through_the_whole_table():
     large = LocalHashing(ld.LIP(1.0), zipf(70))
     with pytest.raises(ld.ValidationError, match="method needs the whole table"):
         large.estimate(large.perturb([0, 1, 2], rng=1), method="gls")
+
+
+def test_pooled_hashing_with_more_buckets():
+    """buckets = g > 2 (docs/math.md §7.2): one ray LP per hash of a public pool, the whole (hash, output) table
+    repaired and verified exactly (so on every hash of the pool). With g = 2 over the whole family (k = 8: 110 hashes)
+    it is the closed form's GLS; more buckets carry more than one bit, which pays at larger eps; under LDP it is
+    OLH with g buckets."""
+    from lipdesign.designer.hashing import pooled_hashing
+
+    prior = ld.Prior(zipf(8))
+    two = pooled_hashing(prior, ld.LIP(1.0), 2, baselines=False)
+    closed_form = ld.design(prior, ld.LIP(1.0), family="hashing", baselines=False)
+    assert two.mse == pytest.approx(float(closed_form.variance(prior.probabilities, method="gls").sum()), rel=1e-3)
+    four = ld.design(prior, ld.LIP(4.0), family="hashing", buckets=4, baselines=False)
+    eight = ld.design(prior, ld.LIP(4.0), family="hashing", buckets=8, baselines=False)
+    assert isinstance(eight, ld.TableMechanism) and eight.verify().passed and four.verify().passed
+    assert eight.mse < four.mse < ld.design(prior, ld.LIP(4.0), family="hashing", baselines=False).mse
+    assert len(eight.provenance["hashes"]) == 110 and eight.provenance["buckets"] == 8
+    ldp = ld.design(prior, ld.LDP(2.0), family="hashing", buckets=4)
+    assert isinstance(ldp, ld.mechanisms.OLH) and ldp.g == 4
+    with pytest.raises(ld.ValidationError, match="buckets is 9"):
+        ld.design(prior, ld.LIP(1.0), family="hashing", buckets=9)

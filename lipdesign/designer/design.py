@@ -55,7 +55,8 @@ def _max_rays(max_rays):
     return int(max_rays)
 
 
-def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None):
+def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None,
+           buckets=2):
     """The optimal table of the randomized-response-type family under ``notion`` for ``objective``, as a
     TableMechanism (docs/math.md §5, §11).
 
@@ -69,7 +70,9 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     enumeration of a latent secret or a prior set). ``family="unary"`` designs a unary encoding instead
     (docs/math.md §7.1: ld.LIP for X and ld.Frequencies only; a ``UnaryEncoding``, with the optimal RR table's
     figure among its baselines for k <= 10); ``family="hashing"`` designs local hashing (docs/math.md §7.2: a
-    ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies).
+    ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies); with ``buckets`` g in
+    3..8, pooled local hashing (a TableMechanism over a public pool of hashes, one ray LP per hash) under ld.LIP,
+    OLH with g buckets under ld.LDP.
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
@@ -94,6 +97,8 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
                 rr = design(prior, notion, objective, max_rays=max_rays, baselines=False).mse
             except (ProblemTooLargeError, SolverError, InfeasibleError):
                 rr = None
+        if family == "hashing" and buckets != 2:
+            return hashing_design(prior, notion, objective, baselines=baselines, rr_optimum=rr, buckets=buckets)
         encoding_design = unary_design if family == "unary" else hashing_design
         return encoding_design(prior, notion, objective, baselines=baselines, rr_optimum=rr)
 

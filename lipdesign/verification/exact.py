@@ -145,15 +145,20 @@ def _ratio(numerator, denominator):
 
 def _worst_lip(table_columns, notion, prior, exact):
     """Largest posterior/prior ratio of G over outputs y, secret values g and enforced priors."""
-    conditional = [_normalised(row) for row in _as_numbers(notion.conditional(prior.k), exact)]
+    conditional = None if notion.secret is None else \
+        [_normalised(row) for row in _as_numbers(notion.conditional(prior.k), exact)]
     scenarios = _Scenarios(notion, prior, exact)
     best, worst = 0, {}
     for y, column in enumerate(table_columns):
         if not any(column):
             continue
         (low, low_prior), (high, high_prior) = scenarios.mass_range(column)
-        for g, row in enumerate(conditional):
-            secret_mass = _dot(row, column)
+        if notion.secret is None:  # G = X: the secret masses are the column's entries; only its extremes can be worst
+            largest, smallest = max(column), min(column)
+            candidates = [(column.index(largest), largest), (column.index(smallest), smallest)]
+        else:
+            candidates = [(g, _dot(row, column)) for g, row in enumerate(conditional)]
+        for g, secret_mass in candidates:
             for ratio, side, where in ((_ratio(secret_mass, low), "upper", low_prior),
                                        (_ratio(high, secret_mass), "lower", high_prior)):
                 if ratio > best:
