@@ -287,3 +287,8 @@ def test_pooled_hashing_with_more_buckets():
     assert isinstance(ldp, ld.mechanisms.OLH) and ldp.g == 4
     with pytest.raises(ld.ValidationError, match="buckets is 9"):
         ld.design(prior, ld.LIP(1.0), family="hashing", buckets=9)
+
+
+def test_buckets_belong_to_the_hashing_family():
+    with pytest.raises(ld.ValidationError, match="buckets is 4; it sets the buckets of family='hashing'"):
+        ld.design(zipf(4), ld.LIP(1.0), buckets=4)

@@ -79,6 +79,9 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     max_rays = _max_rays(max_rays)
     objective.check(prior.k)
     choice(family, "family", FAMILIES)
+    if family != "hashing" and buckets != 2:
+        raise ValidationError(f"buckets is {fmt(buckets)}; it sets the buckets of family='hashing' (family is "
+                              f"{family!r})")
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
         raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")
     notion.check(prior)

@@ -1,6 +1,6 @@
 """Local hashing designed for a prior under eps-LIP (docs/math.md §7.2): g = 2 with the §6 closed form per cell
-of the bucket mass, its guarantee verified for every hash, and the baselines beside it; under LDP its member is
-OLH."""
+of the bucket mass, its guarantee verified for every hash (``LocalHashing``); g = 3..8 over a public pool of hashes
+with a ray LP each, verified as one table (``pooled_hashing``); the baselines beside them; under LDP, OLH."""
 
 import numpy as np
 
