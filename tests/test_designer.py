@@ -259,6 +259,8 @@ def test_too_large_problems_are_refused_before_enumeration():
         ld.design(np.full(20, 0.05), ld.LDP(1.0))
     with pytest.raises(ld.ProblemTooLargeError, match="k 2\\^\\(k-1\\)"):
         ld.design(np.full(20, 0.05), ld.LIP(1.0))
+    with pytest.raises(ld.ProblemTooLargeError, match="family='unary' or family='hashing' designs at any k"):
+        ld.design(np.full(20, 0.05), ld.LIP(1.0))
     with pytest.raises(ld.ProblemTooLargeError):
         ld.design(np.full(12, 1 / 12), ld.LDP(1.0), max_rays=1000)
 

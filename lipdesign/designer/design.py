@@ -145,7 +145,8 @@ def _rays(prior, notion, objective, max_rays, progress=None):
             figure, description = uniform_prior_optimum(prior.k, notion.epsilon, notion.kind)
             advice.append(f"at this uniform prior the optimum is known in closed form: n x sum Var = {figure:.6g} "
                           f"({description}; lipdesign.designer.uniform_prior_optimum)")
-        advice.append("ld.mechanisms.GRR, OUE or OLH run at any k; or merge rare values into fewer buckets")
+        advice.append("family='unary' or family='hashing' designs at any k, and ld.compare(prior, notion) sets every "
+                      "family side by side (docs/math.md §7); or merge rare values into fewer buckets")
         raise ProblemTooLargeError(f"{error}; " + "; ".join(advice)) from None
 
 
