@@ -15,11 +15,6 @@ from solvers.closed_forms import binary_lip_flips
 STEPS = 60
 
 
-def realised(probability):
-    """Pr[rng.random() < p] for numpy's random() = k / 2^53: ceil(p 2^53) / 2^53."""
-    return np.ceil(np.asarray(probability, dtype=float) * 2.0**53) / 2.0**53
-
-
 def channel_epsilon(flip0, flip1, mass):
     """The largest |ln posterior/prior ratio| of the binary channel (bucket z flips with probability flip_z) at
     bucket-0 mass ``mass``, elementwise; a zero-mass bucket's row is kept (its ratio is the limit as the mass
@@ -31,8 +26,9 @@ def channel_epsilon(flip0, flip1, mass):
     return np.abs(logs).max(axis=(0, 1))
 
 
-def cell_flips(epsilon, cells, widen, margin=1e-12):
-    """(flip0, flip1): for each cell j of the bucket-0 mass, the realised flip probabilities of buckets 0 and 1.
+def cell_flips(epsilon, cells, widen, realised, margin=1e-12):
+    """(flip0, flip1): for each cell j of the bucket-0 mass, the realised flip probabilities of buckets 0 and 1
+    (``realised`` maps a requested probability to the one the sampler realises).
 
     Each cell's channel is the §6 closed form at a point p* of the cell (its lower end, middle or upper end in
     rare-bucket mass, whichever allows the largest epsilon) and at the largest eps' <= eps (bisection) for which

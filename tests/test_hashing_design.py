@@ -71,7 +71,7 @@ def test_every_hash_is_lip_and_the_whole_table_agrees(prior, epsilon):
 def test_the_cell_certificate_refuses_channels_that_break_it(monkeypatch):
     """Each cell's channel must hold over its whole (widened) cell: the §6 closed form at each cell's middle, at eps
     itself, holds at the middle only, and the exact check of the cell ends catches it."""
-    def at_the_middle(epsilon, cells, widen):
+    def at_the_middle(epsilon, cells, widen, realised):
         middle = (np.arange(cells) + 0.5) / cells
         rare, common = binary_lip_flips(np.minimum(middle, 1 - middle), epsilon)
         below = middle < 0.5

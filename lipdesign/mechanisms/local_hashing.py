@@ -15,7 +15,7 @@ from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.hashing import hash_collision
 from lipdesign.mechanisms.postprocess import CONSISTENCY
-from lipdesign.mechanisms.sampling import BLOCK, structured_reports
+from lipdesign.mechanisms.sampling import BLOCK, realized_probability, structured_reports
 from lipdesign.mechanisms.unary import baseline_lines
 from lipdesign.model import Prior
 from lipdesign.notions import LIP, notion_from_dict
@@ -60,7 +60,8 @@ def cell_channels(epsilon):
     """(flip0, flip1, certificate): the realised flip probabilities of buckets 0 and 1 for each of the CELLS cells,
     and the exact Certificate that every cell's channel is eps-LIP at every bucket-0 mass of its widened cell
     (docs/math.md §7.2; prior-independent, so computed once per epsilon)."""
-    flip0, flip1 = cell_flips(epsilon, CELLS, WIDEN)
+    # realised again here (idempotent): what is verified below and sampled is on the sampler's grid, whatever returns
+    flip0, flip1 = (realized_probability(f) for f in cell_flips(epsilon, CELLS, WIDEN, realized_probability))
     for array in (flip0, flip1):
         array.setflags(write=False)
     bound, widen = exp_bounds(epsilon)[0], Fraction(WIDEN)
