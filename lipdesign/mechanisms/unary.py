@@ -164,13 +164,10 @@ def joint_lip_bound(a, b, prior):
     with decimal.localcontext() as context:
         context.prec = DIGITS
         delta = Decimal(10) ** (1 - DIGITS)
-        a, b = [Decimal(float(x)) for x in a], [Decimal(float(x)) for x in b]
         weights = [Decimal(float(x)) for x in prior]
         total = sum(weights)
         prior = [w / total for w in weights]
-        u = [x / y for x, y in zip(a, b)]
-        v = [(1 - x) / (1 - y) for x, y in zip(a, b)]
-        high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
+        high, low = _decimal_extremes(a, b)
         rest_low, rest_high = _others([p * x for p, x in zip(prior, low)]), _others([p * x for p, x in zip(prior, high)])
         margin = 1 + (2 * k + 20) * delta
         best = (Decimal(0), "upper", 0)
@@ -195,10 +192,7 @@ def secret_lip_bound(a, b, prior, conditional):
     with decimal.localcontext() as context:
         context.prec = DIGITS
         delta = Decimal(10) ** (1 - DIGITS)
-        a, b = [Decimal(float(x)) for x in a], [Decimal(float(x)) for x in b]
-        u = [x / y for x, y in zip(a, b)]
-        v = [(1 - x) / (1 - y) for x, y in zip(a, b)]
-        high, low = [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
+        high, low = _decimal_extremes(a, b)
         margin = 1 + (2 * k + 20) * delta
         p_floats = [float(x) for x in prior]
         p_total = sum(Decimal(x) for x in p_floats)
@@ -232,6 +226,15 @@ def _best_threshold(top, bottom, high, low):
     size = len(top)
     return max((prefix_top[j] + suffix_top[size - j]) / (prefix_bottom[j] + suffix_bottom[size - j])
                for j in range(size + 1))
+
+
+def _decimal_extremes(a, b):
+    """(Hi, Lo) per bit in the current decimal context: the larger and smaller of u = a/b and v = (1-a)/(1-b), the
+    floats a and b taken exactly (one rounding each)."""
+    a, b = [Decimal(float(x)) for x in a], [Decimal(float(x)) for x in b]
+    u = [x / y for x, y in zip(a, b)]
+    v = [(1 - x) / (1 - y) for x, y in zip(a, b)]
+    return [max(x, y) for x, y in zip(u, v)], [min(x, y) for x, y in zip(u, v)]
 
 
 def _others(terms):
