@@ -38,7 +38,7 @@ def _compare(args):
     prior, notion, objective, options = spec_to_problem(read_json(args.spec), args.spec)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     comparison = compare(prior, notion, objective, progress=progress,
-                         **{key: value for key, value in options.items() if key not in ("family", "buckets")})
+                         **{key: value for key, value in options.items() if key != "family"})
     print(comparison.summary())
     if "family" in options:
         print(f"(the spec names family {options['family']!r}; compare designs every family, `lipdesign design` "

@@ -94,3 +94,10 @@ def test_the_posterior_mean_objective_compares_rr_and_unary_with_the_section_10_
     assert rows["rr"].figure <= rows["unary"].figure and rows["hashing"].figure is None
     assert rows["unary"].figure == pytest.approx(rows["unary"].mechanism.bayes_risk)
     assert comparison.bound == bayes_histogram_bound(ld.Prior(prior), 1.0) <= rows["rr"].figure * (1 + 1e-9)
+
+
+def test_compare_takes_local_hashing_buckets():
+    comparison = ld.compare(zipf(6), ld.LIP(2.0), buckets=4)
+    hashing = comparison.rows[2]
+    assert hashing.mechanism.family == "table" and hashing.mechanism.provenance["buckets"] == 4
+    assert hashing.figure == pytest.approx(hashing.mechanism.mse) and "local hashing (g = 4, pool of 42)" in str(comparison)

@@ -117,3 +117,11 @@ def test_unbiased_needs_a_full_rank_table():
     np.testing.assert_allclose(gradient[estimate.frequencies > 1e-9], 1, atol=1e-9)
     with pytest.raises(ld.ValidationError, match="method"):
         mechanism.estimate(reports, method="magic")
+
+
+def test_the_summary_of_a_large_table_points_to_ld_verify():
+    """k = 20 (a pooled hashing table reaches this): a TV ball's vertices are too many to list, so the summary says
+    where to verify other priors instead of failing (found using pooled hashing at k = 30)."""
+    prior = np.full(20, 1 / 20)
+    mechanism = ld.TableMechanism(ld.mechanisms.GRR(1.0, 20).full_table(), ld.LIP(1.0), prior)
+    assert "ld.verify(mech, prior=...) computes it exactly" in mechanism.summary()

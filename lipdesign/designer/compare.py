@@ -101,6 +101,8 @@ def _described(row):
         return f"{NAMES['rr']}, {mechanism.table.shape[1]} outputs"
     if row.family == "hashing" and mechanism.family == "olh":
         return f"local hashing: OLH, g = {mechanism.g} (LDP)"
+    if row.family == "hashing" and mechanism.family == "table":
+        return f"local hashing (g = {mechanism.provenance['buckets']}, pool of {len(mechanism.provenance['hashes'])})"
     return NAMES[row.family]
 
 
@@ -119,12 +121,12 @@ def _own_bound(mechanism):
     return None if not optimality else optimality.get("lower_bound")
 
 
-def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None):
+def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None, buckets=2):
     """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``
     for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
     §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
-    ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``progress`` receives a line per
-    family."""
+    ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``buckets`` is local hashing's
+    g (3..8: the pooled design). ``progress`` receives a line per family."""
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
     families = tuple(families)
@@ -138,7 +140,7 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
         start = time.perf_counter()
         try:
             mechanism = design(prior, notion, objective, family=family, max_rays=max_rays, baselines=False,
-                               progress=progress)
+                               progress=progress, buckets=buckets if family == "hashing" else 2)
         except ValidationError as error:
             if family == "rr":
                 raise  # the inputs themselves are wrong: say so, as ld.design does

@@ -30,6 +30,7 @@ from lipdesign.validation import (
     non_negative,
     probability_vector,
     real_number,
+    upward,
 )
 from lipdesign.verification import check_table, verify_table
 
@@ -432,11 +433,16 @@ class TableMechanism(Mechanism):
                          f"{self.SUMMARY_N:.0e} (design prior): " + ", ".join(f"{value:.2g}" for value in
                                                                           np.atleast_1d(errors)))
         if isinstance(notion, LIP):
-            ball = PriorSet.tv_ball(self.prior.probabilities, self.SUMMARY_DRIFT)
-            worst = verify(self, prior=ball).epsilon
-            lines.append(f"  if the prior is off by up to TV {self.SUMMARY_DRIFT:g} from the design prior: LIP at worst "
-                         f"{worst:.4g} (never above the LDP level {self.epsilons['LDP']:.4g}); "
-                         "ld.verify(mech, prior=...) for others")
+            try:  # the ball's vertices are listed, which limits k (PriorSet's vertex budget)
+                ball = PriorSet.tv_ball(self.prior.probabilities, self.SUMMARY_DRIFT)
+            except ValidationError:
+                lines.append(f"  at another prior LIP may be larger (never above the LDP level "
+                             f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly")
+            else:
+                worst = verify(self, prior=ball).epsilon
+                lines.append(f"  if the prior is off by up to TV {self.SUMMARY_DRIFT:g} from the design prior: LIP at "
+                             f"worst {upward(worst, 4)} (never above the LDP level {upward(self.epsilons['LDP'], 4)}); "
+                             "ld.verify(mech, prior=...) for others")
         return "\n".join(lines)
 
     # -- perturb, aggregate, estimate ------------------------------------------------------------------------
