@@ -14,8 +14,17 @@ import math
 
 import numpy as np
 
+from lipdesign.designer.columns import (
+    MAX_ROUNDS,
+    TARGET_GAP,
+    bayes_columns_table,
+    columns_bayes_bound,
+    population_columns_table,
+    supported,
+)
 from lipdesign.designer.hashing import check_hashing, hashing_design
 from lipdesign.designer.population import (
+    PER_BIN_BAYES,
     lower_bounds,
     population_table,
     prior_matching_table,
@@ -42,6 +51,9 @@ from solvers.ray_lp import solve_ray_lp
 #: buckets with a channel per bucket mass (docs/math.md §7.2).
 FAMILIES = ("rr", "unary", "hashing")
 
+#: Design methods of the randomized-response family (``design(..., method=...)``).
+METHODS = ("auto", "exact", "columns")
+
 #: An LIP optimum may exceed the LDP optimum by this relative amount (the LP solver's tolerance), no more.
 OPTIMALITY_RTOL = 1e-9
 
@@ -49,14 +61,20 @@ OPTIMALITY_RTOL = 1e-9
 WEIGHT_FLOOR = 1e-13
 
 
-def _max_rays(max_rays):
-    if isinstance(max_rays, bool) or not isinstance(max_rays, (int, np.integer)) or max_rays < 1:
-        raise ValidationError(f"max_rays is {fmt(max_rays)}; it must be a positive integer")
-    return int(max_rays)
+def _fraction(value, field):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < 1:
+        raise ValidationError(f"{field} is {fmt(value)}; it must be a number strictly between 0 and 1")
+    return float(value)
+
+
+def _positive_int(value, field):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValidationError(f"{field} is {fmt(value)}; it must be a positive integer")
+    return int(value)
 
 
 def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None,
-           buckets=2):
+           buckets=2, method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS):
     """The optimal table of the randomized-response-type family under ``notion`` for ``objective``, as a
     TableMechanism (docs/math.md §5, §11).
 
@@ -73,12 +91,22 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies); with ``buckets`` g in
     3..8, pooled local hashing (a TableMechanism over a public pool of hashes, one ray LP per hash) under ld.LIP,
     OLH with g buckets under ld.LDP.
+
+    ``method`` (family "rr"): "exact" enumerates the extreme rays (optimal, certified; small k), "columns" runs
+    column generation over the cone's slice (docs/math.md §12: LIP for X and LDP at any k, stopped within
+    ``target_gap`` of the best certified lower bound or after ``max_rounds`` rounds, the gap reported either way),
+    "auto" (the default) the exact method where enumeration fits in ``max_rays`` and column generation past it.
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
-    max_rays = _max_rays(max_rays)
+    max_rays = _positive_int(max_rays, "max_rays")
     objective.check(prior.k)
     choice(family, "family", FAMILIES)
+    choice(method, "method", METHODS)
+    target_gap = _fraction(target_gap, "target_gap")
+    max_rounds = _positive_int(max_rounds, "max_rounds")
+    if family != "rr" and method != "auto":
+        raise ValidationError(f"method is {method!r}; it chooses how family='rr' is designed (family is {family!r})")
     if family != "hashing" and buckets != 2:
         raise ValidationError(f"buckets is {fmt(buckets)}; it sets the buckets of family='hashing' (family is "
                               f"{family!r})")
@@ -107,40 +135,71 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
 
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
     matching = prior_matching_table(prior, notion.epsilon) if plain_lip and objective.population else None
+    bounds = lower_bounds(prior, notion, objective) if objective.population else {}
     if plain_lip and prior.k == 2:
         table, info = binary_lip_table(prior.probabilities, notion.epsilon), {"method": "closed form (docs/math.md §6)"}
     elif matching is not None:
         table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
-    elif objective.population:
-        rays, method = _rays(prior, notion, objective, max_rays, progress)
-        table, info = population_table(rays, prior, objective)
-        kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
-        info["method"] = f"{kind} weights over extreme rays, {method}"
     else:
-        table, info = _ray_lp_table(prior, notion, objective, max_rays, progress)
-    info["optimal"] = True
+        rays = None if method == "columns" else _rays(prior, notion, objective, max_rays, progress,
+                                                      columns=method == "auto" and supported(notion))
+        if rays is None:
+            table, info = _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress)
+        elif objective.population:
+            table, info = population_table(rays[0], prior, objective)
+            kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
+            info["method"] = f"{kind} weights over extreme rays, {rays[1]}"
+        else:
+            table, info = _ray_lp_table(prior, notion, objective, rays)
+    info.setdefault("optimal", True)
     info["mse_before_repair"] = objective.value(table, prior)
     table, info["uniform_mix"] = exact_repair(table, notion, prior)
-    if objective.population:
-        bounds = {**info.pop("lower_bounds", {}), **lower_bounds(prior, notion, objective)}
+    if objective.population or "bayes_bound" in info:
+        bounds = {**bounds, **info.pop("lower_bounds", {}), **info.pop("bayes_bound", {})}
         info["optimality"] = _optimality(objective.value(table, prior), bounds)
     if baselines:
-        info["baselines"] = baseline_figures(prior, notion, objective, max_rays)
+        info["baselines"] = baseline_figures(prior, notion, objective, max_rays, method, target_gap, max_rounds)
         designed, ldp = objective.value(table, prior), info["baselines"]["optimal LDP"]
         # Every eps-LDP table satisfies every LIP variant (docs/math.md §2): an LIP optimum above the LDP optimum
-        # means the enumeration lost rays, so refuse rather than return a non-optimal "optimal" table.
-        if designed > ldp + OPTIMALITY_RTOL * max(1.0, designed):
+        # means the enumeration lost rays, so refuse rather than return a non-optimal "optimal" table. (Column
+        # generation is not exact on either side, so there the comparison is only reported.)
+        if info["optimal"] and designed > ldp + OPTIMALITY_RTOL * max(1.0, designed):
             raise SolverError(f"{notion.kind} design gave {designed:.12g} ({objective.kind}) above the optimal LDP "
                               f"table's {ldp:.12g}; the extreme-ray enumeration failed numerically")
     return TableMechanism(table, notion, prior, objective, provenance=info)
 
 
-def _rays(prior, notion, objective, max_rays, progress=None):
-    """The extreme rays, or a ProblemTooLargeError that says what can be done at this k."""
+def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress):
+    """(table, info) by column generation (docs/math.md §12), with the reason exact enumeration was not used."""
+    if objective.population:
+        table, info = population_columns_table(prior, notion, objective, bounds, target_gap=target_gap,
+                                               max_rounds=max_rounds, progress=progress)
+        kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
+    else:
+        bound = columns_bayes_bound(prior, notion, objective)
+        table, info = bayes_columns_table(prior, notion, objective, bound, target_gap=target_gap,
+                                          max_rounds=max_rounds, progress=progress)
+        info["bayes_bound"] = {} if bound is None else {PER_BIN_BAYES: bound}
+        kind = "ray LP"
+    info["method"] = f"{kind} by column generation over the {notion.kind} slice (docs/math.md §12)"
+    info["optimal"] = False
+    return table, info
+
+
+def _rays(prior, notion, objective, max_rays, progress=None, columns=False):
+    """(rays, description) of the exact method; None when enumeration is too large and ``columns`` (column
+    generation can take over); otherwise a ProblemTooLargeError that says what can be done at this k."""
     try:
         return extreme_rays(prior, notion, max_rays, progress)
     except ProblemTooLargeError as error:
-        advice = ["the large-domain designer is not built yet"]
+        if columns:
+            return None
+        advice = []
+        if supported(notion):
+            advice.append("method='auto' (the default) or method='columns' designs it at any k by column generation "
+                          "(docs/math.md §12)")
+        else:
+            advice.append("column generation does not cover a latent secret or a prior set yet")
         if np.ptp(prior.probabilities) == 0 and objective.kind == "frequencies" and notion.kind in ("LIP", "LDP"):
             figure, description = uniform_prior_optimum(prior.k, notion.epsilon, notion.kind)
             advice.append(f"at this uniform prior the optimum is known in closed form: n x sum Var = {figure:.6g} "
@@ -150,8 +209,8 @@ def _rays(prior, notion, objective, max_rays, progress=None):
         raise ProblemTooLargeError(f"{error}; " + "; ".join(advice)) from None
 
 
-def _ray_lp_table(prior, notion, objective, max_rays, progress=None):
-    rays, method = _rays(prior, notion, objective, max_rays, progress)
+def _ray_lp_table(prior, notion, objective, enumerated):
+    rays, method = enumerated
     result = solve_ray_lp(rays, gains(rays, prior.probabilities, objective))
     if result.status != "optimal":
         raise InfeasibleError(f"the ray LP for {notion.kind} eps={notion.epsilon:g} found no table: {result.message}")
@@ -196,7 +255,8 @@ def subset_selection_variance(prior, epsilon):
     return best
 
 
-def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS):
+def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS, method="auto", target_gap=TARGET_GAP,
+                     max_rounds=MAX_ROUNDS):
     """The figure of the objective (docs/math.md §4, §11) for the optimal LDP table and GRR at the notion's epsilon
     and prior; for ``Frequencies`` also OUE, OLH and subset selection, each with its own unbiased estimate (its
     variance given the users' values, docs/math.md §8); and, for LIP or BP-LIP protecting X itself, all of them again
@@ -208,7 +268,8 @@ def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS):
     figures = {}
     for suffix, epsilon in levels:
         figures["optimal LDP" + suffix] = design(prior, LDP(epsilon), objective, max_rays=max_rays,
-                                                 baselines=False).mse
+                                                 baselines=False, method=method, target_gap=target_gap,
+                                                 max_rounds=max_rounds).mse
         grr = GRR(epsilon, prior.k)
         if objective.kind == "frequencies":
             figures["GRR" + suffix] = float(grr.variance(prior.probabilities).sum())

@@ -32,6 +32,12 @@ WEIGHT_FLOOR = 1e-10
 #: Clarabel's gap and feasibility tolerances (its default 1e-8 leaves a gap of about 1e-5 in the design).
 SOLVER_TOLERANCE = 1e-10
 
+#: The barrier's duality gap, relative to the objective, at which a weight problem counts as solved.
+BARRIER_TOLERANCE = 1e-11
+
+#: Largest k whose weight problem falls back to cvxpy and Clarabel when the barrier does not converge.
+MAX_FALLBACK_K = 32
+
 #: A ray enters the restricted problem when its price exceeds the columns' in use by more than this, relatively.
 PRICE_SLACK = 1e-9
 
@@ -166,13 +172,21 @@ class _Criterion:
     def __init__(self, values=None):
         self.values = None if values is None else np.asarray(values, dtype=float)
 
-    def solve(self, rays, start=None):
+    def solve(self, rays, start=None, tolerance=BARRIER_TOLERANCE):
         """(weights, multipliers, solver) over ``rays``; ``multipliers`` are those of the row-sum equations, which
         give the y of the dual bound. The barrier method of ``solvers.design_weights`` first (from ``start``, a
-        feasible w, when given); cvxpy (tr_inv, or a Schur complement for c) with Clarabel if it does not converge."""
-        result = design_weights(rays, self.values, start=start)
+        feasible w, when given, to a duality gap of ``tolerance`` times the objective); cvxpy (tr_inv, or a Schur
+        complement for c) with Clarabel if it does not converge, up to k = MAX_FALLBACK_K (its semidefinite program
+        has a 2k x 2k block; past that the barrier's last feasible point is kept, or SolverError)."""
+        result = design_weights(rays, self.values, start=start, tolerance=tolerance)
         if result.converged:
             return result.weights, result.multipliers, "barrier Newton (solvers.design_weights)"
+        if rays.shape[1] > MAX_FALLBACK_K:
+            if (result.weights >= 0).all() and np.abs(rays.T @ result.weights - 1).max() < 1e-8:
+                return result.weights, result.multipliers, "barrier Newton (stopped before its tolerance)"
+            raise SolverError(f"the weight problem over {len(rays)} columns found no feasible point (k = "
+                              f"{rays.shape[1]} is past the semidefinite fallback's MAX_FALLBACK_K = "
+                              f"{MAX_FALLBACK_K})")
         import cvxpy as cp
 
         weights = cp.Variable(len(rays), nonneg=True)
@@ -204,14 +218,25 @@ class _Criterion:
     def needs_full_rank(self):
         return self.values is None
 
-    def prices(self, rays, information, y):
-        """r^T M^-2 r + y . r (A) or (r . M^+ c)^2 + y . r (c) for every ray, and the value 2 tr M^-1 (A) or
-        2 c^T M^+ c (c) that the dual bound starts from."""
+    def value(self, information):
+        """tr(M^-1) (A) or c^T M^+ c (c)."""
+        if self.values is None:
+            return float(np.trace(np.linalg.inv(information)))
+        return float(self.values @ np.linalg.pinv(information, rcond=1e-12, hermitian=True) @ self.values)
+
+    def quadratic(self, information):
+        """(Z, start): the Z of the dual bound, M^-2 (A) or z z^T with z = M^+ c (c), and the value 2 tr M^-1 (A) or
+        2 c^T M^+ c (c) that the bound starts from."""
         if self.values is None:
             inverse = np.linalg.inv(information)
-            return np.einsum("ij,jk,ik->i", rays, inverse @ inverse, rays) + rays @ y, 2 * np.trace(inverse)
+            return inverse @ inverse, 2 * np.trace(inverse)
         direction = np.linalg.pinv(information, rcond=1e-12, hermitian=True) @ self.values
-        return (rays @ direction) ** 2 + rays @ y, 2 * direction @ self.values
+        return np.outer(direction, direction), 2 * direction @ self.values
+
+    def prices(self, rays, information, y):
+        """r^T Z r + y . r for every ray (``quadratic``), and the value that the dual bound starts from."""
+        quadratic, start = self.quadratic(information)
+        return np.einsum("ij,jk,ik->i", rays, quadratic, rays) + rays @ y, start
 
     def dual_bound(self, rays, information, multipliers):
         """(bound, y): the equivalence-theorem bound on tr(M^-1) or c^T M^-1 c over every table of the cone: for any
@@ -246,44 +271,78 @@ def _start(rays, prior):
     basis = np.flatnonzero(solve_ray_lp(rays, gains(rays, prior, "histogram")).weights > 0)
     tests = np.argmax(rays / rays.sum(axis=1, keepdims=True), axis=0)
     informative = np.argsort((rays**2).sum(axis=1))[::-1][: 2 * k]
-    return np.union1d(np.union1d(basis, tests), informative)
+    return rays[np.union1d(np.union1d(basis, tests), informative)]
 
 
-def _column_generation(rays, start, criterion):
-    """Weights over all ``rays`` from restricted problems: solve on the columns in use, price every ray, add the
-    best ones that would improve the design, until none does (then the dual bound over all rays certifies it)."""
-    active, previous = np.asarray(start), None
-    for _ in range(MAX_ROUNDS):
-        weights, multipliers, status = criterion.solve(rays[active], previous)
-        information = rays[active].T @ (weights[:, None] * rays[active])
-        if criterion.needs_full_rank() and np.linalg.matrix_rank(information) < rays.shape[1]:
-            rest = np.setdiff1d(np.arange(len(rays)), active)  # the columns cannot see every value yet
-            grown = np.union1d(active, rest[np.argsort((rays[rest] ** 2).sum(axis=1))[::-1][: 4 * rays.shape[1]]])
-            full = np.zeros(len(rays))
-            full[active] = weights  # still feasible: the next round starts from it
-            active, previous = grown, full[grown]
-            continue
-        _, y = criterion.dual_bound(rays[active], information, multipliers)
-        prices, _ = criterion.prices(rays, information, y)
-        used = active[weights > WEIGHT_FLOOR * weights.max()]
-        level = prices[used].max()
-        candidates = np.setdiff1d(np.flatnonzero(prices > level + PRICE_SLACK * abs(level)), active)
-        if not candidates.size:
+class RayPricer:
+    """Pricing over enumerated extreme rays: every ray's price is computed."""
+
+    def __init__(self, rays):
+        self.rays = rays
+
+    def candidates(self, quadratic, linear, level, columns=None):
+        """The rays whose price r^T Z r + y . r exceeds ``level``, best first (every ray is priced, so the columns
+        in use are not needed)."""
+        prices = np.einsum("ij,jk,ik->i", self.rays, quadratic, self.rays) + self.rays @ linear
+        better = np.flatnonzero(prices > level + PRICE_SLACK * abs(level))
+        return self.rays[better[np.argsort(prices[better])[::-1]]]
+
+    def informative(self, count):
+        """The ``count`` rays of largest |r|^2, for a restricted problem whose columns do not yet see every value."""
+        return self.rays[np.argsort((self.rays**2).sum(axis=1))[::-1][:count]]
+
+
+def _new_rows(columns, candidates, decimals=12):
+    """The rows of ``candidates`` that are not (after rounding) rows of ``columns`` or earlier candidates."""
+    seen = {row.tobytes() for row in np.round(columns, decimals)}
+    fresh = []
+    for index, row in enumerate(np.round(candidates, decimals)):
+        key = row.tobytes()
+        if key not in seen:
+            seen.add(key)
+            fresh.append(index)
+    return candidates[fresh]
+
+
+def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tolerance=BARRIER_TOLERANCE, done=None,
+                      progress=None, keep_floor=KEEP_FLOOR):
+    """(columns, weights, multipliers, solver, rounds, converged): the restricted weight problem solved on
+    ``columns``, priced by ``pricer`` (``RayPricer`` or a slice's), and the best candidates added, until no candidate
+    would improve the design (``converged``), ``done(value)`` says the figure is good enough, or ``max_rounds``
+    rounds have run. The columns that carry weight stay, all of them for a c-optimal design (whose optimum may need
+    tiny weights; dropping them made the rounds cycle), so the restricted optimum only improves; the last optimum is
+    a feasible start of the next round. ``progress(round, columns, value)`` hears about each round; A-optimal
+    columns whose weight is below ``keep_floor`` times the largest leave the restricted problem."""
+    k = columns.shape[1]
+    previous, converged = None, False
+    for rounds in range(1, max_rounds + 1):
+        weights, multipliers, status = criterion.solve(columns, previous, tolerance)
+        information = columns.T @ (weights[:, None] * columns)
+        full_rank = not criterion.needs_full_rank() or np.linalg.matrix_rank(information) == k
+        if full_rank:
+            _, y = criterion.dual_bound(columns, information, multipliers)
+            prices, _ = criterion.prices(columns, information, y)
+            value = criterion.value(information)
+            if progress is not None:
+                progress(rounds, len(columns), value)
+            if done is not None and done(value):
+                break
+            used = weights > WEIGHT_FLOOR * weights.max()
+            candidates = pricer.candidates(criterion.quadratic(information)[0], y, prices[used].max(), columns[used])
+        else:  # the columns cannot see every value yet
+            candidates = pricer.informative(4 * k)
+        floor = keep_floor * weights.max() if criterion.needs_full_rank() else 0.0
+        kept = weights > floor
+        # a column kept in the problem may price a hair above the level (the barrier stops short of the optimum)
+        fresh = _new_rows(columns[kept], candidates)[: k * CANDIDATES]
+        if not len(fresh):
+            converged = full_rank
             break
-        # the columns that carry weight stay, all of them for a c-optimal design (whose optimum may need tiny
-        # weights; dropping them made the rounds cycle), so the restricted optimum only improves; the last optimum
-        # is a feasible start of the next round
-        floor = KEEP_FLOOR * weights.max() if criterion.needs_full_rank() else 0.0
-        kept = active[weights > floor]
-        chosen = np.union1d(kept, candidates[np.argsort(prices[candidates])[::-1][:rays.shape[1] * CANDIDATES]])
-        previous = np.zeros(len(rays))
-        previous[kept] = weights[weights > floor]
-        active, previous = chosen, previous[chosen]
+        columns = np.concatenate([columns[kept], fresh])
+        previous = np.concatenate([weights[kept], np.zeros(len(fresh))])
     else:  # the rounds ran out: solve on the columns gathered
-        weights, multipliers, status = criterion.solve(rays[active], previous)
-    full = np.zeros(len(rays))
-    full[active] = weights
-    return full, multipliers, status
+        weights, multipliers, status = criterion.solve(columns, previous, tolerance)
+    return columns, weights, multipliers, status, rounds, converged
 
 
 def _basic_weights(rays, weights):
@@ -330,17 +389,21 @@ def population_table(rays, prior, objective):
     rays = rays / (rays @ p)[:, None]
     values, offset, scale = _scaled(prior, objective)
     criterion = _Criterion(values)
-    weights, multipliers, status = _column_generation(rays, _start(rays, p), criterion)
-    information = rays.T @ (weights[:, None] * rays)
-    sparse = _basic_weights(rays, weights)
-    used = sparse > WEIGHT_FLOOR * sparse.max()
-    table = polished(sparse[used], rays[used]) * rays[used].T
-    table /= table.sum(axis=1, keepdims=True)
+    columns, weights, multipliers, status, _, _ = column_generation(_start(rays, p), criterion, RayPricer(rays))
+    information = columns.T @ (weights[:, None] * columns)
+    table = weights_table(columns, _basic_weights(columns, weights))
     bounds = [criterion.dual_bound(rays, information, multipliers)[0], criterion.best_dual_bound(rays, information)]
     bound = (max(b for b in bounds if b is not None) - offset) * scale**2
-    info = {"solver": status, "rays": len(rays), "columns": int(used.sum()),
+    info = {"solver": status, "rays": len(rays), "columns": table.shape[1],
             "lower_bounds": {"dual (equivalence theorem over the enumerated rays)": bound}}
     return table, info
+
+
+def weights_table(columns, weights):
+    """The table whose columns are w_r r over the weights that carry weight, rows normalised (docs/math.md §11)."""
+    used = weights > WEIGHT_FLOOR * weights.max()
+    table = polished(weights[used], columns[used]) * columns[used].T
+    return table / table.sum(axis=1, keepdims=True)
 
 
 def prior_matching_table(prior, epsilon):

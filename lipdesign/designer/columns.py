@@ -1,0 +1,251 @@
+"""Randomized-response designs past the range of extreme-ray enumeration, by column generation over the slice of
+the notion's column cone (docs/math.md §12).
+
+The restricted problem keeps a set of columns: the convex weight problem of docs/math.md §11 for ``Frequencies`` and
+``Mean``, the ray LP of docs/math.md §5 for the Bayesian objectives. Pricing looks for a point r of the slice whose
+price r^T Z r + y . r (a convex function) beats the columns in use: a monotone ascent from every column in use and
+from random vertices, each step a linear maximisation over the slice in O(k log k) (``solvers.slices``). The
+columns start from designs that are already good and feasible (GRR, subset selection, the per-bin test columns of
+the bound, the one-value columns), so the result is never worse than the best of them. Rounds stop when the figure is
+within ``target_gap`` of the best certified lower bound, when pricing finds nothing better, or when ``max_rounds``
+have run; the gap is reported either way. Pricing is a heuristic here, so the equivalence-theorem dual bound over the
+columns found is not a certificate and is not reported as one.
+"""
+
+import math
+
+import numpy as np
+
+from lipdesign.designer.population import (
+    CANDIDATES,
+    PRICE_SLACK,
+    _basic_weights,
+    _Criterion,
+    _new_rows,
+    _scaled,
+    bayes_histogram_bound,
+    column_generation,
+    weights_table,
+)
+from lipdesign.errors import InfeasibleError, ProblemTooLargeError
+from lipdesign.notions import LDP, LIP, WorstCaseLIP
+from lipdesign.objectives import BayesHistogram
+from solvers.ray_lp import solve_ray_lp
+from solvers.slices import BoxSlice, StaircaseSlice, ascend
+
+#: The default target: stop when the figure is within this relative gap of the best certified lower bound.
+TARGET_GAP = 0.01
+
+#: The default budget of column-generation rounds (each prices from every column in use and RANDOM_STARTS
+#: random vertices, and adds up to 2k columns).
+MAX_ROUNDS = 60
+
+#: Random vertices each round's pricing starts from, besides the columns in use (at least this many, else k).
+RANDOM_STARTS = 64
+
+#: The seed of the pricing's random starts: the same input gives the same design on every machine.
+PRICING_SEED = 20261201
+
+#: The barrier's duality gap (relative) on the restricted problems; the last one is solved to the exact path's.
+ROUND_TOLERANCE = 1e-6
+
+#: Restricted A-optimal problems drop columns below this fraction of the largest weight (the barrier, stopped at
+#: ROUND_TOLERANCE, leaves unused columns near that level).
+ROUND_KEEP_FLOOR = 1e-6
+
+#: Rounds of the histogram ray LP whose columns seed a population design.
+BAYES_SEED_ROUNDS = 20
+
+#: Random subsets per value among the seed columns.
+SEED_SUBSETS = 4
+
+#: Largest k whose A-optimal support is reduced to a basic solution (an LP with k(k+1)/2 rows).
+MAX_BASIC_K = 64
+
+
+def supported(notion):
+    """Whether column generation designs for ``notion``: eps-LIP for X itself, eps-LDP, or worst-case LIP without a
+    latent secret (the slices of ``solvers.slices``)."""
+    if isinstance(notion, LIP):
+        return notion.secret is None and notion.prior_set is None
+    return isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and notion.secret is None
+
+
+def notion_slice(prior, notion):
+    """The slice of the notion's column cone at ``prior`` (docs/math.md §5): the LIP box, or the LDP staircase hull
+    (worst-case LIP without a secret has the LDP cone)."""
+    if not supported(notion):
+        raise ProblemTooLargeError(
+            f"k is {prior.k}; exact {notion.kind} design with a latent secret or a prior set is limited to small k, "
+            "and column generation covers only LIP for X itself and LDP so far")
+    cls = BoxSlice if isinstance(notion, LIP) else StaircaseSlice
+    return cls(prior.probabilities, notion.epsilon)
+
+
+class SlicePricer:
+    """Pricing over a slice by monotone ascent from the columns in use and from random vertices."""
+
+    def __init__(self, slice_, seed=PRICING_SEED):
+        self.slice = slice_
+        self.random = np.random.default_rng(seed)
+
+    def candidates(self, quadratic, linear, level, columns):
+        """The slice points found whose price r^T Z r + y . r exceeds ``level``, best first."""
+        k = columns.shape[1]
+        # directions P_x u_x with u standard normal put the values in a uniformly random order of g_x / P_x, the
+        # order the linear maximisation sorts by, so the starts spread over the slice's vertices
+        directions = self.slice.prior * self.random.standard_normal((max(RANDOM_STARTS, k), k))
+        starts = np.concatenate([columns, self.slice.linear_max(directions)])
+        points, prices = ascend(self.slice, quadratic, linear, starts)
+        better = np.flatnonzero(prices > level + PRICE_SLACK * abs(level))
+        return points[better[np.argsort(prices[better])[::-1]]]
+
+    def informative(self, count):
+        """Columns that raise one value each (``test_columns``), for restricted problems that do not see every
+        value."""
+        return test_columns(self.slice)[:count]
+
+
+def test_columns(slice_):
+    """The 2k one-value columns: the slice's maximum and minimum of each coordinate."""
+    k = slice_.prior.size
+    return slice_.linear_max(np.concatenate([np.eye(k), -np.eye(k)]))
+
+
+def seed_columns(prior, notion, seed=PRICING_SEED):
+    """Good feasible columns to start from (docs/math.md §12): GRR's, the one-value columns, the per-bin binary test columns of the bound (LIP: one value at e^(+-eps), the rest level), and SEED_SUBSETS x k
+    random d-subsets at d = k / (e^eps + 1), the size of the uniform prior's optimal orbit (docs/math.md §11): under
+    LDP the columns of subset selection, under LIP the slice vertex that raises the subset first."""
+    slice_ = notion_slice(prior, notion)
+    p, k, e = prior.probabilities, prior.k, math.exp(notion.epsilon)
+    grr = 1.0 + (e - 1.0) * np.eye(k)  # GRR's columns (eps-LDP, so in every slice)
+    columns = [grr / (grr @ p)[:, None], test_columns(slice_)]
+    if isinstance(notion, LIP):
+        for level in (e, 1 / e):  # one value at e^(+-eps), the rest at the level that P . r = 1 leaves
+            rest = (1 - p * level) / (1 - p)
+            ok = (rest >= 1 / e) & (rest <= e)
+            tests = np.tile(rest[ok, None], (1, k))
+            tests[np.arange(ok.sum()), np.flatnonzero(ok)] = level
+            columns.append(tests)
+    size = min(k - 1, max(1, round(k / (e + 1))))
+    random = np.random.default_rng(seed)
+    subsets = np.argsort(random.random((SEED_SUBSETS * k, k)), axis=1)[:, :size]
+    indicators = np.zeros((SEED_SUBSETS * k, k))
+    np.put_along_axis(indicators, subsets, 1.0, axis=1)
+    if isinstance(notion, LIP):
+        columns.append(slice_.linear_max(indicators))
+    else:
+        steps = 1.0 + (e - 1.0) * indicators
+        columns.append(steps / (steps @ p)[:, None])
+    return np.concatenate(columns)
+
+
+def _bound_target(bounds, target_gap):
+    """(name, bound, the figure at which the gap to it is ``target_gap``), for the largest certified bound."""
+    bounds = {name: value for name, value in bounds.items() if value is not None and np.isfinite(value)}
+    if not bounds:
+        return None, None, -math.inf
+    name = max(bounds, key=bounds.get)
+    return name, bounds[name], bounds[name] / (1 - target_gap)
+
+
+def _report(progress, kind, bound_name, bound):
+    if progress is None:
+        return None
+
+    def report(rounds, columns, figure):
+        gap = "" if bound is None else f", {(figure - bound) / figure:.2%} above the {bound_name}"
+        progress(f"column generation round {rounds}: {columns} columns, {kind} {figure:.6g}{gap}")
+    return report
+
+
+def population_columns_table(prior, notion, objective, bounds, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
+                             progress=None):
+    """(table, info): the A-optimal (``Frequencies``) or c-optimal (``Mean``) table by column generation over the
+    slice, stopped at ``target_gap`` above the best of ``bounds`` (certified lower bounds on the figure by name)."""
+    values, offset, scale = _scaled(prior, objective)
+    criterion = _Criterion(values)
+    name, bound, target = _bound_target(bounds, target_gap)
+    slice_ = notion_slice(prior, notion)
+    report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound)
+    seeds = np.concatenate([seed_columns(prior, notion),
+                            bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS,
+                                                columns_only=True)])
+    columns, weights, _, status, rounds, converged = column_generation(
+        seeds, criterion, SlicePricer(slice_), max_rounds=max_rounds, tolerance=ROUND_TOLERANCE,
+        keep_floor=ROUND_KEEP_FLOOR, done=lambda value: (value - offset) * scale**2 <= target,
+        progress=None if report is None else lambda r, n, value: report(r, n, (value - offset) * scale**2))
+    weights, _, status = criterion.solve(columns, weights)  # to the exact path's accuracy
+    if prior.k <= MAX_BASIC_K:
+        weights = _basic_weights(columns, weights)
+    table = weights_table(columns, weights)
+    return table, _info(status, rounds, converged, table, max_rounds)
+
+
+def _info(solver, rounds, converged, table, max_rounds):
+    ended = ("pricing found no better column" if converged else
+             f"the budget of {max_rounds} rounds ran out" if rounds >= max_rounds else "the target gap was reached")
+    return {"solver": solver, "rounds": rounds, "columns": table.shape[1], "stopped": ended}
+
+
+def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
+                        progress=None, columns_only=False):
+    """(table, info): the ray LP of docs/math.md §5 for a Bayesian objective by column generation over the slice
+    (maximise sum_j w_j r_j^T A r_j subject to sum_j w_j r_j = 1, A = sum_f (f P)(f P)^T for rays with P . r = 1),
+    stopped when the MSE is within ``target_gap`` of ``bound`` (a certified lower bound on it, or None).
+    ``columns_only``: return the columns of the LP's optimal basis instead."""
+    p = prior.probabilities
+    functions = objective.functions(prior.k) * p
+    gain = functions.T @ functions
+    second_moment = float((objective.functions(prior.k) ** 2 @ p).sum())
+    target = -math.inf if bound is None else bound / (1 - target_gap)
+    slice_ = notion_slice(prior, notion)
+    pricer = SlicePricer(slice_)
+    columns = seed_columns(prior, notion)
+    report = _report(progress, "MSE", "bound", bound)
+    converged, best_dual, best_bound = False, None, math.inf
+
+    def solve(columns):
+        result = solve_ray_lp(columns, np.einsum("ij,jk,ik->i", columns, gain, columns))
+        if result.status != "optimal":
+            raise InfeasibleError(f"the ray LP for {notion.kind} eps={notion.epsilon:g} found no table: "
+                                  f"{result.message}")
+        return result
+
+    for rounds in range(1, max_rounds + 1):
+        result = solve(columns)
+        mse = second_moment - result.objective
+        if report is not None:
+            report(rounds, len(columns), mse)
+        if mse <= target:
+            break
+        # Wentges smoothing: price at a mix of the duals with the best Lagrangian bound so far and the current ones
+        # (the LP's duals are degenerate and jump between rounds); the LP's own duals decide convergence
+        smoothed = result.duals if best_dual is None else 0.7 * best_dual + 0.3 * result.duals
+        for duals in (smoothed, result.duals):
+            candidates = pricer.candidates(gain, -duals, 0.0, columns[result.weights > 0])
+            # every column stays: the LP is cheap, and dropping made it cycle
+            fresh = _new_rows(columns, candidates)[: prior.k * CANDIDATES]
+            if len(fresh):
+                heuristic = duals.sum() + float(np.max(np.einsum("ij,jk,ik->i", fresh, gain, fresh) - fresh @ duals))
+                if heuristic < best_bound:
+                    best_bound, best_dual = heuristic, duals
+                break
+        if not len(fresh):
+            converged = True
+            break
+        columns = np.concatenate([columns, fresh])
+    else:
+        result = solve(columns)
+    used = result.weights > 0
+    if columns_only:  # the optimal basis: good slice points, seeds of a population design
+        return columns[used]
+    table = weights_table(columns[used], result.weights[used])
+    return table, {**_info("HiGHS dual simplex", rounds, converged, table, max_rounds),
+                   "lp_objective": result.objective}
+
+
+def columns_bayes_bound(prior, notion, objective):
+    """A certified lower bound on the Bayesian objective's MSE, or None: the per-bin binary optimum of
+    docs/math.md §10 for the histogram (valid for every eps-LIP mechanism at the prior, so for every eps-LDP one)."""
+    return bayes_histogram_bound(prior, notion.epsilon) if isinstance(objective, BayesHistogram) else None

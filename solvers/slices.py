@@ -1,0 +1,84 @@
+"""The slices {r in C : P . r = 1} of the column cones C of eps-LIP (G = X) and eps-LDP at a prior P, and the
+maximisations over them that column generation prices with (docs/math.md §12).
+
+Every point of a slice is a feasible column direction; a table is sum_r w_r r with sum_r w_r r = 1. Both slices
+have a linear maximisation in O(k log k): a fractional knapsack for the LIP box slice, the best prefix of a sort
+for the LDP staircase slice. Points are rows.
+"""
+
+import math
+
+import numpy as np
+
+
+class BoxSlice:
+    """The eps-LIP slice for X itself: {e^-eps <= r_x <= e^eps, P . r = 1} (docs/math.md §5)."""
+
+    def __init__(self, prior, epsilon):
+        self.prior = np.asarray(prior, dtype=float)
+        self.low, self.high = math.exp(-epsilon), math.exp(epsilon)
+
+    def linear_max(self, directions):
+        """For each row g of ``directions``, a vertex maximising g . r: every coordinate starts at e^-eps and the
+        budget 1 - e^-eps is spent on the coordinates of largest g_x / P_x first (each raised to e^eps), the last
+        one partly."""
+        directions = np.atleast_2d(directions)
+        p, span = self.prior, self.high - self.low
+        order = np.argsort(-directions / p, axis=1, kind="stable")
+        spent = np.cumsum(span * p[order], axis=1)
+        budget = 1.0 - self.low
+        full = spent <= budget
+        partial = np.argmin(full, axis=1)  # the first coordinate the budget does not cover (k if it covers all)
+        rows = np.arange(len(directions))
+        before = np.where(partial > 0, spent[rows, np.maximum(partial - 1, 0)], 0.0)
+        raised = np.where(full, span, 0.0)
+        some = ~full[rows, partial]
+        raised[rows[some], partial[some]] = (budget - before[some]) / p[order[rows[some], partial[some]]]
+        points = np.empty_like(directions, dtype=float)
+        np.put_along_axis(points, order, self.low + raised, axis=1)
+        return points
+
+
+class StaircaseSlice:
+    """The eps-LDP slice: the convex hull of s / (P . s) over the non-constant s in {1, e^eps}^k
+    (docs/math.md §5)."""
+
+    def __init__(self, prior, epsilon):
+        self.prior = np.asarray(prior, dtype=float)
+        self.ratio = math.exp(epsilon)
+
+    def linear_max(self, directions):
+        """For each row g, the staircase maximising g . s / (P . s): s = e^eps on a prefix of the values sorted by
+        g_x / P_x (a ratio of linear functions over the cube is maximised on a level set of g_x / P_x)."""
+        directions = np.atleast_2d(directions)
+        p, lift = self.prior, self.ratio - 1.0
+        order = np.argsort(-directions / p, axis=1, kind="stable")
+        gained = np.cumsum(np.take_along_axis(directions, order, axis=1), axis=1)[:, :-1]
+        mass = np.cumsum(p[order], axis=1)[:, :-1]
+        values = (directions.sum(axis=1, keepdims=True) + lift * gained) / (1.0 + lift * mass)
+        size = np.argmax(values, axis=1) + 1
+        high = np.arange(p.size)[None, :] < size[:, None]
+        steps = np.empty_like(directions, dtype=float)
+        np.put_along_axis(steps, order, np.where(high, self.ratio, 1.0), axis=1)
+        return steps / (steps @ p)[:, None]
+
+
+def ascend(slice_, quadratic, linear, starts, max_steps=200):
+    """(points, values): from each start, the monotone ascent r <- argmax over the slice of (2 Z r + y) . r' on
+    f(r) = r^T Z r + y . r (Z = ``quadratic`` PSD, y = ``linear``): f is convex, so each step's linear maximum does
+    not lower it, and the ascent stops at a vertex where the linearisation points back at itself."""
+    points = np.atleast_2d(np.asarray(starts, dtype=float)).copy()
+    values = np.einsum("ij,jk,ik->i", points, quadratic, points) + points @ linear
+    moving = np.ones(len(points), dtype=bool)
+    for _ in range(max_steps):
+        if not moving.any():
+            break
+        current = points[moving]
+        proposed = slice_.linear_max(2.0 * current @ quadratic + linear)
+        proposed_values = np.einsum("ij,jk,ik->i", proposed, quadratic, proposed) + proposed @ linear
+        better = proposed_values > values[moving] + 1e-13 * np.abs(values[moving]).clip(min=1.0)
+        index = np.flatnonzero(moving)
+        points[index[better]] = proposed[better]
+        values[index[better]] = proposed_values[better]
+        moving[index[~better]] = False
+    return points, values

@@ -1,0 +1,161 @@
+"""Column generation past enumeration (docs/math.md §12): the slices' linear maximisations and the ascent against
+enumerated vertices, designs against the exact designs at small k, certified gaps, the automatic switch, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign.designer.columns import seed_columns
+from lipdesign.designer.population import bayes_histogram_bound
+from lipdesign.errors import ProblemTooLargeError, ValidationError
+from solvers.rays import box_slice_vertices, staircase_rays
+from solvers.slices import BoxSlice, StaircaseSlice, ascend
+
+
+def zipf(k, s=1.1):
+    weights = 1.0 / np.arange(1, k + 1) ** s
+    return weights / weights.sum()
+
+
+def enumerated(prior, epsilon, kind):
+    """The slice's vertices, listed by the exact designer's enumeration (docs/math.md §5)."""
+    e = math.exp(epsilon)
+    if kind == "LIP":
+        return box_slice_vertices(prior, np.full(prior.size, 1 / e), np.full(prior.size, e))
+    rays = staircase_rays(prior.size, e)
+    return rays / (rays @ prior)[:, None]
+
+
+@pytest.mark.parametrize("kind", ["LIP", "LDP"])
+def test_linear_maximum_equals_the_best_enumerated_vertex(kind):
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        k = int(rng.integers(2, 9))
+        prior, epsilon = rng.dirichlet(np.ones(k)), float(rng.uniform(0.2, 3.0))
+        slice_ = (BoxSlice if kind == "LIP" else StaircaseSlice)(prior, epsilon)
+        directions = rng.standard_normal((7, k))
+        points = slice_.linear_max(directions)
+        vertices = enumerated(prior, epsilon, kind)
+        np.testing.assert_allclose(points @ prior, 1.0, rtol=1e-12)
+        # each point is in the slice: every ratio within [e^-eps, e^eps] (LIP) or max/min <= e^eps (LDP)
+        if kind == "LIP":
+            assert (points >= math.exp(-epsilon) - 1e-12).all() and (points <= math.exp(epsilon) + 1e-12).all()
+        else:
+            assert (points.max(axis=1) <= math.exp(epsilon) * points.min(axis=1) * (1 + 1e-12)).all()
+        np.testing.assert_allclose((directions * points).sum(axis=1), (directions @ vertices.T).max(axis=1),
+                                   rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["LIP", "LDP"])
+def test_ascent_climbs_and_stays_below_the_enumerated_maximum(kind):
+    rng = np.random.default_rng(11)
+    reached = 0
+    for _ in range(30):
+        k = int(rng.integers(3, 8))
+        prior, epsilon = rng.dirichlet(np.ones(k)), float(rng.uniform(0.3, 2.5))
+        slice_ = (BoxSlice if kind == "LIP" else StaircaseSlice)(prior, epsilon)
+        factor = rng.standard_normal((k, k))
+        quadratic, linear = factor @ factor.T, rng.standard_normal(k)
+        starts = slice_.linear_max(rng.standard_normal((40, k)))
+        start_values = np.einsum("ij,jk,ik->i", starts, quadratic, starts) + starts @ linear
+        points, values = ascend(slice_, quadratic, linear, starts)
+        vertices = enumerated(prior, epsilon, kind)
+        best = (np.einsum("ij,jk,ik->i", vertices, quadratic, vertices) + vertices @ linear).max()
+        np.testing.assert_allclose(values, np.einsum("ij,jk,ik->i", points, quadratic, points) + points @ linear)
+        assert (values >= start_values - 1e-12).all()
+        assert (values <= best + 1e-9 * abs(best)).all()
+        reached += bool(values.max() >= best - 1e-9 * abs(best))
+    assert reached >= 27  # from 40 starts the global maximum is found almost always
+
+
+def figure(mechanism):
+    return mechanism.objective.value(mechanism.table, mechanism.prior)
+
+
+@pytest.mark.parametrize("notion", [ld.LIP(1.0), ld.LDP(1.0), ld.LIP(0.5)], ids=["LIP1", "LDP1", "LIP0.5"])
+def test_columns_design_is_within_its_target_of_the_exact_optimum(notion):
+    rng = np.random.default_rng(3)
+    for prior in (zipf(7), rng.dirichlet(np.ones(6))):
+        exact = ld.design(prior, notion, method="exact", baselines=False)
+        columns = ld.design(prior, notion, method="columns", baselines=False, target_gap=0.005)
+        optimum = figure(exact)
+        assert figure(columns) >= optimum * (1 - 1e-9)
+        assert figure(columns) <= optimum / (1 - 0.005) * (1 + 1e-6)
+        assert columns.provenance["optimal"] is False and "column generation" in columns.provenance["method"]
+        assert ld.verify(columns).epsilon <= notion.epsilon  # exact verification of the stored numbers
+        optimality = columns.optimality
+        assert optimality["lower_bound"] <= optimum * (1 + 1e-9)
+        assert optimality["gap"] == pytest.approx((figure(columns) - optimality["lower_bound"]) / figure(columns))
+
+
+def test_bayesian_columns_design_matches_the_exact_ray_lp():
+    rng = np.random.default_rng(8)
+    for prior in (zipf(8), rng.dirichlet(np.ones(7))):
+        for notion in (ld.LIP(1.0), ld.LDP(1.5)):
+            exact = ld.design(prior, notion, ld.BayesHistogram(), method="exact", baselines=False)
+            columns = ld.design(prior, notion, ld.BayesHistogram(), method="columns", baselines=False,
+                                target_gap=0.002)
+            assert exact.mse * (1 - 1e-9) <= columns.mse <= exact.mse / (1 - 0.002) * (1 + 1e-6)
+            bound = bayes_histogram_bound(ld.Prior(prior), notion.epsilon)
+            assert columns.optimality["lower_bound"] == pytest.approx(bound)
+            assert bound <= exact.mse * (1 + 1e-9)
+
+
+def test_mean_design_by_columns_is_close_to_the_exact_one():
+    prior, values = zipf(7), np.arange(7.0)
+    exact = ld.design(prior, ld.LIP(1.0), ld.Mean(values), method="exact", baselines=False)
+    columns = ld.design(prior, ld.LIP(1.0), ld.Mean(values), method="columns", baselines=False)
+    assert figure(exact) * (1 - 1e-9) <= figure(columns) <= figure(exact) * 1.02
+
+
+def test_auto_switches_to_column_generation_past_max_rays_and_says_so():
+    prior = zipf(9)
+    lines = []
+    mechanism = ld.design(prior, ld.LIP(1.0), max_rays=100, baselines=False, progress=lines.append)
+    assert "column generation" in mechanism.provenance["method"]
+    assert lines and all(line.startswith("column generation round") for line in lines)
+    with pytest.raises(ProblemTooLargeError, match="method='auto'"):
+        ld.design(prior, ld.LIP(1.0), max_rays=100, method="exact", baselines=False)
+
+
+def test_large_domain_ldp_design_beats_every_baseline():
+    prior = zipf(40)
+    mechanism = ld.design(prior, ld.LDP(1.0), baselines=False, max_rounds=8)
+    grr = ld.mechanisms.GRR(1.0, 40).variance(prior).sum()
+    oue = ld.mechanisms.OUE(1.0, 40).variance(prior).sum()
+    olh = ld.mechanisms.OLH(1.0, 40).variance(prior).sum()
+    assert figure(mechanism) < min(grr, oue, olh)
+    assert ld.verify(mechanism).epsilon <= 1.0
+
+
+def test_seeds_are_feasible_slice_points():
+    prior = zipf(30)
+    for notion in (ld.LIP(1.0), ld.LDP(2.0)):
+        seeds = seed_columns(ld.Prior(prior), notion)
+        np.testing.assert_allclose(seeds @ prior, 1.0, rtol=1e-12)
+        e = math.exp(notion.epsilon)
+        if isinstance(notion, ld.LIP):
+            assert (seeds >= 1 / e - 1e-12).all() and (seeds <= e + 1e-12).all()
+        else:
+            assert (seeds.max(axis=1) <= e * seeds.min(axis=1) * (1 + 1e-12)).all()
+
+
+def test_secrets_past_enumeration_say_column_generation_does_not_cover_them():
+    prior = zipf(20)
+    secret = ld.SecretModel(np.random.default_rng(2).dirichlet(np.ones(20), size=2))
+    with pytest.raises(ProblemTooLargeError, match="column generation"):
+        ld.design(prior, ld.LIP(1.0, secret=secret), baselines=False)
+
+
+@pytest.mark.parametrize("field, value", [("method", "greedy"), ("target_gap", 0), ("target_gap", 1.5),
+                                          ("target_gap", True), ("max_rounds", 0), ("max_rounds", 2.5)])
+def test_bad_column_generation_settings_are_refused_by_name(field, value):
+    with pytest.raises(ValidationError, match=field):
+        ld.design(zipf(5), ld.LIP(1.0), baselines=False, **{field: value})
+
+
+def test_method_belongs_to_the_rr_family():
+    with pytest.raises(ValidationError, match="method"):
+        ld.design(zipf(5), ld.LIP(1.0), family="unary", method="columns")
