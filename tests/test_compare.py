@@ -53,12 +53,17 @@ def test_under_ldp_the_encodings_are_the_ldp_unary_design_and_olh_with_their_clo
 
 
 def test_a_family_that_cannot_be_designed_keeps_its_row_with_the_reason():
-    """k = 40: no exact RR design (too many rays), the encodings still come; max P > 3/4 refuses unary."""
-    comparison = ld.compare(zipf(40), ld.LIP(1.0))
+    """k = 20 with a latent secret: no RR design (past enumeration, and column generation does not cover secrets),
+    no local hashing (it protects X only); the unary encoding still comes."""
+    secret = ld.SecretModel(np.random.default_rng(4).dirichlet(np.ones(20), size=2))
+    comparison = ld.compare(zipf(20), ld.LIP(1.0, secret=secret))
     rows = {row.family: row for row in comparison.rows}
-    assert rows["rr"].figure is None and "not designed: k is 40" in rows["rr"].note
-    assert rows["unary"].figure is not None and rows["hashing"].figure is not None
-    assert comparison.bound_name == "per-bin, docs/math.md §11"
+    assert rows["rr"].figure is None and "not designed: k is 20" in rows["rr"].note
+    assert rows["hashing"].figure is None and rows["hashing"].note.startswith("does not apply")
+    assert rows["unary"].figure is not None
+    encodings = ld.compare(zipf(40), ld.LIP(1.0), families=("unary", "hashing"))
+    assert all(row.figure is not None for row in encodings.rows)
+    assert encodings.bound_name == "per-bin, docs/math.md §11"
     bounded = ld.compare(zipf(4), ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(zipf(4), 0.05)))
     unary, hashing = bounded.rows[1:]
     assert unary.figure is not None and unary.mechanism.verify().passed

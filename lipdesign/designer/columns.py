@@ -19,7 +19,6 @@ import numpy as np
 from lipdesign.designer.population import (
     CANDIDATES,
     PRICE_SLACK,
-    _basic_weights,
     _Criterion,
     _new_rows,
     _scaled,
@@ -40,13 +39,17 @@ TARGET_GAP = 0.01
 #: random vertices, and adds up to 2k columns).
 MAX_ROUNDS = 60
 
+#: The rounds stop when the figure improved by less than STALL (relative) over the last STALL_ROUNDS rounds.
+STALL = 1e-3
+STALL_ROUNDS = 5
+
 #: Random vertices each round's pricing starts from, besides the columns in use (at least this many, else k).
 RANDOM_STARTS = 64
 
 #: The seed of the pricing's random starts: the same input gives the same design on every machine.
 PRICING_SEED = 20261201
 
-#: The barrier's duality gap (relative) on the restricted problems; the last one is solved to the exact path's.
+#: The barrier's duality gap (relative) on the restricted problems of the rounds.
 ROUND_TOLERANCE = 1e-6
 
 #: Restricted A-optimal problems drop columns below this fraction of the largest weight (the barrier, stopped at
@@ -59,8 +62,8 @@ BAYES_SEED_ROUNDS = 20
 #: Random subsets per value among the seed columns.
 SEED_SUBSETS = 4
 
-#: Largest k whose A-optimal support is reduced to a basic solution (an LP with k(k+1)/2 rows).
-MAX_BASIC_K = 64
+#: The barrier's duality gap (relative) on the last restricted problem, whose weights make the table.
+FINAL_TOLERANCE = 1e-9
 
 
 def supported(notion):
@@ -171,21 +174,40 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     seeds = np.concatenate([seed_columns(prior, notion),
                             bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS,
                                                 columns_only=True)])
-    columns, weights, _, status, rounds, converged = column_generation(
+    stop = _Stop(target)
+    columns, weights, _, status, rounds, ended = column_generation(
         seeds, criterion, SlicePricer(slice_), max_rounds=max_rounds, tolerance=ROUND_TOLERANCE,
-        keep_floor=ROUND_KEEP_FLOOR, done=lambda value: (value - offset) * scale**2 <= target,
+        keep_floor=ROUND_KEEP_FLOOR, done=lambda value: stop((value - offset) * scale**2),
         progress=None if report is None else lambda r, n, value: report(r, n, (value - offset) * scale**2))
-    weights, _, status = criterion.solve(columns, weights)  # to the exact path's accuracy
-    if prior.k <= MAX_BASIC_K:
-        weights = _basic_weights(columns, weights)
+    weights, _, status = criterion.solve(columns, weights, FINAL_TOLERANCE)
     table = weights_table(columns, weights)
-    return table, _info(status, rounds, converged, table, max_rounds)
+    return table, _info(status, rounds, ended, table, max_rounds)
 
 
-def _info(solver, rounds, converged, table, max_rounds):
-    ended = ("pricing found no better column" if converged else
-             f"the budget of {max_rounds} rounds ran out" if rounds >= max_rounds else "the target gap was reached")
-    return {"solver": solver, "rounds": rounds, "columns": table.shape[1], "stopped": ended}
+class _Stop:
+    """When to end the rounds: the figure at or below ``target``, or a stall (the figure improved by less than
+    STALL of itself over the last STALL_ROUNDS rounds)."""
+
+    def __init__(self, target):
+        self.target, self.history = target, []
+
+    def __call__(self, figure):
+        self.history.append(figure)
+        if figure <= self.target:
+            return "target"
+        if len(self.history) > STALL_ROUNDS and self.history[-1 - STALL_ROUNDS] - figure <= STALL * figure:
+            return "stalled"
+        return None
+
+
+_ENDINGS = {"converged": "pricing found no better column", "target": "the target gap was reached",
+            "stalled": "the figure stalled (less than {stall:.1%} better over {rounds} rounds)",
+            "budget": "the budget of {max_rounds} rounds ran out"}
+
+
+def _info(solver, rounds, ended, table, max_rounds):
+    stopped = _ENDINGS[ended].format(stall=STALL, rounds=STALL_ROUNDS, max_rounds=max_rounds)
+    return {"solver": solver, "rounds": rounds, "columns": table.shape[1], "stopped": stopped}
 
 
 def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
@@ -203,7 +225,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
     pricer = SlicePricer(slice_)
     columns = seed_columns(prior, notion)
     report = _report(progress, "MSE", "bound", bound)
-    converged, best_dual, best_bound = False, None, math.inf
+    stop, ended, best_dual, best_bound = _Stop(target), "budget", None, math.inf
 
     def solve(columns):
         result = solve_ray_lp(columns, np.einsum("ij,jk,ik->i", columns, gain, columns))
@@ -217,7 +239,9 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
         mse = second_moment - result.objective
         if report is not None:
             report(rounds, len(columns), mse)
-        if mse <= target:
+        reason = stop(mse)
+        if reason:
+            ended = reason
             break
         # Wentges smoothing: price at a mix of the duals with the best Lagrangian bound so far and the current ones
         # (the LP's duals are degenerate and jump between rounds); the LP's own duals decide convergence
@@ -232,7 +256,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
                     best_bound, best_dual = heuristic, duals
                 break
         if not len(fresh):
-            converged = True
+            ended = "converged"
             break
         columns = np.concatenate([columns, fresh])
     else:
@@ -241,7 +265,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
     if columns_only:  # the optimal basis: good slice points, seeds of a population design
         return columns[used]
     table = weights_table(columns[used], result.weights[used])
-    return table, {**_info("HiGHS dual simplex", rounds, converged, table, max_rounds),
+    return table, {**_info("HiGHS dual simplex", rounds, ended, table, max_rounds),
                    "lp_objective": result.objective}
 
 

@@ -306,15 +306,15 @@ def _new_rows(columns, candidates, decimals=12):
 
 def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tolerance=BARRIER_TOLERANCE, done=None,
                       progress=None, keep_floor=KEEP_FLOOR):
-    """(columns, weights, multipliers, solver, rounds, converged): the restricted weight problem solved on
+    """(columns, weights, multipliers, solver, rounds, ended): the restricted weight problem solved on
     ``columns``, priced by ``pricer`` (``RayPricer`` or a slice's), and the best candidates added, until no candidate
-    would improve the design (``converged``), ``done(value)`` says the figure is good enough, or ``max_rounds``
-    rounds have run. The columns that carry weight stay, all of them for a c-optimal design (whose optimum may need
+    would improve the design (``ended`` "converged"), ``done(value)`` returns a reason to stop (``ended`` that
+    reason), or ``max_rounds`` rounds have run (``ended`` "budget"). The columns that carry weight stay, all of them for a c-optimal design (whose optimum may need
     tiny weights; dropping them made the rounds cycle), so the restricted optimum only improves; the last optimum is
     a feasible start of the next round. ``progress(round, columns, value)`` hears about each round; A-optimal
     columns whose weight is below ``keep_floor`` times the largest leave the restricted problem."""
     k = columns.shape[1]
-    previous, converged = None, False
+    previous, ended = None, "budget"
     for rounds in range(1, max_rounds + 1):
         weights, multipliers, status = criterion.solve(columns, previous, tolerance)
         information = columns.T @ (weights[:, None] * columns)
@@ -325,7 +325,9 @@ def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tole
             value = criterion.value(information)
             if progress is not None:
                 progress(rounds, len(columns), value)
-            if done is not None and done(value):
+            reason = None if done is None else done(value)
+            if reason:
+                ended = reason
                 break
             used = weights > WEIGHT_FLOOR * weights.max()
             candidates = pricer.candidates(criterion.quadratic(information)[0], y, prices[used].max(), columns[used])
@@ -336,13 +338,13 @@ def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tole
         # a column kept in the problem may price a hair above the level (the barrier stops short of the optimum)
         fresh = _new_rows(columns[kept], candidates)[: k * CANDIDATES]
         if not len(fresh):
-            converged = full_rank
+            ended = "converged" if full_rank else "budget"
             break
         columns = np.concatenate([columns[kept], fresh])
         previous = np.concatenate([weights[kept], np.zeros(len(fresh))])
     else:  # the rounds ran out: solve on the columns gathered
         weights, multipliers, status = criterion.solve(columns, previous, tolerance)
-    return columns, weights, multipliers, status, rounds, converged
+    return columns, weights, multipliers, status, rounds, ended
 
 
 def _basic_weights(rays, weights):
