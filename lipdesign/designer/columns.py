@@ -12,6 +12,7 @@ have run; the gap is reported either way. Pricing is a heuristic here, so the eq
 columns found is not a certificate and is not reported as one.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -26,7 +27,7 @@ from lipdesign.designer.population import (
     column_generation,
     weights_table,
 )
-from lipdesign.errors import InfeasibleError, ProblemTooLargeError
+from lipdesign.errors import InfeasibleError, ValidationError
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
 from solvers.ray_lp import solve_ray_lp
@@ -40,11 +41,16 @@ TARGET_GAP = 0.01
 MAX_ROUNDS = 60
 
 #: The rounds stop when the figure improved by less than STALL (relative) over the last STALL_ROUNDS rounds.
-STALL = 1e-3
+STALL = 5e-3
 STALL_ROUNDS = 5
 
-#: Random vertices each round's pricing starts from, besides the columns in use (at least this many, else k).
+#: Random vertices each round's pricing starts from, besides the columns in use (at least this many, else k); when
+#: they find nothing, RETRY_STARTS times as many more before the round reports that pricing found nothing.
 RANDOM_STARTS = 64
+RETRY_STARTS = 8
+
+#: The restricted problem keeps at most this many columns (the heaviest): each barrier step costs the cube of it.
+MAX_COLUMNS = 1500
 
 #: The seed of the pricing's random starts: the same input gives the same design on every machine.
 PRICING_SEED = 20261201
@@ -59,7 +65,8 @@ ROUND_KEEP_FLOOR = 1e-6
 #: Rounds of the histogram ray LP whose columns seed a population design.
 BAYES_SEED_ROUNDS = 20
 
-#: Random subsets per value among the seed columns.
+#: The seeds hold every d-subset when there are at most ALL_SUBSETS of them, else SEED_SUBSETS x k random ones.
+ALL_SUBSETS = 2000
 SEED_SUBSETS = 4
 
 #: The barrier's duality gap (relative) on the last restricted problem, whose weights make the table.
@@ -76,11 +83,15 @@ def supported(notion):
 
 def notion_slice(prior, notion):
     """The slice of the notion's column cone at ``prior`` (docs/math.md §5): the LIP box, or the LDP staircase hull
-    (worst-case LIP without a secret has the LDP cone)."""
+    (worst-case LIP without a secret has the LDP cone). ValidationError for a notion column generation does not
+    cover, or a prior with a value of probability 0 (the slice needs P > 0, docs/math.md §12)."""
     if not supported(notion):
-        raise ProblemTooLargeError(
-            f"k is {prior.k}; exact {notion.kind} design with a latent secret or a prior set is limited to small k, "
-            "and column generation covers only LIP for X itself and LDP so far")
+        raise ValidationError(f"notion is {notion!r}; column generation covers LIP for X itself, LDP and worst-case "
+                              "LIP without a secret (not latent secrets or prior sets yet): use method='exact'")
+    if (prior.probabilities <= 0).any():
+        x = int(np.argmin(prior.probabilities))
+        raise ValidationError(f"prior[{x}] ({prior.labels[x]!r}) is 0; column generation needs every value to have "
+                              "positive probability (docs/math.md §12): drop the value, or use method='exact'")
     cls = BoxSlice if isinstance(notion, LIP) else StaircaseSlice
     return cls(prior.probabilities, notion.epsilon)
 
@@ -95,34 +106,41 @@ class SlicePricer:
     def candidates(self, quadratic, linear, level, columns):
         """The slice points found whose price r^T Z r + y . r exceeds ``level``, best first."""
         k = columns.shape[1]
-        # directions P_x u_x with u standard normal put the values in a uniformly random order of g_x / P_x, the
-        # order the linear maximisation sorts by, so the starts spread over the slice's vertices
-        directions = self.slice.prior * self.random.standard_normal((max(RANDOM_STARTS, k), k))
-        starts = np.concatenate([columns, self.slice.linear_max(directions)])
-        points, prices = ascend(self.slice, quadratic, linear, starts)
-        better = np.flatnonzero(prices > level + PRICE_SLACK * abs(level))
+        starts = columns
+        for count in (max(RANDOM_STARTS, k), RETRY_STARTS * max(RANDOM_STARTS, k)):  # a retry before giving up
+            # directions P_x u_x with u standard normal put the values in a uniformly random order of g_x / P_x,
+            # the order the linear maximisation sorts by, so the starts spread over the slice's vertices
+            directions = self.slice.prior * self.random.standard_normal((count, k))
+            starts = np.concatenate([starts, self.slice.linear_max(directions)])
+            points, prices = ascend(self.slice, quadratic, linear, starts)
+            better = np.flatnonzero(prices > level + PRICE_SLACK * abs(level))
+            if better.size:
+                break
+            starts = np.empty((0, k))
         return points[better[np.argsort(prices[better])[::-1]]]
 
     def informative(self, count):
-        """Columns that raise one value each (``test_columns``), for restricted problems that do not see every
+        """Columns that raise one value each (``one_value_columns``), for restricted problems that do not see every
         value."""
-        return test_columns(self.slice)[:count]
+        return one_value_columns(self.slice)[:count]
 
 
-def test_columns(slice_):
+def one_value_columns(slice_):
     """The 2k one-value columns: the slice's maximum and minimum of each coordinate."""
     k = slice_.prior.size
     return slice_.linear_max(np.concatenate([np.eye(k), -np.eye(k)]))
 
 
 def seed_columns(prior, notion, seed=PRICING_SEED):
-    """Good feasible columns to start from (docs/math.md §12): GRR's, the one-value columns, the per-bin binary test columns of the bound (LIP: one value at e^(+-eps), the rest level), and SEED_SUBSETS x k
-    random d-subsets at d = k / (e^eps + 1), the size of the uniform prior's optimal orbit (docs/math.md §11): under
-    LDP the columns of subset selection, under LIP the slice vertex that raises the subset first."""
+    """Good feasible columns to start from (docs/math.md §12): GRR's, the one-value columns, the per-bin binary test
+    columns of the bound (LIP: one value at e^(+-eps), the rest level), and d-subsets at d = k / (e^eps + 1), the
+    size of the uniform prior's optimal orbit (docs/math.md §11): all of them when there are at most ALL_SUBSETS,
+    else SEED_SUBSETS x k random ones; under LDP the columns of subset selection, under LIP the slice vertex that
+    raises the subset first."""
     slice_ = notion_slice(prior, notion)
     p, k, e = prior.probabilities, prior.k, math.exp(notion.epsilon)
     grr = 1.0 + (e - 1.0) * np.eye(k)  # GRR's columns (eps-LDP, so in every slice)
-    columns = [grr / (grr @ p)[:, None], test_columns(slice_)]
+    columns = [grr / (grr @ p)[:, None], one_value_columns(slice_)]
     if isinstance(notion, LIP):
         for level in (e, 1 / e):  # one value at e^(+-eps), the rest at the level that P . r = 1 leaves
             rest = (1 - p * level) / (1 - p)
@@ -131,9 +149,11 @@ def seed_columns(prior, notion, seed=PRICING_SEED):
             tests[np.arange(ok.sum()), np.flatnonzero(ok)] = level
             columns.append(tests)
     size = min(k - 1, max(1, round(k / (e + 1))))
-    random = np.random.default_rng(seed)
-    subsets = np.argsort(random.random((SEED_SUBSETS * k, k)), axis=1)[:, :size]
-    indicators = np.zeros((SEED_SUBSETS * k, k))
+    if math.comb(k, size) <= ALL_SUBSETS:  # every d-subset: subset selection itself is among the designs
+        subsets = np.array(list(itertools.combinations(range(k), size)))
+    else:
+        subsets = np.argsort(np.random.default_rng(seed).random((SEED_SUBSETS * k, k)), axis=1)[:, :size]
+    indicators = np.zeros((len(subsets), k))
     np.put_along_axis(indicators, subsets, 1.0, axis=1)
     if isinstance(notion, LIP):
         columns.append(slice_.linear_max(indicators))
@@ -157,7 +177,7 @@ def _report(progress, kind, bound_name, bound):
         return None
 
     def report(rounds, columns, figure):
-        gap = "" if bound is None else f", {(figure - bound) / figure:.2%} above the {bound_name}"
+        gap = "" if bound is None else f", gap {(figure - bound) / figure:.2%} to the {bound_name}"
         progress(f"column generation round {rounds}: {columns} columns, {kind} {figure:.6g}{gap}")
     return report
 
@@ -171,13 +191,13 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     name, bound, target = _bound_target(bounds, target_gap)
     slice_ = notion_slice(prior, notion)
     report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound)
-    seeds = np.concatenate([seed_columns(prior, notion),
-                            bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS,
-                                                columns_only=True)])
+    seeds = seed_columns(prior, notion)
+    basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS, columns_only=True)
+    seeds = np.concatenate([seeds, _new_rows(seeds, basis)])
     stop = _Stop(target)
     columns, weights, _, status, rounds, ended = column_generation(
         seeds, criterion, SlicePricer(slice_), max_rounds=max_rounds, tolerance=ROUND_TOLERANCE,
-        keep_floor=ROUND_KEEP_FLOOR, done=lambda value: stop((value - offset) * scale**2),
+        keep_floor=ROUND_KEEP_FLOOR, max_columns=MAX_COLUMNS, done=lambda value: stop((value - offset) * scale**2),
         progress=None if report is None else lambda r, n, value: report(r, n, (value - offset) * scale**2))
     weights, _, status = criterion.solve(columns, weights, FINAL_TOLERANCE)
     table = weights_table(columns, weights)
@@ -200,13 +220,15 @@ class _Stop:
         return None
 
 
-_ENDINGS = {"converged": "pricing found no better column", "target": "the target gap was reached",
+_ENDINGS = {"converged": "pricing (a heuristic ascent) found no better column",
+            "target": "the target gap was reached",
             "stalled": "the figure stalled (less than {stall:.1%} better over {rounds} rounds)",
-            "budget": "the budget of {max_rounds} rounds ran out"}
+            "budget": "the budget of {max_rounds} round{plural} ran out"}
 
 
 def _info(solver, rounds, ended, table, max_rounds):
-    stopped = _ENDINGS[ended].format(stall=STALL, rounds=STALL_ROUNDS, max_rounds=max_rounds)
+    stopped = _ENDINGS[ended].format(stall=STALL, rounds=STALL_ROUNDS, max_rounds=max_rounds,
+                                     plural="" if max_rounds == 1 else "s")
     return {"solver": solver, "rounds": rounds, "columns": table.shape[1], "stopped": stopped}
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP
 from lipdesign.designer.design import FAMILIES, design
 from lipdesign.designer.population import bayes_histogram_bound, per_bin_bound
 from lipdesign.designer.rays import MAX_RAYS
@@ -121,12 +122,15 @@ def _own_bound(mechanism):
     return None if not optimality else optimality.get("lower_bound")
 
 
-def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None, buckets=2):
+def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None, buckets=2,
+            method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS):
     """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``
     for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
     §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
     ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``buckets`` is local hashing's
-    g (3..8: the pooled design). ``progress`` receives a line per family."""
+    g (3..8: the pooled design); ``method``, ``target_gap`` and ``max_rounds`` choose how the randomized-response
+    table is designed (exactly, or by column generation past enumeration: docs/math.md §12). ``progress`` receives
+    a line per family, and the design's own lines."""
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
     families = tuple(families)
@@ -139,8 +143,9 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
             progress(f"compare: designing {NAMES[family]}")
         start = time.perf_counter()
         try:
+            rr = {"method": method, "target_gap": target_gap, "max_rounds": max_rounds} if family == "rr" else {}
             mechanism = design(prior, notion, objective, family=family, max_rays=max_rays, baselines=False,
-                               progress=progress, buckets=buckets if family == "hashing" else 2)
+                               progress=progress, buckets=buckets if family == "hashing" else 2, **rr)
         except ValidationError as error:
             if family == "rr":
                 raise  # the inputs themselves are wrong: say so, as ld.design does

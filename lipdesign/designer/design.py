@@ -107,6 +107,9 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     max_rounds = _positive_int(max_rounds, "max_rounds")
     if family != "rr" and method != "auto":
         raise ValidationError(f"method is {method!r}; it chooses how family='rr' is designed (family is {family!r})")
+    if (family != "rr" or method == "exact") and (target_gap != TARGET_GAP or max_rounds != MAX_ROUNDS):
+        raise ValidationError(f"target_gap and max_rounds set column generation (family='rr', method 'auto' or "
+                              f"'columns'); here family is {family!r} and method {method!r}")
     if family != "hashing" and buckets != 2:
         raise ValidationError(f"buckets is {fmt(buckets)}; it sets the buckets of family='hashing' (family is "
                               f"{family!r})")
@@ -135,7 +138,7 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
 
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
     matching = prior_matching_table(prior, notion.epsilon) if plain_lip and objective.population else None
-    bounds = lower_bounds(prior, notion, objective) if objective.population else {}
+    bounds = {}
     if plain_lip and prior.k == 2:
         table, info = binary_lip_table(prior.probabilities, notion.epsilon), {"method": "closed form (docs/math.md §6)"}
     elif matching is not None:
@@ -143,7 +146,8 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     else:
         rays = None if method == "columns" else _rays(prior, notion, objective, max_rays, progress,
                                                       columns=method == "auto" and supported(notion))
-        if rays is None:
+        if rays is None:  # the certified bounds first: the rounds stop at the target gap to the best of them
+            bounds = lower_bounds(prior, notion, objective) if objective.population else {}
             table, info = _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress)
         elif objective.population:
             table, info = population_table(rays[0], prior, objective)
@@ -154,6 +158,9 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     info.setdefault("optimal", True)
     info["mse_before_repair"] = objective.value(table, prior)
     table, info["uniform_mix"] = exact_repair(table, notion, prior)
+    info["columns"] = table.shape[1]
+    if objective.population and not bounds:
+        bounds = lower_bounds(prior, notion, objective)
     if objective.population or "bayes_bound" in info:
         bounds = {**bounds, **info.pop("lower_bounds", {}), **info.pop("bayes_bound", {})}
         info["optimality"] = _optimality(objective.value(table, prior), bounds)

@@ -92,6 +92,9 @@ def per_bin_bound(prior, notion):
     return float(per_bin_variance(p, notion.epsilon, notion).sum() - (1.0 - p @ p))
 
 
+#: The relaxation SDP's optimum is stepped down by this fraction (of the trace) before it is used as a bound.
+RELAXATION_STEP = 1e-5
+
 #: Largest k of the relaxation SDP (a 2k x 2k semidefinite constraint; about 30 s at k = 32, docs/math.md §11).
 MAX_RELAXATION_K = 32
 
@@ -133,13 +136,15 @@ def relaxation_bound(prior, notion, objective):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         try:
-            problem.solve(solver=cp.CLARABEL)
+            problem.solve(solver=cp.CLARABEL, tol_gap_abs=SOLVER_TOLERANCE, tol_gap_rel=SOLVER_TOLERANCE,
+                          tol_feas=SOLVER_TOLERANCE)
         except cp.error.SolverError:  # a bound is optional: the design keeps its others
             return None
     if problem.status != cp.OPTIMAL:
         return None
-    # Clarabel's optimum is within its gap tolerance of the true one; step down by it so the bound stays valid.
-    return (float(problem.value) * (1 - 1e-7) - offset) * scale**2
+    # Clarabel's optimum is within its tolerances of the true one; step down by well over them (relative to the
+    # trace, about 1: with a figure tr - 1 of 1e-3, at eps = 8, a step of 1e-7 had left the bound above the optimum)
+    return (float(problem.value) * (1 - RELAXATION_STEP) - offset) * scale**2
 
 
 def lower_bounds(prior, notion, objective):
@@ -153,8 +158,9 @@ def lower_bounds(prior, notion, objective):
             bounds[PER_BIN] = per_bin
         uniform = np.ptp(prior.probabilities) == 0
         if uniform and (isinstance(notion, LDP) or plain and getattr(notion, "prior_set", None) is None):
+            cone = "LDP" if isinstance(notion, (LDP, WorstCaseLIP)) else "LIP"  # WC-LIP without a secret: LDP's
             bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,
-                                                                                     notion.kind)[0]
+                                                                                     cone)[0]
     elif plain:
         _, offset, scale = _scaled(prior, objective)
         a = math.exp(-notion.epsilon)
@@ -305,14 +311,15 @@ def _new_rows(columns, candidates, decimals=12):
 
 
 def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tolerance=BARRIER_TOLERANCE, done=None,
-                      progress=None, keep_floor=KEEP_FLOOR):
+                      progress=None, keep_floor=KEEP_FLOOR, max_columns=None):
     """(columns, weights, multipliers, solver, rounds, ended): the restricted weight problem solved on
     ``columns``, priced by ``pricer`` (``RayPricer`` or a slice's), and the best candidates added, until no candidate
     would improve the design (``ended`` "converged"), ``done(value)`` returns a reason to stop (``ended`` that
     reason), or ``max_rounds`` rounds have run (``ended`` "budget"). The columns that carry weight stay, all of them for a c-optimal design (whose optimum may need
     tiny weights; dropping them made the rounds cycle), so the restricted optimum only improves; the last optimum is
     a feasible start of the next round. ``progress(round, columns, value)`` hears about each round; A-optimal
-    columns whose weight is below ``keep_floor`` times the largest leave the restricted problem."""
+    columns whose weight is below ``keep_floor`` times the largest leave the restricted problem, and so do the
+    lightest past ``max_columns`` (None: no cap)."""
     k = columns.shape[1]
     previous, ended = None, "budget"
     for rounds in range(1, max_rounds + 1):
@@ -335,6 +342,8 @@ def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tole
             candidates = pricer.informative(4 * k)
         floor = keep_floor * weights.max() if criterion.needs_full_rank() else 0.0
         kept = weights > floor
+        if max_columns is not None and kept.sum() > max_columns - k * CANDIDATES:
+            kept = weights >= np.sort(weights)[::-1][max_columns - k * CANDIDATES - 1]
         # a column kept in the problem may price a hair above the level (the barrier stops short of the optimum)
         fresh = _new_rows(columns[kept], candidates)[: k * CANDIDATES]
         if not len(fresh):
