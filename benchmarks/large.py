@@ -10,7 +10,8 @@ Zipf(1.1) priors, eps = 1 unless --epsilon says otherwise.
 3. LIP, ld.BayesHistogram: the per-user MSE of the posterior mean under the prior, beside the closed-form bound
    LB(P, eps) of docs/math.md §10 and the gap to it.
 
-Run: ``python benchmarks/large.py`` (``--frequencies 32,64,128,256 --bayes 32,64,256,1024 --max-rounds 60``).
+Run: ``python benchmarks/large.py`` (``--frequencies 32,64,128,256 --bayes 32,64,256,1024 --max-rounds 60
+--sections lip,ldp,bayes``).
 """
 
 import argparse
@@ -97,10 +98,15 @@ def main():
     parser.add_argument("--frequencies", type=ks, default=ks("32,64,128,256"), help="k values, LIP and LDP")
     parser.add_argument("--bayes", type=ks, default=ks("32,64,256,1024"), help="k values, Bayesian histogram")
     parser.add_argument("--max-rounds", type=int, default=60)
+    parser.add_argument("--sections", default="lip,ldp,bayes", help="which of the three tables to print")
     args = parser.parse_args()
-    frequencies(args.frequencies, args.epsilon, args.max_rounds, "LIP")
-    frequencies(args.frequencies, args.epsilon, args.max_rounds, "LDP")
-    bayes(args.bayes, args.epsilon, args.max_rounds)
+    sections = args.sections.split(",")
+    if "lip" in sections:
+        frequencies(args.frequencies, args.epsilon, args.max_rounds, "LIP")
+    if "ldp" in sections:
+        frequencies(args.frequencies, args.epsilon, args.max_rounds, "LDP")
+    if "bayes" in sections:
+        bayes(args.bayes, args.epsilon, args.max_rounds)
 
 
 if __name__ == "__main__":
