@@ -37,6 +37,7 @@ counts), and the drift between the two splits. The default run is small so that 
     ("code", r"""%matplotlib inline
 import csv
 import gzip
+import itertools
 import math
 import os
 import time
@@ -47,7 +48,6 @@ import numpy as np
 from scipy import stats
 
 import lipdesign as ld
-from lipdesign.designer.population import per_bin_bound
 
 FULL = os.environ.get("LIPDESIGN_FULL") == "1"
 ATTRIBUTES = ["age", "occupation", "education", "native-country"] if FULL else ["age", "occupation"]
@@ -67,7 +67,7 @@ def age_band(age):
 
 def column(name):
     values = [age_band(r["age"]) if name == "age" else r[name] for r in records]
-    labels = ([f"{lo}-{hi - 1}" for lo, hi in zip(AGE_BANDS, AGE_BANDS[1:])] + ["75+"] if name == "age"
+    labels = ([f"{lo}-{hi - 1}" for lo, hi in itertools.pairwise(AGE_BANDS)] + ["75+"] if name == "age"
               else sorted(set(values)))
     index = {label: i for i, label in enumerate(labels)}
     codes = np.array([v if name == "age" else index[v] for v in values])
