@@ -17,7 +17,7 @@ CELLS = [
     ("md", r"""# The LIP paper's evaluation on Adult: priors from the training split, reports from the test split
 
 The UCI Adult census data (Becker and Kohavi 1996, doi:10.24432/C5XW20, CC BY 4.0; the compact file
-`notebooks/data/adult.csv.gz` and how it was derived are described in `notebooks/data/README.md`) has a training
+`lipdesign.datasets.adult_path()`, and how it was derived, are described in `lipdesign/datasets/README.md`) has a training
 split (30,162 complete records) and a test split (15,060). As the LIP paper does, the prior of each attribute is
 taken from the training split; unlike a Bayesian evaluation, the reports here come from the **test** records, a
 population that differs from the prior, and the figure of merit is the error of the estimate the collector
@@ -41,13 +41,13 @@ import itertools
 import math
 import os
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
 import lipdesign as ld
+from lipdesign.datasets import adult_path
 
 FULL = os.environ.get("LIPDESIGN_FULL") == "1"
 ATTRIBUTES = ["age", "occupation", "education", "native-country"] if FULL else ["age", "occupation"]
@@ -55,8 +55,7 @@ EPSILONS = [0.5, 1.0, 2.0, 4.0] if FULL else [1.0, 2.0]
 REPETITIONS = 200 if FULL else 60
 ALPHA = 1e-5  # false-alarm probability of the checks in the last cell (a CI check must not flake)
 
-DATA = Path(ld.__file__).resolve().parents[1] / "notebooks" / "data" / "adult.csv.gz"
-with gzip.open(DATA, "rt", newline="") as handle:
+with gzip.open(adult_path(), "rt", newline="") as handle:
     records = list(csv.DictReader(handle))
 AGE_BANDS = [17, 25, 35, 45, 55, 65, 75]  # lower edges: 17-24, 25-34, ..., 65-74, 75+
 

@@ -1,6 +1,6 @@
-"""Derive notebooks/data/adult.csv.gz from the UCI Adult files (adult.data, adult.test).
+"""Derive lipdesign/datasets/adult.csv.gz from the UCI Adult files (adult.data, adult.test).
 
-Usage: ``python notebooks/data/derive_adult.py FOLDER`` with FOLDER holding the two UCI files. Keeps the fields the
+Usage: ``python lipdesign/datasets/derive_adult.py FOLDER`` with FOLDER holding the two UCI files. Keeps the fields the
 notebook uses (age, education, occupation, native-country, sex, income) and the split, drops the records with a
 missing value ('?') in any of them, and strips the trailing '.' of the test file's income labels.
 Source: Becker, B. and Kohavi, R. (1996), Adult, UCI Machine Learning Repository, doi:10.24432/C5XW20, CC BY 4.0.
