@@ -63,19 +63,24 @@ class StaircaseSlice:
         return steps / (steps @ p)[:, None]
 
 
+def prices(points, quadratic, linear):
+    """r^T Z r + y . r for every row r of ``points`` (Z = ``quadratic``, y = ``linear``)."""
+    return np.einsum("ij,jk,ik->i", points, quadratic, points) + points @ linear
+
+
 def ascend(slice_, quadratic, linear, starts, max_steps=200):
     """(points, values): from each start, the monotone ascent r <- argmax over the slice of (2 Z r + y) . r' on
     f(r) = r^T Z r + y . r (Z = ``quadratic`` PSD, y = ``linear``): f is convex, so each step's linear maximum does
     not lower it, and the ascent stops at a vertex where the linearisation points back at itself."""
     points = np.atleast_2d(np.asarray(starts, dtype=float)).copy()
-    values = np.einsum("ij,jk,ik->i", points, quadratic, points) + points @ linear
+    values = prices(points, quadratic, linear)
     moving = np.ones(len(points), dtype=bool)
     for _ in range(max_steps):
         if not moving.any():
             break
         current = points[moving]
         proposed = slice_.linear_max(2.0 * current @ quadratic + linear)
-        proposed_values = np.einsum("ij,jk,ik->i", proposed, quadratic, proposed) + proposed @ linear
+        proposed_values = prices(proposed, quadratic, linear)
         better = proposed_values > values[moving] + 1e-13 * np.abs(values[moving]).clip(min=1.0)
         index = np.flatnonzero(moving)
         points[index[better]] = proposed[better]

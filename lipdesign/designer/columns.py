@@ -31,7 +31,7 @@ from lipdesign.errors import InfeasibleError, ValidationError
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
 from solvers.ray_lp import solve_ray_lp
-from solvers.slices import BoxSlice, StaircaseSlice, ascend
+from solvers.slices import BoxSlice, StaircaseSlice, ascend, prices
 
 #: The default target: stop when the figure is within this relative gap of the best certified lower bound.
 TARGET_GAP = 0.01
@@ -250,7 +250,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
     stop, ended, best_dual, best_bound = _Stop(target), "budget", None, math.inf
 
     def solve(columns):
-        result = solve_ray_lp(columns, np.einsum("ij,jk,ik->i", columns, gain, columns))
+        result = solve_ray_lp(columns, prices(columns, gain, np.zeros(prior.k)))
         if result.status != "optimal":
             raise InfeasibleError(f"the ray LP for {notion.kind} eps={notion.epsilon:g} found no table: "
                                   f"{result.message}")
@@ -273,7 +273,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
             # every column stays: the LP is cheap, and dropping made it cycle
             fresh = _new_rows(columns, candidates)[: prior.k * CANDIDATES]
             if len(fresh):
-                heuristic = duals.sum() + float(np.max(np.einsum("ij,jk,ik->i", fresh, gain, fresh) - fresh @ duals))
+                heuristic = duals.sum() + float(np.max(prices(fresh, gain, -duals)))
                 if heuristic < best_bound:
                     best_bound, best_dual = heuristic, duals
                 break

@@ -25,6 +25,7 @@ from lipdesign.notions import LDP, WorstCaseLIP
 from lipdesign.objectives import gains
 from solvers.design_weights import design_weights
 from solvers.ray_lp import solve_ray_lp
+from solvers.slices import prices
 
 #: A weight below this fraction of the largest is solver noise, not a column.
 WEIGHT_FLOOR = 1e-10
@@ -242,7 +243,7 @@ class _Criterion:
     def prices(self, rays, information, y):
         """r^T Z r + y . r for every ray (``quadratic``), and the value that the dual bound starts from."""
         quadratic, start = self.quadratic(information)
-        return np.einsum("ij,jk,ik->i", rays, quadratic, rays) + rays @ y, start
+        return prices(rays, quadratic, y), start
 
     def dual_bound(self, rays, information, multipliers):
         """(bound, y): the equivalence-theorem bound on tr(M^-1) or c^T M^-1 c over every table of the cone: for any
@@ -251,8 +252,8 @@ class _Criterion:
         multipliers of the row-sum equations (every y gives a valid bound, so the better sign is kept)."""
         best = None
         for y in (multipliers, -multipliers):
-            prices, start = self.prices(rays, information, y)
-            bound = float(start + y.sum() - prices.max())
+            values, start = self.prices(rays, information, y)
+            bound = float(start + y.sum() - values.max())
             if best is None or bound > best[0]:
                 best = (bound, y)
         return best
@@ -289,9 +290,9 @@ class RayPricer:
     def candidates(self, quadratic, linear, level, columns=None):
         """The rays whose price r^T Z r + y . r exceeds ``level``, best first (every ray is priced, so the columns
         in use are not needed)."""
-        prices = np.einsum("ij,jk,ik->i", self.rays, quadratic, self.rays) + self.rays @ linear
-        better = np.flatnonzero(prices > level + PRICE_SLACK * abs(level))
-        return self.rays[better[np.argsort(prices[better])[::-1]]]
+        values = prices(self.rays, quadratic, linear)
+        better = np.flatnonzero(values > level + PRICE_SLACK * abs(level))
+        return self.rays[better[np.argsort(values[better])[::-1]]]
 
     def informative(self, count):
         """The ``count`` rays of largest |r|^2, for a restricted problem whose columns do not yet see every value."""
@@ -328,7 +329,7 @@ def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tole
         full_rank = not criterion.needs_full_rank() or np.linalg.matrix_rank(information) == k
         if full_rank:
             _, y = criterion.dual_bound(columns, information, multipliers)
-            prices, _ = criterion.prices(columns, information, y)
+            column_prices, _ = criterion.prices(columns, information, y)
             value = criterion.value(information)
             if progress is not None:
                 progress(rounds, len(columns), value)
@@ -337,7 +338,8 @@ def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tole
                 ended = reason
                 break
             used = weights > WEIGHT_FLOOR * weights.max()
-            candidates = pricer.candidates(criterion.quadratic(information)[0], y, prices[used].max(), columns[used])
+            candidates = pricer.candidates(criterion.quadratic(information)[0], y, column_prices[used].max(),
+                                           columns[used])
         else:  # the columns cannot see every value yet
             candidates = pricer.informative(4 * k)
         floor = keep_floor * weights.max() if criterion.needs_full_rank() else 0.0
