@@ -6,9 +6,9 @@ The restricted problem keeps a set of columns: the convex weight problem of docs
 price r^T Z r + y . r (a convex function) beats the columns in use: a monotone ascent from every column in use and
 from random vertices, each step a linear maximisation over the slice in O(k log k) (``solvers.slices``). The
 columns start from designs that are already good and feasible (GRR, subset selection, the per-bin test columns of
-the bound, the one-value columns), so the result is never worse than the best of them. Rounds stop when the figure is
-within ``target_gap`` of the best certified lower bound, when pricing finds nothing better, or when ``max_rounds``
-have run; the gap is reported either way. Pricing is a heuristic here, so the equivalence-theorem dual bound over the
+the bound, the one-value columns), so the result is never worse than the best combination of them (up to the
+barrier's tolerance). Rounds stop when the figure is within ``target_gap`` of the best certified lower bound, when it
+stalls, when pricing finds nothing better, or when ``max_rounds`` have run; the gap is reported either way. Pricing is a heuristic here, so the equivalence-theorem dual bound over the
 columns found is not a certificate and is not reported as one.
 """
 
