@@ -177,7 +177,7 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
 
 
 def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress):
-    """(table, info) by column generation (docs/math.md §12), with the reason exact enumeration was not used."""
+    """(table, info) by column generation (docs/math.md §12), marked not optimal (its pricing is a heuristic)."""
     if objective.population:
         table, info = population_columns_table(prior, notion, objective, bounds, target_gap=target_gap,
                                                max_rounds=max_rounds, progress=progress)
