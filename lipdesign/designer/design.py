@@ -42,7 +42,7 @@ from lipdesign.mechanisms.unary import OUE
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies, as_objective, gains
-from lipdesign.validation import MAX_EPSILON, choice, fmt
+from lipdesign.validation import MAX_EPSILON, choice, fmt, integer, real_number
 from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
 
@@ -62,15 +62,11 @@ WEIGHT_FLOOR = 1e-13
 
 
 def _fraction(value, field):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < 1:
+    """A number strictly between 0 and 1 (a relative gap)."""
+    number = real_number(value, field)
+    if not 0 < number < 1:
         raise ValidationError(f"{field} is {fmt(value)}; it must be a number strictly between 0 and 1")
-    return float(value)
-
-
-def _positive_int(value, field):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValidationError(f"{field} is {fmt(value)}; it must be a positive integer")
-    return int(value)
+    return number
 
 
 def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None,
@@ -99,12 +95,12 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
-    max_rays = _positive_int(max_rays, "max_rays")
+    max_rays = integer(max_rays, "max_rays")
     objective.check(prior.k)
     choice(family, "family", FAMILIES)
     choice(method, "method", METHODS)
     target_gap = _fraction(target_gap, "target_gap")
-    max_rounds = _positive_int(max_rounds, "max_rounds")
+    max_rounds = integer(max_rounds, "max_rounds")
     if family != "rr" and method != "auto":
         raise ValidationError(f"method is {method!r}; it chooses how family='rr' is designed (family is {family!r})")
     if (family != "rr" or method == "exact") and (target_gap != TARGET_GAP or max_rounds != MAX_ROUNDS):
