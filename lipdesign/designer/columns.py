@@ -183,9 +183,11 @@ def _report(progress, kind, bound_name, bound):
 
 
 def population_columns_table(prior, notion, objective, bounds, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
-                             progress=None):
+                             progress=None, protocols=None):
     """(table, info): the A-optimal (``Frequencies``) or c-optimal (``Mean``) table by column generation over the
-    slice, stopped at ``target_gap`` above the best of ``bounds`` (certified lower bounds on the figure by name)."""
+    slice, stopped at ``target_gap`` above the best of ``bounds`` (certified lower bounds on the figure by name).
+    ``protocols`` ({name: figure} of fixed eps-LDP protocols, feasible for the notion): the rounds do not stop at a
+    stall while the figure is above the best of them, and ``info["stopped"]`` says so if the budget ends there."""
     values, offset, scale = _scaled(prior, objective)
     criterion = _Criterion(values)
     name, bound, target = _bound_target(bounds, target_gap)
@@ -194,28 +196,36 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     seeds = seed_columns(prior, notion)
     basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS, columns_only=True)
     seeds = np.concatenate([seeds, _new_rows(seeds, basis)])
-    stop = _Stop(target)
+    best = min(protocols.items(), key=lambda item: item[1]) if protocols else (None, math.inf)
+    stop = _Stop(target, floor=best[1])
     columns, weights, _, status, rounds, ended = column_generation(
         seeds, criterion, SlicePricer(slice_), max_rounds=max_rounds, tolerance=ROUND_TOLERANCE,
         keep_floor=ROUND_KEEP_FLOOR, max_columns=MAX_COLUMNS, done=lambda value: stop((value - offset) * scale**2),
         progress=None if report is None else lambda r, n, value: report(r, n, (value - offset) * scale**2))
     weights, _, status = criterion.solve(columns, weights, FINAL_TOLERANCE)
     table = weights_table(columns, weights)
-    return table, _info(status, rounds, ended, table, max_rounds)
+    info = _info(status, rounds, ended, table, max_rounds)
+    figure = (criterion.value((columns.T * weights) @ columns) - offset) * scale**2
+    if figure > best[1]:  # never silently worse than a protocol the user could run instead
+        info["stopped"] += (f"; the design is still above {best[0]} at the same eps ({figure:.6g} > {best[1]:.6g}): "
+                            "raise max_rounds, or use that protocol")
+    return table, info
 
 
 class _Stop:
     """When to end the rounds: the figure at or below ``target``, or a stall (the figure improved by less than
-    STALL of itself over the last STALL_ROUNDS rounds)."""
+    STALL of itself over the last STALL_ROUNDS rounds) once it is at or below ``floor`` (the best fixed protocol's:
+    a slow round still beats stopping above it)."""
 
-    def __init__(self, target):
-        self.target, self.history = target, []
+    def __init__(self, target, floor=math.inf):
+        self.target, self.floor, self.history = target, floor, []
 
     def __call__(self, figure):
         self.history.append(figure)
         if figure <= self.target:
             return "target"
-        if len(self.history) > STALL_ROUNDS and self.history[-1 - STALL_ROUNDS] - figure <= STALL * figure:
+        if (figure <= self.floor and len(self.history) > STALL_ROUNDS
+                and self.history[-1 - STALL_ROUNDS] - figure <= STALL * figure):
             return "stalled"
         return None
 

@@ -175,8 +175,9 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
 def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress):
     """(table, info) by column generation (docs/math.md §12), marked not optimal (its pricing is a heuristic)."""
     if objective.population:
+        protocols = fixed_protocols(prior, notion.epsilon) if objective.kind == "frequencies" else {}
         table, info = population_columns_table(prior, notion, objective, bounds, target_gap=target_gap,
-                                               max_rounds=max_rounds, progress=progress)
+                                               max_rounds=max_rounds, progress=progress, protocols=protocols)
         kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
     else:
         bound = columns_bayes_bound(prior, notion, objective)
@@ -275,14 +276,22 @@ def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS):
                                                      baselines=False, method="exact").mse
         except ProblemTooLargeError:
             pass
-        grr = GRR(epsilon, prior.k)
         if objective.kind == "frequencies":
-            figures["GRR" + suffix] = float(grr.variance(prior.probabilities).sum())
-            if epsilon <= OUE.epsilon_range[1]:
-                figures["OUE" + suffix] = float(OUE(epsilon, prior.k).variance(prior.probabilities).sum())
-                figures["OLH" + suffix] = float(OLH(epsilon, prior.k).variance(prior.probabilities).sum())
-            ss, d = subset_selection_variance(prior, epsilon)
-            figures[f"subset selection (d={d})" + suffix] = ss
+            figures.update({name + suffix: figure for name, figure in fixed_protocols(prior, epsilon).items()})
         else:
-            figures["GRR" + suffix] = objective.value(grr.full_table(), prior)
+            figures["GRR" + suffix] = objective.value(GRR(epsilon, prior.k).full_table(), prior)
+    return figures
+
+
+def fixed_protocols(prior, epsilon):
+    """{name: n x sum Var} of GRR, OUE, OLH and the best subset selection at ``epsilon``, each with its own unbiased
+    estimate at the prior, given the users' values (docs/math.md §8). All are eps-LDP, so feasible for every notion
+    at that epsilon."""
+    p = prior.probabilities
+    figures = {"GRR": float(GRR(epsilon, prior.k).variance(p).sum())}
+    if epsilon <= OUE.epsilon_range[1]:
+        figures["OUE"] = float(OUE(epsilon, prior.k).variance(p).sum())
+        figures["OLH"] = float(OLH(epsilon, prior.k).variance(p).sum())
+    ss, d = subset_selection_variance(prior, epsilon)
+    figures[f"subset selection (d={d})"] = ss
     return figures
