@@ -1,13 +1,17 @@
-"""The slices {r in C : P . r = 1} of the column cones C of eps-LIP (G = X) and eps-LDP at a prior P, and the
-maximisations over them that column generation prices with (docs/math.md §12).
+"""The slices {r in C : P . r = 1} of the column cones C of the notions at a prior P, and the maximisations over
+them that column generation prices with (docs/math.md §12).
 
-Every point of a slice is a feasible column direction; a table is sum_r w_r r with sum_r w_r r = 1. Both slices
-have a linear maximisation in O(k log k): a fractional knapsack for the LIP box slice, the best prefix of a sort
-for the LDP staircase slice. Points are rows.
+Every point of a slice is a feasible column direction; a table is sum_r w_r r with sum_r w_r r = 1. The slices of
+eps-LIP for X itself and of eps-LDP have a linear maximisation in O(k log k): a fractional knapsack for the LIP box
+slice, the best prefix of a sort for the LDP staircase slice. Any other cone {q >= 0, A q >= 0} (a latent secret, a
+prior set) is a polytope slice, maximised by HiGHS. Points are rows.
 """
 
 import math
+import os
+import sys
 
+import highspy
 import numpy as np
 
 
@@ -61,6 +65,72 @@ class StaircaseSlice:
         steps = np.empty_like(directions, dtype=float)
         np.put_along_axis(steps, order, np.where(high, self.ratio, 1.0), axis=1)
         return steps / (steps @ p)[:, None]
+
+
+class PolytopeSlice:
+    """The slice {r >= 0 : A r >= 0, P . r = 1} of a cone given by its rows A (docs/math.md §2: a latent secret, a
+    prior set). Linear maximisation by HiGHS's simplex, warm-started from the previous direction's basis; the rows
+    enter the program as the points found violate them (cutting planes), so a prior set with many vertices costs
+    only the rows that bind. The slice is bounded (P > 0) and holds r = 1."""
+
+    #: A point counts as violating a row (scaled to largest entry 1) when the row's value is below -TOLERANCE.
+    TOLERANCE = 1e-9
+
+    #: Rows added per cut: the most violated ones.
+    CUT_ROWS = 16
+
+    def __init__(self, prior, rows):
+        self.prior = np.asarray(prior, dtype=float)
+        rows = np.asarray(rows, dtype=float)
+        self.rows = rows / np.abs(rows).max(axis=1, keepdims=True).clip(min=1e-300)
+        self.entered = np.zeros(len(self.rows), dtype=bool)
+        k = self.prior.size
+        self.indices = np.arange(k, dtype=np.int32)
+        self.highs = _silent_highs()
+        for option, value in (("primal_feasibility_tolerance", 1e-10), ("dual_feasibility_tolerance", 1e-10)):
+            self.highs.setOptionValue(option, value)
+        self.highs.addVars(k, np.zeros(k), np.full(k, highspy.kHighsInf))
+        self.highs.addRow(1.0, 1.0, k, self.indices, self.prior)
+        self.highs.changeObjectiveSense(highspy.ObjSense.kMaximize)
+
+    def linear_max(self, directions):
+        """For each row g of ``directions``, a vertex of the slice maximising g . r."""
+        directions = np.atleast_2d(np.asarray(directions, dtype=float))
+        return np.array([self._maximise(g) for g in directions]).reshape(directions.shape)
+
+    def _maximise(self, direction):
+        self.highs.changeColsCost(direction.size, self.indices, direction)
+        while True:
+            self.highs.run()
+            status = self.highs.getModelStatus()
+            if status != highspy.HighsModelStatus.kOptimal:
+                raise RuntimeError(f"HiGHS: {self.highs.modelStatusToString(status)} on a bounded, feasible slice")
+            point = np.maximum(np.asarray(self.highs.getSolution().col_value), 0.0)
+            values = self.rows @ point
+            violated = np.flatnonzero((values < -self.TOLERANCE) & ~self.entered)
+            if not violated.size:
+                return point
+            cut = violated[np.argsort(values[violated])[: self.CUT_ROWS]]
+            self.entered[cut] = True
+            for row in self.rows[cut]:
+                self.highs.addRow(0.0, highspy.kHighsInf, row.size, self.indices, row)
+
+
+def _silent_highs():
+    """A HiGHS instance with its log off. highspy's wrapper prints a banner on file descriptor 1 when it is built,
+    before any option can be set; standard output stays clean (a JSON export may be going there), so the descriptor
+    points at the null device for that moment."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highs = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    highs.setOptionValue("output_flag", False)
+    return highs
 
 
 def prices(points, quadratic, linear):

@@ -53,14 +53,16 @@ def test_under_ldp_the_encodings_are_the_ldp_unary_design_and_olh_with_their_clo
 
 
 def test_a_family_that_cannot_be_designed_keeps_its_row_with_the_reason():
-    """k = 20 with a latent secret: no RR design (past enumeration, and column generation does not cover secrets),
-    no local hashing (it protects X only); the unary encoding still comes."""
+    """k = 20 with a latent secret and method='exact': no RR design (past enumeration), no local hashing (it
+    protects X only); the unary encoding still comes. By default column generation designs the RR row."""
     secret = ld.SecretModel(np.random.default_rng(4).dirichlet(np.ones(20), size=2))
-    comparison = ld.compare(zipf(20), ld.LIP(1.0, secret=secret))
+    comparison = ld.compare(zipf(20), ld.LIP(1.0, secret=secret), method="exact")
     rows = {row.family: row for row in comparison.rows}
     assert rows["rr"].figure is None and "not designed: k is 20" in rows["rr"].note
     assert rows["hashing"].figure is None and rows["hashing"].note.startswith("does not apply")
     assert rows["unary"].figure is not None
+    rr = ld.compare(zipf(20), ld.LIP(1.0, secret=secret), families=("rr",)).rows[0]
+    assert "column generation" in rr.mechanism.provenance["method"] and rr.mechanism.verify().passed
     encodings = ld.compare(zipf(40), ld.LIP(1.0), families=("unary", "hashing"))
     assert all(row.figure is not None for row in encodings.rows)
     assert encodings.bound_name == "per-bin, docs/math.md §11"

@@ -90,7 +90,8 @@ def test_enumeration_limits_are_enforced(monkeypatch, rng):
     monkeypatch.setattr(designer_rays, "MAX_DD_RAYS", 20)
     polytope = ld.PriorSet.polytope(ld.PriorSet.tv_ball(prior, 0.1).vertices)  # a general polytope: double description
     with pytest.raises(ld.ProblemTooLargeError, match="too large for extreme-ray enumeration"):
-        ld.design(prior, ld.LIP(1.0, prior_set=polytope))
+        ld.design(prior, ld.LIP(1.0, prior_set=polytope), method="exact")
+    assert "column generation" in ld.design(prior, ld.LIP(1.0, prior_set=polytope)).provenance["method"]  # 'auto'
 
 
 def test_long_enumerations_report_progress_and_spend_a_deterministic_budget(rng):

@@ -4,7 +4,8 @@ the notion's column cone (docs/math.md §12).
 The restricted problem keeps a set of columns: the convex weight problem of docs/math.md §11 for ``Frequencies`` and
 ``Mean``, the ray LP of docs/math.md §5 for the Bayesian objectives. Pricing looks for a point r of the slice whose
 price r^T Z r + y . r (a convex function) beats the columns in use: a monotone ascent from every column in use and
-from random vertices, each step a linear maximisation over the slice in O(k log k) (``solvers.slices``). The
+from random vertices, each step a linear maximisation over the slice (``solvers.slices``: O(k log k) for LIP for X
+and LDP, a warm-started HiGHS simplex over the polytope of a latent secret or a prior set). The
 columns start from designs that are already good and feasible (GRR, subset selection, the per-bin test columns of
 the bound, the one-value columns), so the result is never worse than the best combination of them (up to the
 barrier's tolerance). Rounds stop when the figure is within ``target_gap`` of the best certified lower bound, when it
@@ -31,7 +32,7 @@ from lipdesign.errors import InfeasibleError, ValidationError
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
 from solvers.ray_lp import solve_ray_lp
-from solvers.slices import BoxSlice, StaircaseSlice, ascend, prices
+from solvers.slices import BoxSlice, PolytopeSlice, StaircaseSlice, ascend, prices
 
 #: The default target: stop when the figure is within this relative gap of the best certified lower bound.
 TARGET_GAP = 0.01
@@ -73,27 +74,21 @@ SEED_SUBSETS = 4
 FINAL_TOLERANCE = 1e-9
 
 
-def supported(notion):
-    """Whether column generation designs for ``notion``: eps-LIP for X itself, eps-LDP, or worst-case LIP without a
-    latent secret (the slices of ``solvers.slices``)."""
-    if isinstance(notion, LIP):
-        return notion.secret is None and notion.prior_set is None
-    return isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and notion.secret is None
-
-
 def notion_slice(prior, notion):
-    """The slice of the notion's column cone at ``prior`` (docs/math.md §5): the LIP box, or the LDP staircase hull
-    (worst-case LIP without a secret has the LDP cone). ValidationError for a notion column generation does not
-    cover, or a prior with a value of probability 0 (the slice needs P > 0, docs/math.md §12)."""
-    if not supported(notion):
-        raise ValidationError(f"notion is {notion!r}; column generation covers LIP for X itself, LDP and worst-case "
-                              "LIP without a secret (not latent secrets or prior sets yet): use method='exact'")
+    """The slice of the notion's column cone at ``prior`` (docs/math.md §5, §12): the LIP box for X itself, the LDP
+    staircase hull (worst-case LIP without a secret has the LDP cone), otherwise (a latent secret, a prior set) the
+    polytope of the notion's constraint rows. ValidationError for a prior with a value of probability 0 (the slice
+    needs P > 0)."""
     if (prior.probabilities <= 0).any():
         x = int(np.argmin(prior.probabilities))
         raise ValidationError(f"prior[{x}] ({prior.labels[x]!r}) is 0; column generation needs every value to have "
                               "positive probability (docs/math.md §12): drop the value, or use method='exact'")
-    cls = BoxSlice if isinstance(notion, LIP) else StaircaseSlice
-    return cls(prior.probabilities, notion.epsilon)
+    p, plain = prior.probabilities, getattr(notion, "secret", None) is None
+    if isinstance(notion, LIP) and plain and notion.prior_set is None:
+        return BoxSlice(p, notion.epsilon)
+    if isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and plain:
+        return StaircaseSlice(p, notion.epsilon)
+    return PolytopeSlice(p, notion.constraint_rows(prior))
 
 
 class SlicePricer:
@@ -141,7 +136,7 @@ def seed_columns(prior, notion, seed=PRICING_SEED):
     p, k, e = prior.probabilities, prior.k, math.exp(notion.epsilon)
     grr = 1.0 + (e - 1.0) * np.eye(k)  # GRR's columns (eps-LDP, so in every slice)
     columns = [grr / (grr @ p)[:, None], one_value_columns(slice_)]
-    if isinstance(notion, LIP):
+    if isinstance(slice_, BoxSlice):
         for level in (e, 1 / e):  # one value at e^(+-eps), the rest at the level that P . r = 1 leaves
             rest = (1 - p * level) / (1 - p)
             ok = (rest >= 1 / e) & (rest <= e)
@@ -155,7 +150,7 @@ def seed_columns(prior, notion, seed=PRICING_SEED):
         subsets = np.argsort(np.random.default_rng(seed).random((SEED_SUBSETS * k, k)), axis=1)[:, :size]
     indicators = np.zeros((len(subsets), k))
     np.put_along_axis(indicators, subsets, 1.0, axis=1)
-    if isinstance(notion, LIP):
+    if not isinstance(slice_, StaircaseSlice):
         columns.append(slice_.linear_max(indicators))
     else:
         steps = 1.0 + (e - 1.0) * indicators
@@ -303,5 +298,8 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
 
 def columns_bayes_bound(prior, notion, objective):
     """A certified lower bound on the Bayesian objective's MSE, or None: the per-bin binary optimum of
-    docs/math.md §10 for the histogram (valid for every eps-LIP mechanism at the prior, so for every eps-LDP one)."""
-    return bayes_histogram_bound(prior, notion.epsilon) if isinstance(objective, BayesHistogram) else None
+    docs/math.md §10 for the histogram (valid for every eps-LIP mechanism for X at the prior, so for every eps-LDP
+    and bounded-prior one); none with a latent secret, which may leave X free."""
+    if not isinstance(objective, BayesHistogram) or getattr(notion, "secret", None) is not None:
+        return None
+    return bayes_histogram_bound(prior, notion.epsilon)

@@ -20,7 +20,6 @@ from lipdesign.designer.columns import (
     bayes_columns_table,
     columns_bayes_bound,
     population_columns_table,
-    supported,
 )
 from lipdesign.designer.hashing import check_hashing, hashing_design
 from lipdesign.designer.population import (
@@ -141,7 +140,7 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
         table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
     else:
         rays = None if method == "columns" else _rays(prior, notion, objective, max_rays, progress,
-                                                      columns=method == "auto" and supported(notion))
+                                                      columns=method == "auto")
         if rays is None:  # the certified bounds first: the rounds stop at the target gap to the best of them
             bounds = lower_bounds(prior, notion, objective) if objective.population else {}
             table, info = _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress)
@@ -198,12 +197,8 @@ def _rays(prior, notion, objective, max_rays, progress=None, columns=False):
     except ProblemTooLargeError as error:
         if columns:
             return None
-        advice = []
-        if supported(notion):
-            advice.append("method='auto' (the default) or method='columns' designs it at any k by column generation "
-                          "(docs/math.md §12)")
-        else:
-            advice.append("column generation does not cover a latent secret or a prior set yet")
+        advice = [("method='auto' (the default) or method='columns' designs it at any k by column generation "
+                   "(docs/math.md §12)")]
         if np.ptp(prior.probabilities) == 0 and objective.kind == "frequencies" and notion.kind in ("LIP", "LDP"):
             figure, description = uniform_prior_optimum(prior.k, notion.epsilon, notion.kind)
             advice.append(f"at this uniform prior the optimum is known in closed form: n x sum Var = {figure:.6g} "

@@ -99,39 +99,54 @@ RELAXATION_STEP = 1e-5
 #: Largest k of the relaxation SDP (a 2k x 2k semidefinite constraint; about 30 s at k = 32, docs/math.md §11).
 MAX_RELAXATION_K = 32
 
+#: Most cone rows whose pairwise products the relaxation SDP takes with a latent secret (MAX_RELAXATION_ROWS^2
+#: inequalities).
+MAX_RELAXATION_ROWS = 256
+
 
 def relaxation_bound(prior, notion, objective):
-    """The relaxation SDP of docs/math.md §11 (None with a latent secret or above MAX_RELAXATION_K): minimise the
-    figure over matrices X >= M^-1 where M has M P = 1 and the products of the box constraints a <= s_i <= e of
-    every eps-LIP column (RLT inequalities, the diagonal cap among them), and X satisfies the per-bin bounds and the
+    """The relaxation SDP of docs/math.md §11 (None above MAX_RELAXATION_K, or with more than MAX_RELAXATION_ROWS
+    cone rows): minimise the figure over matrices X >= M^-1 where M has M P = 1 and the averaged products of the
+    constraints every slice point meets (RLT inequalities). For X itself these are the box constraints
+    a <= s_i <= e of every eps-LIP column (the diagonal cap among them), and X also meets the per-bin bounds and the
     contraction X >= P P^T + (diag P - P P^T)/(1 - e^-eps)^2 (histogram), or t >= c^T M^+ c with the contraction
-    bound on t (mean). Every eps-LIP (so every eps-LDP, BP-LIP and WC-LIP) mechanism at P gives a feasible point,
-    so the optimum bounds them all."""
+    bound on t (mean): every eps-LIP (so every eps-LDP, BP-LIP and WC-LIP) mechanism at P gives a feasible point.
+    With a latent secret they are the products of the notion's rows A and of r >= 0 (M >= 0, A M >= 0,
+    A M A^T >= 0, docs/math.md §12), and no per-bin or contraction bound applies."""
     import cvxpy as cp
 
-    k = prior.k
-    if getattr(notion, "secret", None) is not None or k > MAX_RELAXATION_K:
+    k, plain = prior.k, getattr(notion, "secret", None) is None
+    if k > MAX_RELAXATION_K:
         return None
     p, e = prior.probabilities, math.exp(notion.epsilon)
     a = 1.0 / e
     information = cp.Variable((k, k), symmetric=True)
-    constraints = [
-        information @ p == 1,
-        information <= e + a - 1,  # (s_i - a)(e - s_j) >= 0 averaged with the weights P . q_y
-        information >= max(2 * a - a**2, 2 * e - e**2),  # (s_i - a)(s_j - a) >= 0 and (e - s_i)(e - s_j) >= 0
-    ]
+    constraints = [information @ p == 1]
+    if plain:
+        constraints += [
+            information <= e + a - 1,  # (s_i - a)(e - s_j) >= 0 averaged with the weights P . q_y
+            information >= max(2 * a - a**2, 2 * e - e**2),  # (s_i - a)(s_j - a) >= 0 and (e - s_i)(e - s_j) >= 0
+        ]
+    else:
+        rows = notion.constraint_rows(prior)
+        if len(rows) > MAX_RELAXATION_ROWS:
+            return None
+        rows = rows / np.abs(rows).max(axis=1, keepdims=True)
+        constraints += [information >= 0, rows @ information >= 0, rows @ information @ rows.T >= 0]
     values, offset, scale = _scaled(prior, objective)
     if values is not None:  # M may be singular: bound t >= c^T M^+ c through the Schur complement
         target = cp.Variable()
-        constraints += [cp.bmat([[cp.reshape(target, (1, 1), order="C"), values[None, :]],
-                                 [values[:, None], information]]) >> 0,
-                        target >= offset / (1 - a) ** 2]
+        constraints.append(cp.bmat([[cp.reshape(target, (1, 1), order="C"), values[None, :]],
+                                    [values[:, None], information]]) >> 0)
+        if plain:
+            constraints.append(target >= offset / (1 - a) ** 2)
     else:
         inverse = cp.Variable((k, k), symmetric=True)
-        sigma = np.diag(p) - np.outer(p, p)
-        constraints += [cp.bmat([[inverse, np.eye(k)], [np.eye(k), information]]) >> 0,
-                        inverse - np.outer(p, p) - sigma / (1 - a) ** 2 >> 0,
-                        cp.diag(inverse) >= per_bin_variance(p, notion.epsilon, notion) + p**2]
+        constraints.append(cp.bmat([[inverse, np.eye(k)], [np.eye(k), information]]) >> 0)
+        if plain:
+            sigma = np.diag(p) - np.outer(p, p)
+            constraints += [inverse - np.outer(p, p) - sigma / (1 - a) ** 2 >> 0,
+                            cp.diag(inverse) >= per_bin_variance(p, notion.epsilon, notion) + p**2]
         target = cp.trace(inverse)
     problem = cp.Problem(cp.Minimize(target), constraints)
     with warnings.catch_warnings():
