@@ -10,6 +10,7 @@ prior set) is a polytope slice, maximised by HiGHS. Points are rows.
 import math
 import os
 import sys
+import threading
 
 import highspy
 import numpy as np
@@ -104,7 +105,8 @@ class PolytopeSlice:
             self.highs.run()
             status = self.highs.getModelStatus()
             if status != highspy.HighsModelStatus.kOptimal:
-                raise RuntimeError(f"HiGHS: {self.highs.modelStatusToString(status)} on a bounded, feasible slice")
+                raise SliceError(f"HiGHS reports {self.highs.modelStatusToString(status)} on a bounded, feasible "
+                                 "slice")
             point = np.maximum(np.asarray(self.highs.getSolution().col_value), 0.0)
             values = self.rows @ point
             violated = np.flatnonzero((values < -self.TOLERANCE) & ~self.entered)
@@ -116,19 +118,34 @@ class PolytopeSlice:
                 self.highs.addRow(0.0, highspy.kHighsInf, row.size, self.indices, row)
 
 
+class SliceError(RuntimeError):
+    """The linear program over a slice did not end at an optimum."""
+
+
+_DESCRIPTOR_LOCK = threading.Lock()
+
+
 def _silent_highs():
     """A HiGHS instance with its log off. highspy's wrapper prints a banner on file descriptor 1 when it is built,
     before any option can be set; standard output stays clean (a JSON export may be going there), so the descriptor
-    points at the null device for that moment."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
+    points at the null device for that moment (one thread at a time, so that each restores the real one). Without a
+    descriptor 1 there is nothing to keep clean."""
+    with _DESCRIPTOR_LOCK:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        try:
+            saved = os.dup(1)
+        except OSError:  # descriptor 1 is closed
+            saved = None
+        try:
+            if saved is not None:
+                with open(os.devnull, "w") as null:
+                    os.dup2(null.fileno(), 1)
             highs = highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+        finally:
+            if saved is not None:
+                os.dup2(saved, 1)
+                os.close(saved)
     highs.setOptionValue("output_flag", False)
     return highs
 

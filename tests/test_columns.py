@@ -208,16 +208,17 @@ def test_a_secret_past_enumeration_is_designed_with_a_certified_bound():
     assert ld.verify(mechanism).epsilon <= 1.0
 
 
-@pytest.mark.parametrize("seed", [3, 4, 5])
-def test_the_relaxation_bound_with_a_secret_is_below_the_exact_optimum(seed):
-    prior = ld.Prior(zipf(6))
-    for notion in cone_notions(prior.probabilities, seed)[:2]:
-        for objective in (ld.Frequencies(), ld.Mean(np.arange(6.0))):
-            exact = ld.design(prior, notion, objective, baselines=False, method="exact")
-            bound = relaxation_bound(prior, notion, objective)
-            assert bound is None or bound <= objective.value(exact.table, prior) * (1 + 1e-9)
-            if objective.kind == "frequencies":
-                assert bound is not None and bound > 0
+def test_the_relaxation_bound_with_a_secret_is_below_the_exact_optimum():
+    prior, computed = ld.Prior(zipf(6)), {"frequencies": 0, "mean": 0}
+    for seed in (3, 4, 5):
+        for notion in cone_notions(prior.probabilities, seed)[:2]:
+            for objective in (ld.Frequencies(), ld.Mean(np.arange(6.0))):
+                exact = ld.design(prior, notion, objective, baselines=False, method="exact")
+                bound = relaxation_bound(prior, notion, objective)  # None when Clarabel is not accurate
+                if bound is not None:
+                    assert 0 < bound <= objective.value(exact.table, prior) * (1 + 1e-9)
+                    computed[objective.kind] += 1
+    assert computed["frequencies"] == 6 and computed["mean"] >= 3, computed
 
 
 @pytest.mark.parametrize("field, value", [("method", "greedy"), ("target_gap", 0), ("target_gap", 1.5),
@@ -270,12 +271,15 @@ def test_worst_case_lip_at_a_uniform_prior_is_bounded_by_the_ldp_optimum():
     assert figure(mechanism) == pytest.approx(bound, rel=1e-8)
 
 
-def test_a_stall_does_not_stop_the_rounds_above_the_best_fixed_protocol():
-    from lipdesign.designer.columns import STALL_ROUNDS, _Stop
-    flat = [100.0] * (STALL_ROUNDS + 2)
-    above, below = _Stop(target=50.0, floor=99.0), _Stop(target=50.0, floor=100.0)
-    assert [above(value) for value in flat] == [None] * len(flat)
-    assert [below(value) for value in flat][-1] == "stalled"
+def test_a_slow_stall_does_not_stop_the_rounds_above_the_best_fixed_protocol():
+    from lipdesign.designer.columns import STALL, STALL_ABOVE, STALL_ROUNDS, _Stop
+    rate = (STALL + STALL_ABOVE) / 2 / STALL_ROUNDS  # per round: a stall below the protocol, not above it
+    creeping = [100.0 * (1 - rate) ** i for i in range(STALL_ROUNDS + 3)]
+    above, below = _Stop(target=50.0, floor=90.0), _Stop(target=50.0, floor=100.0)
+    assert [above(value) for value in creeping] == [None] * len(creeping)
+    assert [below(value) for value in creeping][-1] == "stalled"
+    flat = _Stop(target=50.0, floor=90.0)
+    assert [flat(100.0) for _ in range(STALL_ROUNDS + 1)][-1] == "stalled"  # above it, but going nowhere
 
 
 def test_a_budget_that_ends_above_subset_selection_says_so():
@@ -286,9 +290,17 @@ def test_a_budget_that_ends_above_subset_selection_says_so():
     assert f"still above subset selection (d={d})" in mechanism.provenance["stopped"]
 
 
-def test_the_polytope_slice_keeps_standard_output_clean():
+def test_the_polytope_slice_keeps_standard_output_clean(tmp_path):
     """highspy prints a banner on file descriptor 1 when an instance is built; a JSON export may be going there."""
-    code = ("import numpy as np; from solvers.slices import PolytopeSlice; "
-            "PolytopeSlice(np.full(3, 1 / 3), -np.eye(3) + 0.5).linear_max(np.eye(3))")
+    code = ("import threading, numpy as np; from solvers.slices import PolytopeSlice\n"
+            "build = lambda: PolytopeSlice(np.full(3, 1 / 3), -np.eye(3) + 0.5).linear_max(np.eye(3))\n"
+            "threads = [threading.Thread(target=build) for _ in range(4)]\n"
+            "[thread.start() for thread in threads]; [thread.join() for thread in threads]\n"
+            "print('still here')")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
-    assert done.stdout == ""
+    assert done.stdout == "still here\n"  # no banner, and every thread gave descriptor 1 back
+    script = tmp_path / "build.py"
+    script.write_text(code.replace("print('still here')", ""))
+    closed = subprocess.run(f"'{sys.executable}' '{script}' >&-", check=False, shell=True, capture_output=True,
+                            text=True, timeout=120)
+    assert closed.returncode == 0, closed.stderr  # no standard output at all: nothing to keep clean, no crash

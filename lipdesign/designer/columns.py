@@ -41,9 +41,16 @@ TARGET_GAP = 0.01
 #: random vertices, and adds up to 2k columns).
 MAX_ROUNDS = 60
 
-#: The rounds stop when the figure improved by less than STALL (relative) over the last STALL_ROUNDS rounds.
+#: The rounds stop when the figure improved by less than STALL (relative) over the last STALL_ROUNDS rounds; by
+#: less than STALL_ABOVE while it is above the best fixed protocol's (slow rounds that still approach it are worth
+#: running, but not forever when the protocol is near optimal).
 STALL = 5e-3
+STALL_ABOVE = 5e-4
 STALL_ROUNDS = 5
+
+#: The figure counts as above a fixed protocol's when it exceeds it by more than this (relative): the barrier's
+#: tolerance.
+ABOVE_TOLERANCE = 1e-6
 
 #: Random vertices each round's pricing starts from, besides the columns in use (at least this many, else k); when
 #: they find nothing, RETRY_STARTS times as many more before the round reports that pricing found nothing.
@@ -126,13 +133,13 @@ def one_value_columns(slice_):
     return slice_.linear_max(np.concatenate([np.eye(k), -np.eye(k)]))
 
 
-def seed_columns(prior, notion, seed=PRICING_SEED):
+def seed_columns(prior, notion, seed=PRICING_SEED, slice_=None):
     """Good feasible columns to start from (docs/math.md §12): GRR's, the one-value columns, the per-bin binary test
     columns of the bound (LIP: one value at e^(+-eps), the rest level), and d-subsets at d = k / (e^eps + 1), the
     size of the uniform prior's optimal orbit (docs/math.md §11): all of them when there are at most ALL_SUBSETS,
     else SEED_SUBSETS x k random ones; under LDP the columns of subset selection, under LIP the slice vertex that
     raises the subset first."""
-    slice_ = notion_slice(prior, notion)
+    slice_ = notion_slice(prior, notion) if slice_ is None else slice_
     p, k, e = prior.probabilities, prior.k, math.exp(notion.epsilon)
     grr = 1.0 + (e - 1.0) * np.eye(k)  # GRR's columns (eps-LDP, so in every slice)
     columns = [grr / (grr @ p)[:, None], one_value_columns(slice_)]
@@ -188,8 +195,9 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     name, bound, target = _bound_target(bounds, target_gap)
     slice_ = notion_slice(prior, notion)
     report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound)
-    seeds = seed_columns(prior, notion)
-    basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS, columns_only=True)
+    seeds = seed_columns(prior, notion, slice_=slice_)
+    basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS, columns_only=True,
+                                slice_=slice_)
     seeds = np.concatenate([seeds, _new_rows(seeds, basis)])
     best = min(protocols.items(), key=lambda item: item[1]) if protocols else (None, math.inf)
     stop = _Stop(target, floor=best[1])
@@ -199,58 +207,61 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
         progress=None if report is None else lambda r, n, value: report(r, n, (value - offset) * scale**2))
     weights, _, status = criterion.solve(columns, weights, FINAL_TOLERANCE)
     table = weights_table(columns, weights)
-    info = _info(status, rounds, ended, table, max_rounds)
+    info = _info(status, rounds, ended, table, max_rounds, stop.stall)
     figure = (criterion.value((columns.T * weights) @ columns) - offset) * scale**2
-    if figure > best[1]:  # never silently worse than a protocol the user could run instead
+    if figure > best[1] * (1 + ABOVE_TOLERANCE):  # never silently worse than a protocol the user could run instead
+        advice = "raise max_rounds, or use that protocol" if ended == "budget" else "use that protocol"
         info["stopped"] += (f"; the design is still above {best[0]} at the same eps ({figure:.6g} > {best[1]:.6g}): "
-                            "raise max_rounds, or use that protocol")
+                            f"{advice}")
     return table, info
 
 
 class _Stop:
-    """When to end the rounds: the figure at or below ``target``, or a stall (the figure improved by less than
-    STALL of itself over the last STALL_ROUNDS rounds) once it is at or below ``floor`` (the best fixed protocol's:
-    a slow round still beats stopping above it)."""
+    """When to end the rounds: the figure at or below ``target``, or a stall: the figure improved by less than
+    STALL of itself over the last STALL_ROUNDS rounds, or by less than STALL_ABOVE while it is above ``floor`` (the
+    best fixed protocol's: a slow round that still approaches it beats stopping above it). ``stall``: the threshold
+    of the last test."""
 
     def __init__(self, target, floor=math.inf):
-        self.target, self.floor, self.history = target, floor, []
+        self.target, self.floor, self.history, self.stall = target, floor, [], STALL
 
     def __call__(self, figure):
         self.history.append(figure)
         if figure <= self.target:
             return "target"
-        if (figure <= self.floor and len(self.history) > STALL_ROUNDS
-                and self.history[-1 - STALL_ROUNDS] - figure <= STALL * figure):
+        self.stall = STALL if figure <= self.floor else STALL_ABOVE
+        if len(self.history) > STALL_ROUNDS and self.history[-1 - STALL_ROUNDS] - figure <= self.stall * figure:
             return "stalled"
         return None
 
 
 _ENDINGS = {"converged": "pricing (a heuristic ascent) found no better column",
             "target": "the target gap was reached",
-            "stalled": "the figure stalled (less than {stall:.1%} better over {rounds} rounds)",
+            "stalled": "the figure stalled (less than {stall:.2%} better over {rounds} rounds)",
             "budget": "the budget of {max_rounds} round{plural} ran out"}
 
 
-def _info(solver, rounds, ended, table, max_rounds):
-    stopped = _ENDINGS[ended].format(stall=STALL, rounds=STALL_ROUNDS, max_rounds=max_rounds,
+def _info(solver, rounds, ended, table, max_rounds, stall=STALL):
+    stopped = _ENDINGS[ended].format(stall=stall, rounds=STALL_ROUNDS, max_rounds=max_rounds,
                                      plural="" if max_rounds == 1 else "s")
     return {"solver": solver, "rounds": rounds, "columns": table.shape[1], "stopped": stopped}
 
 
 def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
-                        progress=None, columns_only=False):
+                        progress=None, columns_only=False, slice_=None):
     """(table, info): the ray LP of docs/math.md §5 for a Bayesian objective by column generation over the slice
     (maximise sum_j w_j r_j^T A r_j subject to sum_j w_j r_j = 1, A = sum_f (f P)(f P)^T for rays with P . r = 1),
     stopped when the MSE is within ``target_gap`` of ``bound`` (a certified lower bound on it, or None).
-    ``columns_only``: return the columns of the LP's optimal basis instead."""
+    ``columns_only``: return the columns of the LP's optimal basis instead. ``slice_``: the notion's slice, when the
+    caller has built it already."""
     p = prior.probabilities
     functions = objective.functions(prior.k) * p
     gain = functions.T @ functions
     second_moment = float((objective.functions(prior.k) ** 2 @ p).sum())
     target = -math.inf if bound is None else bound / (1 - target_gap)
-    slice_ = notion_slice(prior, notion)
+    slice_ = notion_slice(prior, notion) if slice_ is None else slice_
     pricer = SlicePricer(slice_)
-    columns = seed_columns(prior, notion)
+    columns = seed_columns(prior, notion, slice_=slice_)
     report = _report(progress, "MSE", "bound", bound)
     stop, ended, best_dual, best_bound = _Stop(target), "budget", None, math.inf
 

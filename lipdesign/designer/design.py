@@ -44,6 +44,7 @@ from lipdesign.objectives import Frequencies, as_objective, gains
 from lipdesign.validation import MAX_EPSILON, choice, fmt, integer, real_number
 from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
+from solvers.slices import SliceError
 
 #: Design families (``design(..., family=...)``): "rr" is the randomized-response type (any table), "unary" a
 #: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1), "hashing" local hashing into two
@@ -76,8 +77,7 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     ``prior``: a Prior (or probabilities); ``notion``: ld.LIP (optionally with secret and prior_set),
     ld.WorstCaseLIP or ld.LDP; ``objective``: ld.Frequencies() (the default: the variance of the unbiased estimate of
     the population histogram), ld.Mean(values), or the Bayesian ld.BayesHistogram() / ld.BayesSum(values) (right
-    only when the prior is the truth). Raises ProblemTooLargeError before enumeration when more than ``max_rays``
-    extreme rays would be needed. ``baselines=True`` also evaluates the optimal LDP table, GRR, OUE, OLH and subset
+    only when the prior is the truth). ``baselines=True`` also evaluates the optimal LDP table, GRR, OUE, OLH and subset
     selection at the same epsilon and prior, and at 2 eps for an LIP design (``mechanism.baselines``).
     ``progress``: None, or a callable that receives a line of text now and then during long work (the extreme-ray
     enumeration of a latent secret or a prior set). ``family="unary"`` designs a unary encoding instead
@@ -88,9 +88,10 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     OLH with g buckets under ld.LDP.
 
     ``method`` (family "rr"): "exact" enumerates the extreme rays (optimal, certified; small k), "columns" runs
-    column generation over the cone's slice (docs/math.md §12: LIP for X and LDP at any k, stopped within
+    column generation over the cone's slice (docs/math.md §12: every notion at any k, stopped within
     ``target_gap`` of the best certified lower bound or after ``max_rounds`` rounds, the gap reported either way),
-    "auto" (the default) the exact method where enumeration fits in ``max_rays`` and column generation past it.
+    "auto" (the default) the exact method where enumeration fits in ``max_rays`` and column generation past it;
+    "exact" raises ProblemTooLargeError, before the expensive work, where it does not fit.
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
@@ -154,8 +155,8 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     info["mse_before_repair"] = objective.value(table, prior)
     table, info["uniform_mix"] = exact_repair(table, notion, prior)
     info["columns"] = table.shape[1]
-    if objective.population and not bounds:
-        bounds = lower_bounds(prior, notion, objective)
+    if objective.population and not bounds:  # the exact dual bound comes with the rays: a secret's SDP adds nothing
+        bounds = lower_bounds(prior, notion, objective, relaxation=getattr(notion, "secret", None) is None)
     if objective.population or "bayes_bound" in info:
         bounds = {**bounds, **info.pop("lower_bounds", {}), **info.pop("bayes_bound", {})}
         info["optimality"] = _optimality(objective.value(table, prior), bounds)
@@ -173,17 +174,20 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
 
 def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress):
     """(table, info) by column generation (docs/math.md §12), marked not optimal (its pricing is a heuristic)."""
-    if objective.population:
-        protocols = fixed_protocols(prior, notion.epsilon) if objective.kind == "frequencies" else {}
-        table, info = population_columns_table(prior, notion, objective, bounds, target_gap=target_gap,
-                                               max_rounds=max_rounds, progress=progress, protocols=protocols)
-        kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
-    else:
-        bound = columns_bayes_bound(prior, notion, objective)
-        table, info = bayes_columns_table(prior, notion, objective, bound, target_gap=target_gap,
-                                          max_rounds=max_rounds, progress=progress)
-        info["bayes_bound"] = {} if bound is None else {PER_BIN_BAYES: bound}
-        kind = "ray LP"
+    try:
+        if objective.population:
+            protocols = fixed_protocols(prior, notion.epsilon) if objective.kind == "frequencies" else {}
+            table, info = population_columns_table(prior, notion, objective, bounds, target_gap=target_gap,
+                                                   max_rounds=max_rounds, progress=progress, protocols=protocols)
+            kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
+        else:
+            bound = columns_bayes_bound(prior, notion, objective)
+            table, info = bayes_columns_table(prior, notion, objective, bound, target_gap=target_gap,
+                                              max_rounds=max_rounds, progress=progress)
+            info["bayes_bound"] = {} if bound is None else {PER_BIN_BAYES: bound}
+            kind = "ray LP"
+    except SliceError as error:
+        raise SolverError(f"column generation for {notion.kind} eps={notion.epsilon:g} failed: {error}") from None
     info["method"] = f"{kind} by column generation over the {notion.kind} slice (docs/math.md §12)"
     info["optimal"] = False
     return table, info
@@ -199,7 +203,9 @@ def _rays(prior, notion, objective, max_rays, progress=None, columns=False):
             return None
         advice = [("method='auto' (the default) or method='columns' designs it at any k by column generation "
                    "(docs/math.md §12)")]
-        if np.ptp(prior.probabilities) == 0 and objective.kind == "frequencies" and notion.kind in ("LIP", "LDP"):
+        plain = getattr(notion, "secret", None) is None
+        if plain and np.ptp(prior.probabilities) == 0 and objective.kind == "frequencies" and notion.kind in ("LIP",
+                                                                                                             "LDP"):
             figure, description = uniform_prior_optimum(prior.k, notion.epsilon, notion.kind)
             advice.append(f"at this uniform prior the optimum is known in closed form: n x sum Var = {figure:.6g} "
                           f"({description}; lipdesign.designer.uniform_prior_optimum)")

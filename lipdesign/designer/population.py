@@ -100,8 +100,8 @@ RELAXATION_STEP = 1e-5
 MAX_RELAXATION_K = 32
 
 #: Most cone rows whose pairwise products the relaxation SDP takes with a latent secret (MAX_RELAXATION_ROWS^2
-#: inequalities).
-MAX_RELAXATION_ROWS = 256
+#: inequalities; 128 is worst-case LIP for a binary secret at k = 32).
+MAX_RELAXATION_ROWS = 128
 
 
 def relaxation_bound(prior, notion, objective):
@@ -132,7 +132,8 @@ def relaxation_bound(prior, notion, objective):
         if len(rows) > MAX_RELAXATION_ROWS:
             return None
         rows = rows / np.abs(rows).max(axis=1, keepdims=True)
-        constraints += [information >= 0, rows @ information >= 0, rows @ information @ rows.T >= 0]
+        products = cp.Variable((len(rows), k))  # A M, so that A M A^T costs rows^2 k terms, not rows^2 k^2
+        constraints += [information >= 0, products == rows @ information, products >= 0, products @ rows.T >= 0]
     values, offset, scale = _scaled(prior, objective)
     if values is not None:  # M may be singular: bound t >= c^T M^+ c through the Schur complement
         target = cp.Variable()
@@ -163,9 +164,10 @@ def relaxation_bound(prior, notion, objective):
     return (float(problem.value) * (1 - RELAXATION_STEP) - offset) * scale**2
 
 
-def lower_bounds(prior, notion, objective):
+def lower_bounds(prior, notion, objective, relaxation=True):
     """The valid lower bounds on the figure of ``objective`` over every mechanism of ``notion`` at ``prior``, by name
-    (docs/math.md §11): per-bin (histogram), contraction (mean), the uniform-prior optimum, the relaxation SDP."""
+    (docs/math.md §11): per-bin (histogram), contraction (mean), the uniform-prior optimum, and the relaxation SDP
+    unless ``relaxation`` is False."""
     bounds = {}
     plain = getattr(notion, "secret", None) is None
     if objective.kind == "frequencies":
@@ -181,9 +183,9 @@ def lower_bounds(prior, notion, objective):
         _, offset, scale = _scaled(prior, objective)
         a = math.exp(-notion.epsilon)
         bounds["contraction (docs/math.md §11)"] = offset * (1 / (1 - a) ** 2 - 1) * scale**2
-    relaxation = relaxation_bound(prior, notion, objective)
-    if relaxation is not None:
-        bounds["relaxation SDP (docs/math.md §11)"] = relaxation
+    relaxed = relaxation_bound(prior, notion, objective) if relaxation else None
+    if relaxed is not None:
+        bounds["relaxation SDP (docs/math.md §11)"] = relaxed
     return bounds
 
 
