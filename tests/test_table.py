@@ -670,3 +670,13 @@ def test_realized_table_matches_perturb_on_random_uniforms():
         counts = np.bincount(reports[values == x], minlength=13)
         sigma = np.sqrt(100_000 * realized[x] * (1 - realized[x]))
         assert np.all(np.abs(counts - 100_000 * realized[x]) <= 5 * sigma + 1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 20261201])
+def test_numpy_random_is_the_top_53_bits_of_the_bit_stream(seed):
+    """realized_table (and every exact certificate built on it) assumes Generator.random() returns
+    (next 64-bit word >> 11) * 2^-53, which numpy does not promise; only the bit stream is stable. Fail loudly if a
+    numpy release changes the conversion."""
+    words = np.random.PCG64(seed).random_raw(4096)
+    uniforms = np.random.Generator(np.random.PCG64(seed)).random(4096)
+    assert np.array_equal(uniforms, (words >> np.uint64(11)).astype(np.float64) * 2.0**-53)

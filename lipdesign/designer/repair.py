@@ -5,7 +5,8 @@ import math
 import numpy as np
 
 from lipdesign.errors import VerificationError
-from lipdesign.verification import exp_bounds, tightest
+from lipdesign.mechanisms.sampling import TablePerturber
+from lipdesign.verification import exp_bounds, log_upper, tightest
 
 #: Columns whose probability under the design prior is below this fraction of the largest are merged: a sum of
 #: cone members stays in the cone, and tiny columns can hide huge ratios.
@@ -34,9 +35,10 @@ def polished(weights, rays):
 
 
 def exact_repair(table, notion, prior):
-    """Merge near-empty columns into the heaviest one, normalise the rows, and while exact verification fails,
-    mix with the uniform table (every ratio moves toward 1), starting from the mix that the float excess calls for
-    and growing it fourfold. Returns (table, mix)."""
+    """Merge near-empty columns into the heaviest one, normalise the rows, and while exact verification of the
+    table the sampler realises fails (``TablePerturber.realized_table``: the alias tables on numpy's grid of
+    uniforms, docs/math.md §3), mix with the uniform table (every ratio moves toward 1), starting from the mix that
+    the float excess calls for and growing it fourfold. Returns (table, mix)."""
     table = np.array(table, dtype=float)
     mass = prior.probabilities @ table
     empty = mass < EMPTY_COLUMN * mass.max()
@@ -50,9 +52,13 @@ def exact_repair(table, notion, prior):
     for _ in range(REPAIR_ATTEMPTS):
         candidate = (1 - mix) * table + mix / n_out
         candidate /= candidate.sum(axis=1, keepdims=True)
-        ratio, _ = tightest(candidate, notion, prior, exact=True)
-        if ratio <= bound:
+        ratio, _ = tightest(TablePerturber(candidate).realized_table(), notion, prior, exact=True)
+        if ratio <= bound and log_upper(ratio) <= notion.epsilon:  # the printed epsilon within the claim too
             return candidate, mix
+        # a ratio a/b = e (1 + d) needs a mix of about n_out b e d/(e - 1): the excess scaled by the size of the
+        # entries, of which the smallest positive one is the likeliest culprit (the sampler's resolution is
+        # absolute, so tiny entries carry the largest relative errors)
         excess = max(float(ratio) - e, 0.0)
-        mix = min(1.0, max(4 * mix, 2 * n_out * excess / (e - 1), SMALLEST_MIX))
+        size = min(1.0, n_out * float(candidate[candidate > 0].min()))
+        mix = min(1.0, max(4 * mix, 2 * n_out * excess * size / (e - 1), SMALLEST_MIX))
     raise VerificationError(f"could not repair the table to pass exact {notion.kind} verification")

@@ -261,10 +261,12 @@ class TableMechanism(Mechanism):
     """A finite table with the notion it is verified against, the design prior and the design objective.
 
     ``TableMechanism(table, notion, prior, objective="frequencies", provenance=None)`` verifies the claim EXACTLY
-    (rational arithmetic on the stored numbers, docs/math.md §3) and refuses a table that breaks it
-    (VerificationError); ``ld.design`` builds one, ``ld.load`` rebuilds one. Read-only afterwards.
+    (rational arithmetic on the table its alias sampler realises, ``realized``, docs/math.md §3.2, §3.6) and
+    refuses a table that breaks it (VerificationError); ``ld.design`` builds one, ``ld.load`` rebuilds one.
+    Read-only afterwards.
 
-    - ``table[x, y] = Pr[Y=y | X=x]``; ``prior``, ``notion``, ``objective``; ``labels`` of the values.
+    - ``table[x, y] = Pr[Y=y | X=x]`` as stored; ``realized``, what ``perturb`` draws from (counts over 2^53);
+      ``prior``, ``notion``, ``objective``; ``labels`` of the values.
     - ``epsilons``: the exactly verified tightest epsilons under the claimed notion ("claimed"), plain LIP for X
       under the design prior ("LIP for X") and LDP ("LDP").
     - ``mse``: the figure of the design objective at the design prior (``objective.value``): n x the variance of
@@ -290,19 +292,22 @@ class TableMechanism(Mechanism):
         table.setflags(write=False)
         self.table = table
         self.input_domain = self.prior.domain
-        claimed = verify_table(table, notion, self.prior, exact=True)
+        self.sampler = TablePerturber(table)
+        realized = self.sampler.realized_table()  # what perturb draws from: the guarantee is checked on it
+        realized.setflags(write=False)
+        self.realized = realized
+        claimed = verify_table(realized, notion, self.prior, exact=True)
         if not claimed.passed:
-            raise VerificationError(f"the table is not {notion.kind} with eps={notion.epsilon:g}: its tightest "
-                                    f"epsilon is {claimed.epsilon:.12g} (exact verification), attained at "
-                                    f"{claimed.worst}")
+            raise VerificationError(f"the table is not {notion.kind} with eps={notion.epsilon:g} as sampled: the "
+                                    f"tightest epsilon of the table its sampler realises is {claimed.epsilon:.12g} "
+                                    f"(exact verification), attained at {claimed.worst}")
         self._claimed = claimed
         self.epsilons = MappingProxyType({
             "claimed": claimed.epsilon,
-            "LIP for X": verify_table(table, LIP(notion.epsilon), self.prior, exact=True).epsilon,
-            "LDP": verify_table(table, LDP(notion.epsilon), self.prior, exact=True).epsilon})
+            "LIP for X": verify_table(realized, LIP(notion.epsilon), self.prior, exact=True).epsilon,
+            "LDP": verify_table(realized, LDP(notion.epsilon), self.prior, exact=True).epsilon})
         self.mse = self.objective.value(table, self.prior)
         self.provenance = MappingProxyType(dict(provenance or {}))
-        self.sampler = TablePerturber(table)
 
     def parameters(self):
         return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "objective": self.objective.to_dict(),
@@ -356,7 +361,8 @@ class TableMechanism(Mechanism):
         return Guarantee(self.notion.kind, self.notion.epsilon, EXACT_TABLE, ", ".join(detail))
 
     def privacy_table(self):
-        return self.table
+        """The table the sampler realises (``TablePerturber.realized_table``), on which the guarantee is verified."""
+        return self.realized
 
     def _certify(self):
         return self._claimed
