@@ -307,9 +307,10 @@ def test_designed_tables_pass_verification_as_their_sampler_realises_them():
         objective = [ld.Frequencies(), ld.BayesHistogram()][int(rng.integers(0, 2))]
         try:
             mechanism = ld.design(prior, notion, objective, baselines=False)
-        except ld.errors.LipdesignError:
-            continue
+        except (ld.errors.SolverError, ld.errors.InfeasibleError, ld.errors.ProblemTooLargeError):
+            continue  # a VerificationError (the repair failing) is what this test looks for
         realized = mechanism.sampler.realized_table()
         assert verify_table(realized, notion, prior, exact=True).passed, (notion, k, objective)
+        assert mechanism.epsilons["claimed"] <= epsilon  # the printed figure within the claim too
         checked += 1
     assert checked >= 100

@@ -59,6 +59,8 @@ def exact_repair(table, notion, prior):
         # entries, of which the smallest positive one is the likeliest culprit (the sampler's resolution is
         # absolute, so tiny entries carry the largest relative errors)
         excess = max(float(ratio) - e, 0.0)
+        if not math.isfinite(excess):  # a tiny entry realised as 0: grow from the sampler's resolution instead
+            excess = 0.0
         size = min(1.0, n_out * float(candidate[candidate > 0].min()))
         mix = min(1.0, max(4 * mix, 2 * n_out * excess * size / (e - 1), SMALLEST_MIX))
     raise VerificationError(f"could not repair the table to pass exact {notion.kind} verification")
