@@ -1,7 +1,7 @@
-"""Command line: ``lipdesign design | compare | mechanism | verify | simulate | demo``.
+"""Command line: ``lipdesign design | compare | mechanism | verify | audit | simulate | demo``.
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
-with exit code 2 and one line on stderr, never a traceback; a verification that runs but fails exits 1.
+with exit code 2 and one line on stderr, never a traceback; a verification or an audit that runs but fails exits 1.
 """
 
 import argparse
@@ -28,7 +28,7 @@ def _design(args):
     mechanism = design(prior, notion, objective, progress=progress, **options)
     mechanism.to_json(args.output)
     print(mechanism.summary())
-    print(f"wrote {args.output}")
+    print(f"wrote {args.output} (fingerprint {mechanism.fingerprint})")
 
 
 def _compare(args):
@@ -60,7 +60,19 @@ def _verify(args):
     print(mechanism.verify().summary())
     print(f"{mechanism!r}; verified epsilons: " +
           ", ".join(f"{name} {value:.12g}" for name, value in mechanism.verified_epsilons().items()))
+    print(f"fingerprint {mechanism.fingerprint} (devices and server must run the mechanism with this fingerprint)")
     return 0
+
+
+def _audit(args):
+    from lipdesign.auditor import audit
+    from lipdesign.io import load
+
+    mechanism = load(args.mechanism)
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    result = audit(mechanism, reports=args.reports, confidence=args.confidence, rng=args.seed, progress=progress)
+    print(json.dumps(result.to_dict(), indent=1) if args.json else result.summary())
+    return 0 if result.passed else 1
 
 
 def _mechanism(args):
@@ -98,7 +110,7 @@ def _mechanism(args):
         print(mechanism.verify().summary())
     else:
         print(f"continuous output space, no finite table to verify; guarantee: {mechanism.guarantee.summary()}")
-    print(f"wrote {args.output}")
+    print(f"wrote {args.output} (fingerprint {mechanism.fingerprint})")
 
 
 def _simulate(args):
@@ -202,6 +214,17 @@ def build_parser():
     command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
     command.add_argument("mechanism")
     command.set_defaults(run=_verify)
+    command = commands.add_parser("audit", help="black-box statistical audit of a mechanism JSON's perturber: "
+                                                "empirical epsilon lower bound and distribution test")
+    command.add_argument("mechanism")
+    command.add_argument("--reports", type=int, default=200_000,
+                         help="reports drawn per audited population (default 200000)")
+    command.add_argument("--confidence", type=float, default=0.99,
+                         help="a sound mechanism passes with at least this probability (default 0.99)")
+    command.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    command.add_argument("--json", action="store_true", help="print the result as JSON")
+    command.set_defaults(run=_audit)
     command = commands.add_parser("simulate", help="perturb a simulated population and estimate; compare with theory")
     command.add_argument("mechanism")
     command.add_argument("-n", type=int, default=100_000, help="number of users (default 100000)")

@@ -7,6 +7,7 @@ what is allowed: ``prior[1] is -0.1; every entry must be >= 0``. Imports numpy a
 import decimal
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -41,7 +42,10 @@ def fmt(value):
     cut to 120 characters."""
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, float):
+    if isinstance(value, int) and abs(value) > sys.float_info.max:  # its repr may be refused (int_max_str_digits)
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        text = f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
+    elif isinstance(value, float):
         text = repr(value)
     elif isinstance(value, np.ndarray):
         text = np.array2string(value, threshold=8, max_line_width=10**6)
@@ -73,6 +77,8 @@ def float_array(value, field, ndim):
         raise ValidationError(f"{field} has complex entries; every entry must be a real number")
     try:
         array = np.array(value, dtype=float)
+    except OverflowError:  # an integer beyond the range of a double
+        raise _beyond_double(value, field) from None
     except (TypeError, ValueError):
         raise ValidationError(f"{field} is {fmt(value)}; it must be a rectangular array of numbers") from None
     if array.ndim != ndim:
@@ -85,6 +91,21 @@ def float_array(value, field, ndim):
         where, entry = _entry(field, array, bad[0])
         raise ValidationError(f"{where} is {entry}; every entry must be finite")
     return array
+
+
+def _beyond_double(value, field):
+    """The ValidationError for an array with an integer entry no double can hold, naming the first such entry."""
+    try:
+        entries = np.array(value, dtype=object)
+        bad = np.flatnonzero(np.abs(entries.ravel()) > sys.float_info.max)
+    except (TypeError, ValueError):  # ragged, or an entry without a magnitude
+        bad = np.zeros(0, dtype=int)
+    if not bad.size:
+        return ValidationError(f"{field} has an entry beyond the range of a double (about 1.8e308); every entry must "
+                               "be a finite number")
+    where = ", ".join(str(int(i)) for i in np.unravel_index(bad[0], entries.shape))
+    return ValidationError(f"{field}[{where}] is {fmt(entries.ravel()[bad[0]])}; every entry must be finite (a double "
+                           "reaches about 1.8e308)")
 
 
 def non_negative(array, field):
@@ -132,7 +153,10 @@ def real_number(value, field, low=-math.inf, high=math.inf):
     """A finite float in [low, high]; text and booleans are refused (``float("1")`` would accept text)."""
     if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, (numbers.Real, np.floating)):
         raise ValidationError(f"{field} is {fmt(value)}; it must be a number")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the range of a double
+        number = math.inf
     if not (math.isfinite(number) and low <= number <= high):
         bounds = f" in [{low:g}, {high:g}]" if math.isfinite(low) or math.isfinite(high) else ""
         raise ValidationError(f"{field} is {fmt(value)}; it must be a finite number{bounds}")
@@ -155,7 +179,7 @@ def integer(value, field, low=1, high=None):
     value = int(value)
     if value < low or (high is not None and value > high):
         rule = f">= {low}" if high is None else f"in {low}..{high}"
-        raise ValidationError(f"{field} is {value}; it must be an integer {rule}")
+        raise ValidationError(f"{field} is {fmt(value)}; it must be an integer {rule}")
     return value
 
 
@@ -167,7 +191,8 @@ def choice(value, field, options):
 
 
 def labels_for(labels, size, field="labels"):
-    """Unique JSON-friendly labels (str or int), defaulting to 0..size-1."""
+    """Unique JSON-friendly labels (str or int), defaulting to 0..size-1. An integer label in 0..size-1 must equal
+    its index, so that an integer value means one thing whether read as a label or as an index."""
     if labels is None:
         return tuple(range(size))
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
@@ -178,11 +203,26 @@ def labels_for(labels, size, field="labels"):
     for at, label in enumerate(labels):
         if isinstance(label, bool) or not isinstance(label, (str, int)):
             raise ValidationError(f"{field}[{at}] is {fmt(label)}; labels must be strings or integers")
+        if isinstance(label, str) and not _encodable(label):
+            raise ValidationError(f"{field}[{at}] is {label!r}; a label must be valid Unicode text (it holds a lone "
+                                  "surrogate, which cannot be written to JSON or printed)")
+        if isinstance(label, int) and 0 <= label < size and label != at:
+            raise ValidationError(f"{field}[{at}] is {label}; an integer label in 0..{size - 1} must sit at its own "
+                                  f"index, since values are also given as indices (here {label} would mean both the "
+                                  f"label at {at} and index {label}): give the labels as strings, or in index order")
     texts = [str(label) for label in labels]
     if len(set(texts)) != size:
         duplicate = next(label for label in labels if texts.count(str(label)) > 1)
         raise ValidationError(f"{field} repeats {duplicate!r}; labels must be unique (they are compared as text)")
     return labels
+
+
+def _encodable(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _out_of_range(flat, shape, bound, field, offset=0):

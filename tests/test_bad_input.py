@@ -96,3 +96,28 @@ def test_printed_epsilons_are_rounded_up():
             text = upward(float(value), digits)
             assert Decimal(text) >= Decimal(float(value)), (value, text)
             assert float(text) <= value * (1 + 10.0 ** (1 - digits)), (value, text)
+
+
+@pytest.mark.parametrize("labels, at", [([2, 0, 1], 0), (["a", 2, 1], 1), ([1, 5, 7], 0)])
+def test_integer_labels_that_could_be_read_as_other_indices_are_refused(labels, at):
+    """labels=[2, 0, 1] once made perturb([0]) perturb index 1 (found in review): an integer label in 0..k-1 must
+    sit at its own index."""
+    with pytest.raises(ld.errors.ValidationError, match=rf"labels\[{at}\] is {labels[at]}; an integer label in 0\.\.2 "
+                                                        "must sit at its own index"):
+        ld.Prior([0.2, 0.3, 0.5], labels=labels)
+    with pytest.raises(ld.errors.ValidationError, match="must sit at its own index"):
+        ld.domains.Categorical(3, labels)
+
+
+def test_unambiguous_integer_labels_keep_their_meaning():
+    mechanism = ld.mechanisms.GRR(1.0, 3)
+    years = ld.design(ld.Prior([0.2, 0.3, 0.5], labels=[2019, 2020, 2021]), ld.LIP(1.0))
+    assert list(years.input_domain.validate([2021, 2019])) == [2, 0]  # labels, never indices
+    same = ld.design(ld.Prior([0.2, 0.3, 0.5], labels=[0, 1, 2]), ld.LIP(1.0))
+    assert list(same.input_domain.validate([2, 0])) == [2, 0]
+    assert list(mechanism.input_domain.validate([2, 0])) == [2, 0]
+
+
+def test_a_label_with_a_lone_surrogate_is_refused():
+    with pytest.raises(ld.errors.ValidationError, match=r"labels\[1\] is '\\ud800'; a label must be valid Unicode"):
+        ld.Prior([0.5, 0.5], labels=["ok", "\ud800"])

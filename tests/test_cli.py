@@ -21,8 +21,11 @@ def test_design_verify_simulate_on_the_examples(spec, tmp_path):
     result = lipdesign("design", spec, "-o", out, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "optimal LDP" in result.stdout and out.exists()
+    fingerprint = json.loads(out.read_text())["fingerprint"]
+    assert f"(fingerprint {fingerprint})" in result.stdout
     result = lipdesign("verify", out, cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.startswith("PASS"), result.stdout + result.stderr
+    assert f"fingerprint {fingerprint} " in result.stdout  # what an operator compares between server and devices
     result = lipdesign("simulate", out, "-n", 20000, "--seed", 3, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "empirical" in result.stdout and "theoretical" in result.stdout

@@ -55,7 +55,9 @@ def test_round_trip_keeps_everything_and_reverifies(exported):
     assert loaded.prior.labels == ("low", "mid", "high")
     assert loaded.objective == mechanism.objective
     assert loaded.epsilons == mechanism.epsilons
-    assert loaded.baselines == mechanism.baselines and dict(loaded.provenance) == dict(mechanism.provenance)
+    # the design record stays in the file but is not trusted: load cannot recompute it without designing again
+    assert mechanism.baselines and loaded.baselines == {} and dict(loaded.provenance) == {}
+    assert json.loads(path.read_text())["provenance"] == json.loads(json.dumps(dict(mechanism.provenance)))
     assert ld.verify(loaded, exact=True).passed
     document = json.loads(path.read_text())
     assert document["format"] == "lipdesign.mechanism" and document["format_version"] == 2

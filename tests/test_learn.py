@@ -242,10 +242,10 @@ def test_projection_is_public_sign_matrix_and_coef_lives_in_its_row_space():
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_get_params_set_params_round_trip(cls):
     model = cls(0.7, regularization=0.01, reduced_dim=3, batch_size=40, learning_rate=0.2, fit_intercept=False,
-                random_state=9)
+                random_state=9, projection_seed=17)
     params = model.get_params(deep=True)
     expected = {"epsilon": 0.7, "regularization": 0.01, "reduced_dim": 3, "batch_size": 40,
-                "learning_rate": 0.2, "fit_intercept": False, "random_state": 9}
+                "learning_rate": 0.2, "fit_intercept": False, "random_state": 9, "projection_seed": 17}
     if cls in CLASSIFIERS:
         expected["classes"] = None
     assert params == expected

@@ -41,6 +41,11 @@ def test_a_version_1_file_loads_reverifies_and_runs_unchanged(path):
     values = RUNS[f"{name}/values"]
     user_ids = np.arange(values.shape[0]) if mechanism.uses_user_ids else None
     reports = mechanism.perturb(values, rng=7, user_ids=user_ids)
+    if name == "laplace":
+        # 0.1.0's continuous sampler was open to the floating-point attack; the file now runs the finite-output
+        # Laplace (docs/math.md §9.9) with the same claim, so its reports differ from the record
+        assert isinstance(mechanism, ld.mechanisms.Laplace) and np.all(np.isin(reports, mechanism.outputs))
+        return
     np.testing.assert_array_equal(reports, RUNS[f"{name}/reports"])
     if isinstance(mechanism, ld.TableMechanism):
         methods = [key.rsplit("-", 1)[1] for key in RUNS.files if key.startswith(f"{name}/estimate-")]

@@ -43,7 +43,7 @@ MECHANISMS = [
     HarmonyCategorical(1.0, k=5, m=64, seed=3),
     HarmonyMixed(1.0, ["numeric", 4], m=32, seed=5),
 ]
-FINITE = {"Duchi", "HarmonyNumeric", "Piecewise", "Hybrid", "GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed"}
+FINITE = {"Laplace", "Duchi", "HarmonyNumeric", "Piecewise", "Hybrid", "GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed"}
 
 
 def v1_copy(name, tmp_path):

@@ -6,9 +6,14 @@ it rests on, the exactly verified epsilons) and, for designed tables, the design
 
 Read (``load``): that envelope, and the two of lipdesign 0.1.0 (``"lipdesign.mechanism"`` version 1 for designed
 tables, ``"lipdesign.harmony"`` version 1 for the fixed mechanisms, whose Python class names map to family ids
-here). Every document is validated against its schema, rebuilt, and its guarantee RE-VERIFIED exactly wherever the
-output space is finite; a table that breaks its claim, a stored epsilon below the verified one, a claim that does
-not match the family, and a missing seed of public randomness are refused. No pickle anywhere.
+here). Every document is read strictly (UTF-8, no duplicate key, every number a finite double), validated against
+its schema, rebuilt, and its guarantee RE-VERIFIED exactly wherever the output space is finite; a table that breaks
+its claim, a stored epsilon below the verified one, a claim that does not match the family, a parameter left out
+(it is never defaulted) and a missing seed of public randomness are refused, and so is a ``fingerprint`` that does
+not name the rebuilt mechanism (the file was changed after export). What ``load`` returns holds only figures
+recomputed from the rebuilt mechanism: the design ``provenance`` (lipdesign 0.1.0's ``baselines`` and
+``certificate``) is a record of the design step that load cannot recompute without designing again, so it is
+checked for form and left out (docs/math.md §3.9). No pickle anywhere.
 """
 
 import math
@@ -17,8 +22,7 @@ import numpy as np
 
 from lipdesign.errors import FormatError, LipdesignError, VerificationError
 from lipdesign.io.schema import read_json, validate_document
-from lipdesign.mechanisms.base import FORMAT, FORMAT_VERSION
-from lipdesign.mechanisms.numeric import FLOAT_GUARANTEE
+from lipdesign.mechanisms.base import FORMAT, FORMAT_VERSION, check_parameter_names, content_fingerprint
 from lipdesign.mechanisms.registry import family_class
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.model import Prior
@@ -35,8 +39,21 @@ LEGACY_CLASS_NAMES = {"Laplace": "laplace", "Duchi": "duchi", "HarmonyNumeric": 
                       "HadamardResponse": "hadamard", "HarmonyCategorical": "harmony-categorical",
                       "HarmonyMixed": "harmony-mixed"}
 
+#: The parameters lipdesign 0.1.0 wrote for each of them (all required on load: none is defaulted; a parameter
+#: added since, like Laplace's ``grid``, takes the value that keeps the 0.1.0 mechanism's meaning).
+LEGACY_PARAMETERS = {"Laplace": ("d", "epsilon"), "Duchi": ("d", "epsilon"),
+                     "HarmonyNumeric": ("coordinates", "d", "epsilon", "seed"), "Piecewise": ("d", "epsilon", "grid"),
+                     "Hybrid": ("d", "epsilon", "grid"), "GRR": ("epsilon", "k"), "OUE": ("epsilon", "k"),
+                     "OLH": ("epsilon", "g", "k"), "HadamardResponse": ("epsilon", "k"),
+                     "HarmonyCategorical": ("epsilon", "k", "m", "seed"),
+                     "HarmonyMixed": ("attributes", "epsilon", "m", "seed")}
+
 #: The ``guarantee`` string of a finite mechanism in a "lipdesign.harmony" document.
 LEGACY_EXACT_GUARANTEE = "exact verification of the privacy table"
+
+#: The ``guarantee`` string lipdesign 0.1.0 wrote for its continuous Laplace mechanism, whose file (parameters
+#: epsilon and d) now loads as the finite-output Laplace with the same claim, verified exactly (docs/math.md §9.9).
+LEGACY_LAPLACE_GUARANTEE = "closed form, ideal real arithmetic (floating-point sampler not hardened)"
 
 #: A stored MSE must match the one recomputed from the stored table within these tolerances.
 MSE_RTOL, MSE_ATOL = 1e-9, 1e-12
@@ -68,16 +85,41 @@ def mechanism_from_dict(document, source="document"):
                       f"version {readable})")
 
 
-def _rebuilt(build, source):
-    """Run ``build``: a broken claim stays a VerificationError, any other refusal becomes a FormatError."""
+def _rebuilt(build, source, parameters=None):
+    """Run ``build`` and check that ``parameters`` (when given) names all the rebuilt mechanism writes: a broken
+    claim stays a VerificationError, any other refusal becomes a FormatError."""
     try:
-        return build()
+        mechanism = build()
+        if parameters is not None:
+            check_parameter_names(parameters, mechanism.parameters(), type(mechanism).__name__)
     except VerificationError as error:
         raise VerificationError(f"{source}: {error}") from None
     except LipdesignError as error:
         raise FormatError(f"{source}: parameters: {error}") from None
     except TypeError as error:
         raise FormatError(f"{source}: parameters do not fit: {error}") from None
+    return mechanism
+
+
+def _check_fingerprint(mechanism, document, source):
+    """A stored fingerprint must be the hash of the stored family and parameters (else the file was edited after
+    export) and the rebuilt mechanism's (else these parameters build another mechanism); docs/math.md §3.9."""
+    stored = document.get("fingerprint")
+    if stored is None:  # optional: version 2 files written before fingerprints were stored have none
+        return
+    content = content_fingerprint(document["family"], document["parameters"])
+    if stored != content:
+        raise FormatError(f"{source}: fingerprint is {stored}, but the family and parameters stored hash to "
+                          f"{content}: the file was changed after export (docs/math.md §3.9)")
+    if stored != mechanism.fingerprint:
+        raise FormatError(f"{source}: fingerprint is {stored}, but the mechanism these parameters rebuild is "
+                          f"{mechanism.fingerprint}: the file does not hold the mechanism its fingerprint names")
+
+
+def _check_no_provenance(mechanism, document, source):
+    if "provenance" in document and mechanism.provenance is None:
+        raise FormatError(f"{source}: provenance is given, but {type(mechanism).__name__} records no design "
+                          "provenance")
 
 
 def _check_design_prior(mechanism, source):
@@ -124,7 +166,8 @@ def _current(document, source):
     except LipdesignError as error:
         raise FormatError(f"{source}: {error}") from None
     parameters = document["parameters"]
-    mechanism = _rebuilt(lambda: cls.from_parameters(parameters, provenance=document.get("provenance")), source)
+    mechanism = _rebuilt(lambda: cls.from_parameters(parameters), source, parameters)
+    _check_no_provenance(mechanism, document, source)
     _check_design_prior(mechanism, source)
     _check_public_seed(mechanism, parameters, source)
     stored, actual = document["guarantee"], mechanism.guarantee.to_dict()
@@ -133,6 +176,7 @@ def _current(document, source):
             raise FormatError(f"{source}: guarantee.{field} is {stored[field]!r}; {cls.__name__} with these "
                               f"parameters has {actual[field]!r}")
     _check_epsilons(mechanism, stored["verified_epsilons"], source)
+    _check_fingerprint(mechanism, document, source)
     return mechanism
 
 
@@ -145,9 +189,8 @@ def _legacy_table(document, source):
         objective = as_objective(document["objective"])
     except LipdesignError as error:
         raise FormatError(f"{source}: {error}") from None
-    provenance = {**document.get("certificate", {}), "baselines": document.get("baselines", {})}
-    mechanism = _rebuilt(lambda: TableMechanism(document["table"], notion, prior, objective, provenance=provenance),
-                         source)
+    parameters = {name: document[name] for name in ("prior", "notion", "objective", "table")}
+    mechanism = _rebuilt(lambda: TableMechanism(document["table"], notion, prior, objective), source, parameters)
     _check_design_prior(mechanism, source)
     # lipdesign 0.1.0 recorded the epsilons of the stored numbers; the constructor has checked the claim on the
     # table the sampler realises (docs/math.md §3.2)
@@ -169,19 +212,24 @@ def _legacy_fixed(document, source):
                           f"(known: {', '.join(sorted(LEGACY_CLASS_NAMES))})")
     cls = family_class(LEGACY_CLASS_NAMES[name])
     parameters = document["parameters"]
-    mechanism = _rebuilt(lambda: cls.from_parameters(parameters), source)
+    written = dict.fromkeys(LEGACY_PARAMETERS[name])
+    mechanism = _rebuilt(lambda: check_parameter_names(parameters, written, f"lipdesign 0.1.0's {name}") or
+                         cls(**parameters), source)
     _check_public_seed(mechanism, parameters, source)
-    expected = LEGACY_EXACT_GUARANTEE if mechanism.finite else FLOAT_GUARANTEE
+    continuous = name == "Laplace"  # continuous in 0.1.0, which wrote no verified epsilon for it
+    expected = LEGACY_LAPLACE_GUARANTEE if continuous else LEGACY_EXACT_GUARANTEE
     if document["guarantee"] != expected:
-        space = "finite" if mechanism.finite else "continuous"
-        raise FormatError(f"{source}: guarantee is {document['guarantee']!r}; {name} has a {space} output space, its "
-                          f"guarantee is {expected!r}")
-    if mechanism.finite:
-        stored = document["verified_epsilon"]
-        if stored is None:  # version 1 wrote null only for a continuous output space
-            raise VerificationError(f"{source}: verified_epsilon is None but exact verification gives "
-                                    f"{mechanism.verify().epsilon!r}; the file understates epsilon")
-        _check_epsilons(mechanism, {"claimed": stored}, source)
-    elif document["verified_epsilon"] is not None:
-        raise FormatError(f"{source}: verified_epsilon must be null for {name} (continuous output space)")
+        raise FormatError(f"{source}: guarantee is {document['guarantee']!r}; lipdesign 0.1.0 wrote {expected!r} "
+                          f"for {name}")
+    stored = document["verified_epsilon"]
+    if continuous:
+        if stored is not None:
+            raise FormatError(f"{source}: verified_epsilon must be null for {name} (lipdesign 0.1.0's Laplace had a "
+                              "continuous output space)")
+        _check_epsilons(mechanism, mechanism.verified_epsilons(), source)  # the claim only: no figure was written
+        return mechanism
+    if stored is None:  # version 1 wrote null only for a continuous output space
+        raise VerificationError(f"{source}: verified_epsilon is None but exact verification gives "
+                                f"{mechanism.verify().epsilon!r}; the file understates epsilon")
+    _check_epsilons(mechanism, {"claimed": stored}, source)
     return mechanism

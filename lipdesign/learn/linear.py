@@ -13,10 +13,11 @@ Features must lie in [-1, 1]^d (map raw ranges with ``lipdesign.Range``).
 ``fit`` simulates the protocol on the rows of X, one row per user:
 
 1. The server draws a public r x d matrix P (entries +-1/sqrt(r), independent fair signs: a Johnson-Lindenstrauss
-   projection with E[|P x|^2] = |x|^2) and publishes it. When r == d it uses the identity instead: a square
-   random sign matrix is badly conditioned (its smallest singular value is near 0), which would slow the descent
-   and lose nothing that the identity keeps. The model is alpha in R^r (plus an intercept b when
-   ``fit_intercept``); the prediction for x is alpha . (P x) + b, i.e. beta = P^T alpha in the original space.
+   projection with E[|P x|^2] = |x|^2) from a public seed that is never drawn from the users' noise (docs/math.md
+   §3.8) and publishes it. When r == d it uses the identity instead: a square random sign matrix is badly
+   conditioned (its smallest singular value is near 0), which would slow the descent and lose nothing that the
+   identity keeps. The model is alpha in R^r (plus an intercept b when ``fit_intercept``); the prediction for x
+   is alpha . (P x) + b, i.e. beta = P^T alpha in the original space.
 2. The users are shuffled and cut into consecutive mini-batches of ``batch_size`` users; the users left over
    after the last full batch (fewer than ``batch_size``) do not take part. Every user therefore reports exactly
    once, which is why each user is epsilon-LDP (no composition over iterations).
@@ -37,19 +38,15 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 
 import numpy as np
 
 from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.projection import projection_signs
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale
-from lipdesign.mechanisms.sampling import (
-    MAX_SEED,
-    as_generator,
-    implemented_exp,
-    one_bit_epsilon,
-    public_seed,
-)
+from lipdesign.mechanisms.sampling import as_generator, implemented_exp, one_bit_epsilon, public_seed
 from lipdesign.validation import integer, real_number
 
 __all__ = ["LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "default_batch_size",
@@ -143,7 +140,7 @@ class _LDPLinearModel:
     _default_learning_rate = None
 
     def __init__(self, epsilon=1.0, *, regularization=1e-4, reduced_dim=None, batch_size=None,
-                 learning_rate=None, fit_intercept=True, random_state=None):
+                 learning_rate=None, fit_intercept=True, random_state=None, projection_seed=None):
         # Stored as given (scikit-learn convention, needed by clone); validated in fit.
         self.epsilon = epsilon
         self.regularization = regularization
@@ -152,6 +149,7 @@ class _LDPLinearModel:
         self.learning_rate = learning_rate
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.projection_seed = projection_seed
 
     # -- scikit-learn parameter protocol -------------------------------------------------------------------
     @classmethod
@@ -207,6 +205,18 @@ class _LDPLinearModel:
         except ValidationError as error:
             raise ValidationError(str(error).replace("rng is", "random_state is", 1)) from None
 
+    def _projection_seed(self):
+        """The public seed of the projection, never drawn from the users' noise stream (docs/math.md §3.8):
+        ``projection_seed`` when given; for an int ``random_state``, 63 bits of the first SeedSequence child of
+        it (reproducible; the noise is ``default_rng(random_state)``); else fresh from the OS CSPRNG."""
+        if self.projection_seed is not None:
+            return public_seed(self.projection_seed, "projection_seed")
+        state = self.random_state
+        if isinstance(state, numbers.Integral) and not isinstance(state, (bool, np.bool_)):
+            child = np.random.SeedSequence(int(state)).spawn(1)[0]
+            return int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
+        return public_seed(None)
+
     def _features(self, X, d=None):
         if d is None:
             try:
@@ -245,15 +255,11 @@ class _LDPLinearModel:
                 f"X has {n} users but one mini-batch needs batch_size = {batch} (epsilon = {epsilon:g}, m = {m} "
                 f"reported gradient entries); give at least {batch} users, or a larger epsilon, a smaller "
                 "reduced_dim or an explicit batch_size")
-        rng = self._generator()
+        rng = self._generator()  # the users' noise (and, simulated here, the server's shuffle)
 
-        # Public randomness: the projection, from a public seed drawn from random_state.
-        seed = public_seed(int(rng.integers(MAX_SEED)), "projection seed")
-        if r == d:
-            projection = np.eye(d)
-        else:
-            signs = np.random.default_rng(seed).integers(0, 2, size=(r, d))
-            projection = (2.0 * signs - 1.0) / math.sqrt(r)
+        # Public randomness: the projection, from a public seed that is not drawn from rng.
+        seed = self._projection_seed()
+        projection = np.eye(d) if r == d else projection_signs(r, d, seed) / math.sqrt(r)
 
         # The users' reduced tuples x' = P x (plus the constant 1 of the intercept), in a random order.
         iterations = n // batch
@@ -315,8 +321,14 @@ class LDPLinearRegression(_LDPLinearModel):
       n = 2e4..2e5, d = 10..50 in our measurements; the squared loss has the larger slope 2 (z - y)).
     - ``fit_intercept=True``: learn an intercept, as an extra unprojected, unregularised gradient entry
       (the constant feature 1), so it is never lost by the projection.
-    - ``random_state=None``: None, an int >= 0 or a numpy Generator; seeds both the public projection and the
-      simulated users' randomness (shuffle, coordinates, bits). None draws from the OS CSPRNG.
+    - ``random_state=None``: the simulated users' randomness (shuffle, coordinates, bits): None (the secure
+      ChaCha20 stream keyed from the OS CSPRNG, ``lipdesign.mechanisms.sampling.as_generator``), an int >= 0
+      (PCG64, reproducible, for simulation) or a numpy Generator or BitGenerator.
+    - ``projection_seed=None``: the public seed of the projection (an int in [0, 2**63);
+      ``lipdesign.mechanisms.projection.projection_signs``), never drawn from the users' noise (docs/math.md
+      §3.8). None: derived from an int ``random_state`` (a SeedSequence child, so a seeded fit is reproducible),
+      otherwise drawn from the OS CSPRNG. An int random_state is for simulation only: the published seed is a
+      function of it.
 
     Fitted attributes: ``coef_`` (d,) = P^T alpha, ``intercept_``, ``projection_`` (r x d), ``projection_seed_``,
     ``reduced_dim_``, ``batch_size_``, ``alpha_`` (the model in the reduced space, intercept last),
@@ -363,9 +375,10 @@ class _LDPClassifier(_LDPLinearModel):
     _default_learning_rate = 0.5
 
     def __init__(self, epsilon=1.0, *, classes=None, regularization=1e-4, reduced_dim=None, batch_size=None,
-                 learning_rate=None, fit_intercept=True, random_state=None):
+                 learning_rate=None, fit_intercept=True, random_state=None, projection_seed=None):
         super().__init__(epsilon, regularization=regularization, reduced_dim=reduced_dim, batch_size=batch_size,
-                         learning_rate=learning_rate, fit_intercept=fit_intercept, random_state=random_state)
+                         learning_rate=learning_rate, fit_intercept=fit_intercept, random_state=random_state,
+                         projection_seed=projection_seed)
         self.classes = classes
 
     def _labels(self, y):

@@ -7,7 +7,8 @@ A mechanism is an immutable object built in one step. It has
 - ``input_domain``: what it accepts (``lipdesign.domains``), the one place where inputs are checked;
 - ``guarantee``: the notion, epsilon and what the claim rests on; ``verify()`` returns the exact Certificate
   wherever the output space is finite (``privacy_table()`` is then not None);
-- ``perturb(values, *, rng=None, user_ids=None)`` -> reports (batched, numpy only; ``rng=None`` seeds from the OS);
+- ``perturb(values, *, rng=None, user_ids=None)`` -> reports (batched, numpy only; ``rng=None`` draws from ChaCha20
+  keyed from the OS, docs/math.md §3.8);
 - ``aggregate(reports)`` -> an ``Aggregate`` of sufficient statistics, mergeable with ``+`` and ``sum`` across
   files and machines; ``estimate(reports_or_aggregate, *, method=None, consistency=None)`` gives the same answer
   from either;
@@ -20,7 +21,7 @@ A mechanism is an immutable object built in one step. It has
   ``to_json(path)``.
 
 Subclasses implement ``parameters``, ``example``, ``_perturb``, ``_statistics``, ``_estimate``, ``_expected``,
-``_variance`` and, for a finite output space, ``privacy_table``. Numpy and the standard library only.
+``_variance`` and, for a finite output space, ``privacy_table``. Numpy, randomgen and the standard library only.
 """
 
 import hashlib
@@ -101,10 +102,13 @@ class Mechanism(Immutable):
 
     @classmethod
     def from_parameters(cls, parameters, provenance=None):
-        """The mechanism of ``parameters()`` (as read back from JSON); the fixed mechanisms record no provenance."""
+        """The mechanism of ``parameters()`` (as read back from JSON), refused unless ``parameters`` names exactly
+        what it writes (``check_parameter_names``: nothing defaulted); the fixed mechanisms record no provenance."""
         if provenance is not None:
             raise ValidationError(f"provenance is {fmt(provenance)}; {cls.__name__} records no design provenance")
-        return cls(**parameters)
+        mechanism = cls(**parameters)
+        check_parameter_names(parameters, mechanism.parameters(), cls.__name__)
+        return mechanism
 
     @classmethod
     def example(cls):
@@ -160,8 +164,8 @@ class Mechanism(Immutable):
         return {"claimed": self.certificate.epsilon}
 
     def perturb(self, values, *, rng=None, user_ids=None):
-        """One report per user for ``values`` (checked by ``input_domain``); ``rng``: an int seed, a
-        numpy Generator, or None for a generator seeded from the OS CSPRNG."""
+        """One report per user for ``values`` (checked by ``input_domain``); ``rng``: an int seed (PCG64), a numpy
+        Generator or BitGenerator, or None for ChaCha20 keyed from the OS (docs/math.md §3.8)."""
         values = self.input_domain.validate(values)
         return self._perturb(values, as_generator(rng), self._user_ids(user_ids))
 
@@ -218,15 +222,16 @@ class Mechanism(Immutable):
 
     @cached_property
     def fingerprint(self):
-        """A digest of the family and parameters: aggregates merge only between reports of the same mechanism."""
-        text = json.dumps({"family": self.family, "parameters": self.parameters()}, sort_keys=True, allow_nan=False)
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        """The sha256 (64 hex digits) of the canonical JSON of ``{"family", "parameters"}`` (docs/math.md §3.9): the
+        mechanism's identity. Files carry it, ``load`` refuses a file whose mechanism is not the one it names, and
+        aggregates merge and estimate only with the mechanism whose reports they count."""
+        return content_fingerprint(self.family, self.parameters())
 
     def to_dict(self):
-        """The versioned JSON envelope (``lipdesign.load`` reads it back and re-verifies)."""
+        """The versioned JSON envelope with the ``fingerprint`` (``lipdesign.load`` reads it back and re-verifies)."""
         verified = {name: (value if np.isfinite(value) else None) for name, value in self.verified_epsilons().items()}
         document = {"format": FORMAT, "format_version": FORMAT_VERSION, "lipdesign_version": __version__,
-                    "family": self.family, "parameters": self.parameters(),
+                    "family": self.family, "fingerprint": self.fingerprint, "parameters": self.parameters(),
                     "guarantee": {**self.guarantee.to_dict(), "verified_epsilons": verified}}
         if self.provenance is not None:
             document["provenance"] = json.loads(json.dumps(dict(self.provenance), default=float))
@@ -298,6 +303,41 @@ class Mechanism(Immutable):
             raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, and "
                                   f"{type(self).__name__} estimates means")
         return consistent(estimate, consistency)
+
+
+def canonical_json(content):
+    """The canonical JSON text of ``content`` (docs/math.md §3.9): keys sorted, no whitespace, ASCII only (other
+    characters as \\u escapes), floats as Python's repr (the shortest text that reads back as the same double),
+    integers in decimal, NaN and infinities refused."""
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def content_fingerprint(family, parameters):
+    """The fingerprint (``Mechanism.fingerprint``) of the mechanism of ``family`` with ``parameters``."""
+    text = canonical_json({"family": family, "parameters": parameters})
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def check_parameter_names(parameters, written, writer, field="parameters"):
+    """Raise ValidationError unless ``parameters`` (as read) has, at every depth of its objects, exactly the names
+    of ``written`` (what ``writer`` writes, e.g. the rebuilt mechanism's ``parameters()``): a name left out would
+    silently take its default (a file without ``d`` must not become d = 1), an unknown one would be ignored."""
+    missing, unknown = [], []
+    pending = [(field, parameters, written)]
+    while pending:
+        path, stored, expected = pending.pop()
+        if isinstance(stored, dict) and isinstance(expected, dict):
+            missing += [f"{path}.{name}" for name in expected if name not in stored]
+            unknown += [f"{path}.{name}" for name in stored if name not in expected]
+            pending += [(f"{path}.{name}", stored[name], expected[name]) for name in expected if name in stored]
+        elif isinstance(stored, list) and isinstance(expected, list) and len(stored) == len(expected):
+            pending += [(f"{path}[{at}]", *pair) for at, pair in enumerate(zip(stored, expected))
+                        if isinstance(pair[1], (dict, list))]
+    problems = [f"{', '.join(sorted(names))} {'is' if len(names) == 1 else 'are'} {what}"
+                for names, what in ((missing, "missing"), (unknown, "unknown")) if names]
+    if problems:
+        raise ValidationError(f"{'; '.join(problems)}; {writer} writes {', '.join(sorted(written))}, each stored in "
+                              "full (a name left out is not defaulted)")
 
 
 def _size(values):

@@ -20,7 +20,9 @@ from lipdesign.mechanisms.sampling import (
     sign_field,
     structured_reports,
 )
+from lipdesign.notions import LDP
 from lipdesign.validation import index_array, integer
+from lipdesign.verification import sampled, verify_table
 
 #: The report of one user: the attribute drawn, the projection row (0 for a numeric attribute) and the bit.
 REPORT_DTYPE = np.dtype([("attribute", "<i4"), ("row", "<i4"), ("sign", "i1")])
@@ -89,6 +91,14 @@ class HarmonyMixed(Mechanism):
         """Every output (j, s, b) has probability (1/d)(1/m_j) Pr[b | t] with t = t_j or a projection sign
         in {-1, 1}, so the mechanism's epsilon is the one-bit table's."""
         return one_bit_table(self.exp_epsilon)
+
+    def _certify(self):
+        """Attribute sampling (docs/math.md §9.5, §13): the attribute is drawn independently of the data and
+        published, so the tuple's epsilon is the largest of the attributes' certificates (the one-bit table for a
+        numeric attribute, HarmonyCategorical's for a categorical one), against the claim eps."""
+        numeric = verify_table(self.privacy_table(), LDP(self.epsilon), exact=True)
+        parts = [self.categorical[j].verify() if j in self.categorical else numeric for j in range(self.d)]
+        return sampled(parts, self.epsilon)
 
     def _perturb(self, columns, rng, user_ids):
         """One structured report per row of ``values``: the attribute drawn, the row, the bit."""

@@ -1,16 +1,13 @@
 """Mean estimation of numeric attributes t in [-1, 1]^d under eps-LDP (docs/math.md §9). Numpy only.
 
-- ``Laplace``: t + Lap(2d/eps) per coordinate (the baseline of Harmony Sec. 3.1).
+- ``Laplace``: the Laplace baseline of Harmony Sec. 3.1 with a finite output space (a discrete Laplace on a grid).
 - ``Duchi``: Duchi et al.'s multidimensional mechanism with Harmony's even-d fix (Alg. 1).
 - ``HarmonyNumeric``: Harmony Alg. 2, one randomized bit for one coordinate per user.
 
 Every ``estimate`` is unbiased and every ``variance(values)`` is the exact variance of ``estimate(perturb(values))``
 for that population.
 
-Floating-point output: ``Laplace`` reports continuous floating-point numbers. Its eps-LDP guarantee holds in
-ideal real arithmetic only; the numpy sampler is not hardened against Mironov's attack (CCS 2012: the set of
-doubles a sampler can reach depends on the input, so one output can rule inputs out). Its guarantee's detail is
-``LAPLACE_DETAIL``; every other mechanism here has a finite privacy table verified exactly.
+Every mechanism here has a finite output space and a privacy table verified exactly on what its sampler realises.
 """
 
 import math
@@ -19,25 +16,37 @@ import numpy as np
 
 from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.base import CLOSED_FORM, Guarantee, Mechanism
+from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, Guarantee, Mechanism
 from lipdesign.mechanisms.projection import signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
+    ONE_BIT_MIN_EPSILON,
     REPORT_RTOL,
+    TablePerturber,
     implemented_exp,
     public_index,
     public_seed,
     sign_field,
     structured_reports,
 )
+from lipdesign.notions import LDP
 from lipdesign.validation import choice, float_array, fmt, integer
+from lipdesign.verification import sequential, verify_table
 
 #: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
 REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
 
-#: The guarantee of Laplace as lipdesign 0.1.0 wrote it (its files keep loading) and the detail of its guarantee.
-FLOAT_GUARANTEE = "closed form, ideal real arithmetic (floating-point sampler not hardened)"
-LAPLACE_DETAIL = "the floating-point sampler is not hardened against Mironov's attack (docs/math.md §9.9)"
+#: Default and largest grid M of ``Laplace`` (M + 1 grid points, M + 1 reports per coordinate). The rounding adds
+#: at most 1/M^2 to a coordinate's variance (2.4e-4 at M = 64, against 8 d^2 / eps^2 >= 0.08 for the noise).
+LAPLACE_GRID = 64
+LAPLACE_MAX_GRID = 256
+
+#: Relative margins below eps / d that ``Laplace`` tries in turn for its decay a (the first whose realised table
+#: verifies is used; every grid up to 256 verifies with the first for eps / d >= 1e-5).
+LAPLACE_MARGINS = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)
+
+#: Largest d of ``Laplace`` (as for ``Duchi``: reports of d floats per user are impractical beyond it).
+LAPLACE_MAX_D = 4096
 
 #: Largest d of ``Duchi``: its exact parameters use binomial coefficients and 2^d as Python integers, so a huge d
 #: (e.g. from a JSON file) would take long to construct; reports of d floats per user are impractical anyway.
@@ -94,39 +103,119 @@ class MeanOfReports(NumericReports):
 
 
 class Laplace(MeanOfReports):
-    """t + Lap(2d/eps) per coordinate: the L1 sensitivity of t on [-1, 1]^d is 2d (docs/math.md §9, Harmony
-    Sec. 3.1). Reports: float (n, d). Continuous output, so the true eps sets the scale and there is no privacy
-    table; epsilon in [1e-6, 10] like the other numeric mechanisms.
+    """The Laplace mechanism with a finite output space (docs/math.md §9.9), Harmony's baseline (Sec. 3.1).
 
-    The guarantee holds in ideal real arithmetic; the floating-point sampler is not hardened against Mironov's
-    attack. For deployment prefer the finite-output HarmonyNumeric or Duchi.
+    Each coordinate t is rounded at random to the grid g_i = -1 + 2i/M (unbiased), moved by a two-sided geometric
+    (discrete Laplace) number of grid steps Z, Pr[Z = z] proportional to a^|z| with a = e^(-eps / (d M)), and
+    clamped to the grid ends. A clamped report is the mean of the unclamped position given that it lies beyond
+    the end: the tail of a geometric law is memoryless, so that mean is the end -+ step a / (1 - a) whatever the
+    input, and the report stays unbiased. Per coordinate the sampler realises an (M + 1) x (M + 1) table
+    (``privacy_table``, verified exactly) whose largest ratio is a^-M = e^(eps/d); the d coordinates compose to
+    eps. The variance is at most that of Lap(2d/eps) (8 d^2 / eps^2 per coordinate) plus the rounding's
+    (at most 1/M^2). Reports: float (n, d), each one of the M + 1 ``outputs``. ``grid`` M in 2..LAPLACE_MAX_GRID;
+    epsilon in [1e-6, 10].
     """
 
     family = "laplace"
 
-    def __init__(self, epsilon, d=1):
+    def __init__(self, epsilon, d=1, grid=LAPLACE_GRID):
         self.epsilon = self.checked_epsilon(epsilon)
-        self.d = integer(d, "d")
+        self.d = integer(d, "d", high=LAPLACE_MAX_D)
+        self.grid = integer(grid, "grid", low=2, high=LAPLACE_MAX_GRID)
         self.input_domain = Box(self.d)
-        self.scale = 2.0 * self.d / self.epsilon
+        self.coordinate_epsilon = self.epsilon / self.d
+        if self.coordinate_epsilon < ONE_BIT_MIN_EPSILON:
+            raise ValidationError(f"epsilon is {fmt(epsilon)}; Laplace needs epsilon / d >= "
+                                  f"{ONE_BIT_MIN_EPSILON:g} per coordinate (d = {self.d})")
+        # The realised table must keep a^-M <= e^(eps/d): near 1e-6 its smallest entries (about eps / 2M) are fine
+        # enough for the alias sampler's resolution to matter, so the first margin on the ladder that verifies
+        # is used (docs/math.md §9.9); the variance grows by about twice the margin, relatively.
+        for margin in LAPLACE_MARGINS:
+            self.margin = margin
+            self.decay = math.exp(-math.log(implemented_exp(self.coordinate_epsilon)) * (1.0 - margin) / self.grid)
+            self.table = self._table()
+            self.sampler = TablePerturber(self.table)
+            realized = self.sampler.realized_table()
+            self._coordinate_certificate = verify_table(realized, LDP(self.coordinate_epsilon), exact=True)
+            if self._coordinate_certificate.passed:
+                break
+        else:
+            raise ValidationError(f"grid is {self.grid}; at epsilon / d = {fmt(self.coordinate_epsilon)} the sampler "
+                                  "cannot realise the Laplace table within the claim (use a smaller grid)")
+        realized.setflags(write=False)
+        self._realized = realized
+        step = 2.0 / self.grid
+        overshoot = step * self.decay / (1.0 - self.decay)  # E[steps beyond an end | beyond it] x step
+        outputs = -1.0 + step * np.arange(self.grid + 1)
+        outputs[0], outputs[-1] = -1.0 - overshoot, 1.0 + overshoot
+        outputs.setflags(write=False)
+        self.outputs = outputs
+        self.bound = 1.0 + overshoot
 
     def parameters(self):
-        return {"epsilon": self.epsilon, "d": self.d}
+        return {"epsilon": self.epsilon, "d": self.d, "grid": self.grid}
 
     @classmethod
     def example(cls):
-        return cls(1.0, 3)
+        return cls(1.0, 3, grid=16)
+
+    def _table(self):
+        """Pr[report j | grid input i] in ideal arithmetic: (1 - a)/(1 + a) a^|i - j| inside, a^i / (1 + a) and
+        a^(M - i) / (1 + a) at the two ends (the clamped tails)."""
+        a, m = self.decay, self.grid
+        steps = np.abs(np.arange(m + 1)[:, None] - np.arange(m + 1)[None, :])
+        table = (1.0 - a) / (1.0 + a) * a**steps
+        table[:, 0] = a ** np.arange(m + 1) / (1.0 + a)
+        table[:, -1] = a ** np.arange(m, -1, -1) / (1.0 + a)
+        table.setflags(write=False)
+        return table
+
+    def privacy_table(self):
+        """(M + 1) x (M + 1): Pr[report j | g_i] as the alias sampler realises it (rounding is pre-processing: any
+        input's report distribution is a mixture of these rows)."""
+        return self._realized
 
     @property
     def guarantee(self):
-        return Guarantee("LDP", self.epsilon, CLOSED_FORM, LAPLACE_DETAIL)
+        if self.d == 1:
+            return Guarantee("LDP", self.epsilon, EXACT_TABLE)
+        return Guarantee("LDP", self.epsilon, COMPOSITION,
+                         f"{self.d} coordinates per user, each with an exact table at eps/{self.d}")
+
+    def _certify(self):
+        """The per-coordinate table verified exactly at eps / d, its epsilon times d rounded up (docs/math.md
+        §9.8: the coordinates' noises are independent, so LDP budgets add)."""
+        return sequential([self._coordinate_certificate] * self.d, self.epsilon)
+
+    def _position(self, values):
+        return (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
 
     def _perturb(self, values, rng, user_ids):
-        return values + rng.laplace(0.0, self.scale, values.shape)
+        position = self._position(values)
+        low = np.minimum(np.floor(position), self.grid - 1)
+        grid_index = low.astype(np.int64) + (rng.random(position.shape) < position - low)
+        return self.outputs[self.sampler.perturb(grid_index, rng)]
+
+    def _checked_reports(self, reports):
+        """Raise unless every report is one of the M + 1 ``outputs`` exactly."""
+        outside = np.flatnonzero(~np.isin(reports.ravel(), self.outputs))
+        if outside.size:
+            row, column = np.unravel_index(outside[0], reports.shape)
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; Laplace reports are the "
+                                  f"{self.grid + 1} values of its grid (reports of another mechanism, epsilon or "
+                                  "grid?)")
+        return reports
 
     def _variance(self, values, n, method, user_ids):
-        """2 scale^2 / n = 8 d^2 / (eps^2 n) per coordinate, whatever the values."""
-        return np.full(self.d, 2.0 * self.scale**2 / n)
+        """sum_i (E[report^2 | t_ij] - t_ij^2) / n^2 per coordinate: E[report^2 | g_i] from the table, mixed over
+        the two grid points the rounding chooses between."""
+        second = self.table @ self.outputs**2
+        position = self._position(values)
+        low = np.minimum(np.floor(position), self.grid - 1)
+        fraction = position - low
+        low = low.astype(np.int64)
+        per_user = (1.0 - fraction) * second[low] + fraction * second[low + 1] - values**2
+        return per_user.sum(axis=0) / n**2
 
 
 class Duchi(NumericReports):

@@ -26,7 +26,7 @@ from lipdesign.mechanisms.sampling import (
 )
 from lipdesign.notions import LDP
 from lipdesign.validation import fmt, integer
-from lipdesign.verification import compose, verify_table
+from lipdesign.verification import sequential, verify_table
 
 #: eps* of Wang et al. (ICDE 2019, "~0.61"): the root of (s + 3) / (3 (s - 1)^2) = c^2 with s = e^(eps/2),
 #: c = (e^eps + 1) / (e^eps - 1). Above it the PM/Duchi mix of ``Hybrid`` beats Duchi's worst case.
@@ -215,9 +215,9 @@ class _AttributeSampling(MeanOfReports):
 
     def _certify(self):
         """The per-attribute table verified exactly at eps / k, its certified epsilon times k (rounded up)
-        against the claim eps (sequential composition over the k sampled attributes, docs/math.md §9)."""
+        against the claim eps (sequential composition over the k sampled attributes, docs/math.md §9.8, §13)."""
         single = verify_table(self.privacy_table(), LDP(self.attribute_epsilon), exact=True)
-        return compose(single, self.attributes, self.epsilon)
+        return sequential([single] * self.attributes, self.epsilon)
 
 
 class Piecewise(_AttributeSampling):

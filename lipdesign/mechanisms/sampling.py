@@ -1,7 +1,8 @@
-"""Randomness as the mechanisms draw it (numpy only; docs/math.md §3).
+"""Randomness as the mechanisms draw it (numpy, and randomgen for the ChaCha20 stream; docs/math.md §3).
 
-- ``as_generator``: ``rng`` is an int seed (reproducible simulation), a ``numpy.random.Generator``, or None for a
-  generator seeded from the operating system's CSPRNG (what a device should use).
+- ``as_generator``: ``rng`` is an int seed (PCG64: reproducible simulation), a ``numpy.random.Generator`` or
+  ``BitGenerator``, or None for ``secure_generator()``: the ChaCha20 bit stream keyed with 256 bits from the
+  operating system's CSPRNG, unpredictable from its outputs (what a device should use; docs/math.md §3.8).
 - ``TablePerturber``: sampling from a finite table with Walker/Vose alias tables and ONE uniform per value: with u
   uniform on [0, 1), ``j = floor(u * n_out)`` picks a slot and the fractional part ``u * n_out - j`` is the coin
   that decides between the slot's own output j (if ``coin < prob[x, j]``) and ``alias[x, j]``. An output whose
@@ -19,6 +20,7 @@ import numbers
 import secrets
 
 import numpy as np
+from randomgen import ChaCha
 
 from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
@@ -59,27 +61,54 @@ REPORT_RTOL = 1e-9
 MAX_SEED = 2**63
 
 
-def as_generator(rng=None) -> np.random.Generator:
-    """Return a ``numpy.random.Generator`` for ``rng``.
+#: The secure bit stream of ``rng=None`` (``secure_generator``): ChaCha with 20 rounds and a 256-bit key
+#: (docs/math.md §3.8).
+SECURE_ROUNDS = 20
+SECURE_KEY_BITS = 256
 
-    ``None``: a fresh generator seeded from the operating system's CSPRNG (``secrets.randbits(128)``), which is
-    what a device should use. A non-negative ``int``: ``numpy.random.default_rng(rng)`` (reproducible, for tests
-    and simulations). A ``Generator``: returned as is (its state advances). Anything else: ``ValidationError``.
+
+def secure_generator(key=None) -> np.random.Generator:
+    """A ``numpy.random.Generator`` on the ChaCha20 bit stream, ``randomgen.ChaCha(key=key, rounds=20)``
+    (docs/math.md §3.8): as long as ChaCha20 is a pseudorandom function (the standard assumption), its words
+    cannot be told from uniform ones, nor predicted from the others, without the key. ``key=None`` draws 256 bits
+    from the operating system's CSPRNG (``secrets``), which is what ``rng=None`` uses; an int in [0, 2**256)
+    replays that stream (audits, tests): keep it as secret as the noise it makes.
+    """
+    if key is None:
+        key = secrets.randbits(SECURE_KEY_BITS)
+    elif isinstance(key, (bool, np.bool_)) or not isinstance(key, numbers.Integral) or not (
+            0 <= int(key) < 2**SECURE_KEY_BITS):
+        raise ValidationError(f"key is {fmt(key)}; a ChaCha20 key must be None (drawn from the OS) or an int in "
+                              f"[0, 2**{SECURE_KEY_BITS})")
+    return np.random.Generator(ChaCha(key=int(key), rounds=SECURE_ROUNDS))
+
+
+def as_generator(rng=None) -> np.random.Generator:
+    """Return a ``numpy.random.Generator`` for ``rng`` (docs/math.md §3.8).
+
+    ``None``: ``secure_generator()``, a fresh ChaCha20 stream keyed from the OS CSPRNG, which is what a device
+    should use. A non-negative ``int``: ``numpy.random.default_rng(rng)`` (PCG64: reproducible, for tests and
+    simulations, but predictable from its outputs). A ``Generator``: returned as is (its state advances); a
+    ``BitGenerator`` (say ``randomgen.AESCounter()``): wrapped in a Generator. The exact statements about what
+    the samplers realise (§3.5, §3.6) assume ``random()`` returns the top 53 bits of one 64-bit word, as for
+    PCG64, ChaCha and AESCounter. Anything else: ``ValidationError``.
     """
     if rng is None:
-        return np.random.default_rng(secrets.randbits(128))
+        return secure_generator()
     if isinstance(rng, np.random.Generator):
         return rng
+    if isinstance(rng, np.random.BitGenerator):
+        return np.random.Generator(rng)
     if isinstance(rng, (bool, np.bool_)):
-        raise ValidationError(f"rng is {rng!r} (a bool); it must be None, a non-negative int seed or a "
-                              "numpy.random.Generator")
+        raise ValidationError(f"rng is {rng!r} (a bool); it must be None, a non-negative int seed, a "
+                              "numpy.random.Generator or a BitGenerator")
     if isinstance(rng, numbers.Integral):
         if int(rng) < 0:
-            raise ValidationError(f"rng is {int(rng)}; an int seed must be non-negative (or pass None or a "
-                                  "numpy.random.Generator)")
+            raise ValidationError(f"rng is {int(rng)}; an int seed must be non-negative (or pass None, a "
+                                  "numpy.random.Generator or a BitGenerator)")
         return np.random.default_rng(int(rng))
-    raise ValidationError(f"rng is {fmt(rng)} of type {type(rng).__name__}; it must be None, a non-negative int seed "
-                          "or a numpy.random.Generator")
+    raise ValidationError(f"rng is {fmt(rng)} of type {type(rng).__name__}; it must be None, a non-negative int "
+                          "seed, a numpy.random.Generator or a BitGenerator")
 
 
 def _alias_row(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -187,7 +216,7 @@ class TablePerturber(Immutable):
     def perturb(self, values, rng=None) -> np.ndarray:
         """Perturb every entry of ``values`` (integer indices in 0..k-1, any shape); returns int64, same shape.
 
-        ``rng``: see ``as_generator`` (None = cryptographically seeded). One uniform per value, processed in
+        ``rng``: see ``as_generator`` (None = the secure ChaCha20 stream). One uniform per value, processed in
         chunks of ``chunk_size`` without per-value Python loops; deterministic for a given seed (the chunk size
         does not change the result, since each double consumes exactly one draw of the bit generator).
         """

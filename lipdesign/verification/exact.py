@@ -5,11 +5,15 @@
 distribution a perturber samples: the stored numbers divided by their row sum. ``exact=True`` does this
 in rational arithmetic (every stored float is the rational number it is, fractions.Fraction) and compares
 against a rational lower bound of e^eps, so a pass is a proof about the stored numbers; its reported
-epsilon is rounded up, never down. Floating-point mode is approximate (within FLOAT_SLACK).
+epsilon is rounded up, never down. Exact mode first bounds every column's worst ratio by outward-rounded
+float64 intervals (numpy, docs/math.md §3.7) and evaluates in rational arithmetic only the columns whose interval
+reaches the largest lower end: the result (ratio, place, pass/fail) is the one rational arithmetic gives on the
+whole table. Floating-point mode is approximate (within FLOAT_SLACK).
 """
 
 import decimal
 import math
+import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -23,6 +27,18 @@ from lipdesign.validation import stochastic_rows
 
 #: Floating-point verification passes when the tightest epsilon exceeds the claim by at most this.
 FLOAT_SLACK = 1e-9
+
+#: The largest table (rows x columns) verified; past it ``verify_table`` refuses (docs/math.md §3.7: a tie-heavy
+#: table of this size, every column evaluated in rational arithmetic, still verifies in a few seconds).
+MAX_VERIFY_ENTRIES = 2**22
+
+#: Unit roundoff of float64 (round to nearest): fl(a op b) = (a op b)(1 + d) with |d| <= UNIT for normal results.
+UNIT = 2.0**-53
+
+#: A positive normalised entry, prior weight or conditional weight below this leaves its column (or, for the
+#: weights, the table) to rational arithmetic: above it no product and no ratio of the prefilter leaves the
+#: normal range, where the error model holds (docs/math.md §3.7).
+TINY = 2.0**-500
 
 
 @dataclass(frozen=True)
@@ -88,17 +104,39 @@ def _dot(a, b):
     return sum(x * y for x, y in zip(a, b))
 
 
+class _Weights:
+    """A probability vector (a listed prior, a row of T) normalised by its sum: ``values`` (Fractions, or floats)
+    and, exactly, integer numerators over one common denominator, so that a dot product with a column of Python
+    ints stays in integer arithmetic."""
+
+    def __init__(self, vector, exact):
+        self.values = _normalised(_as_numbers(vector, exact))
+        self.denominator = math.lcm(*(v.denominator for v in self.values)) if exact else 1.0
+        self.numerators = [int(v * self.denominator) for v in self.values] if exact else self.values
+
+    def dot(self, column):
+        total = sum(map(operator.mul, self.numerators, column))
+        return Fraction(total, self.denominator) if isinstance(total, int) else total / self.denominator
+
+
+def _corner(k, x):
+    """The prior e_x."""
+    return [1.0 if z == x else 0.0 for z in range(k)]
+
+
 class _Scenarios:
     """min and max of P . q over the priors a LIP notion enforces (docs/math.md §3): a plain max over listed
-    priors, a greedy fill for a box or a TV ball intersected with the simplex."""
+    priors, the column's own extremes for the corners of the simplex (WC-LIP), a greedy fill for a box or a TV ball
+    intersected with the simplex. ``corners=False`` lists the corners as priors (the reference path)."""
 
-    def __init__(self, notion, prior, exact):
+    def __init__(self, notion, prior, exact, corners=True):
         self.kind = "listed"
         prior_set = getattr(notion, "prior_set", None)
         if isinstance(notion, WorstCaseLIP):
-            self.priors = _as_numbers(np.eye(prior.k), exact)
+            self.kind = "corners" if corners else "listed"
+            self.priors = [] if corners else [_Weights(row, exact) for row in np.eye(prior.k)]
         elif prior_set is None:
-            self.priors = [_normalised(_as_numbers(prior.probabilities, exact))]
+            self.priors = [_Weights(prior.probabilities, exact)]
         elif prior_set.kind in GREEDY_KINDS:
             self.kind = prior_set.kind
             self.parameters = {key: _as_numbers(value, exact) if isinstance(value, list) else
@@ -107,14 +145,17 @@ class _Scenarios:
             if self.kind == "tv_ball":
                 self.parameters["center"] = _normalised(self.parameters["center"])
         else:
-            self.priors = [_normalised(row) for row in _as_numbers(prior_set.vertices, exact)]
+            self.priors = [_Weights(row, exact) for row in np.asarray(prior_set.vertices, dtype=float)]
 
     def mass_range(self, column):
         """((min P.q, argmin P), (max P.q, argmax P))."""
+        if self.kind == "corners":  # P = e_x: P.q = q[x], the first extreme as the listed corners give it
+            low, high = min(column), max(column)
+            return (low, _corner(len(column), column.index(low))), (high, _corner(len(column), column.index(high)))
         if self.kind == "listed":
-            masses = [_dot(p, column) for p in self.priors]
+            masses = [p.dot(column) for p in self.priors]
             low, high = masses.index(min(masses)), masses.index(max(masses))
-            return (masses[low], self.priors[low]), (masses[high], self.priors[high])
+            return (masses[low], self.priors[low].values), (masses[high], self.priors[high].values)
         return self._greedy(column, lowest=True), self._greedy(column, lowest=False)
 
     def _greedy(self, column, lowest):
@@ -140,62 +181,179 @@ class _Scenarios:
 def _ratio(numerator, denominator):
     if denominator == 0:
         return math.inf if numerator > 0 else 0
+    if isinstance(numerator, int) and isinstance(denominator, int):  # integer-scaled exact columns
+        return Fraction(numerator, denominator)
     return numerator / denominator
 
 
-def _worst_lip(table_columns, notion, prior, exact):
-    """Largest posterior/prior ratio of G over outputs y, secret values g and enforced priors."""
+def _column_lip(y, column, conditional, scenarios):
+    """Largest posterior/prior ratio of G in the column of output y over secret values g and enforced priors,
+    and where it is first attained."""
+    (low, low_prior), (high, high_prior) = scenarios.mass_range(column)
+    if conditional is None:  # G = X: the secret masses are the column's entries; only its extremes can be worst
+        largest, smallest = max(column), min(column)
+        candidates = [(column.index(largest), largest), (column.index(smallest), smallest)]
+    else:
+        candidates = [(g, row.dot(column)) for g, row in enumerate(conditional)]
+    best, worst = 0, {}
+    for g, secret_mass in candidates:
+        for ratio, side, where in ((_ratio(secret_mass, low), "upper", low_prior),
+                                   (_ratio(high, secret_mass), "lower", high_prior)):
+            if ratio > best:
+                best = ratio
+                worst = {"output": y, "secret": g, "side": side, "prior": where}
+    return best, worst
+
+
+def _column_ldp(y, column):
+    largest, smallest = max(column), min(column)
+    return _ratio(largest, smallest), {"output": y, "inputs": [column.index(largest), column.index(smallest)]}
+
+
+def _column_worst(notion, prior, exact, corners=True):
+    """The function (y, column) -> (largest ratio of the column, where it is first attained) of ``notion``."""
+    if isinstance(notion, LDP):
+        return _column_ldp
+    if not isinstance(notion, (LIP, WorstCaseLIP)):
+        raise ValidationError(f"notion is {notion!r}; it must be ld.LDP, ld.LIP or ld.WorstCaseLIP")
     conditional = None if notion.secret is None else \
-        [_normalised(row) for row in _as_numbers(notion.conditional(prior.k), exact)]
-    scenarios = _Scenarios(notion, prior, exact)
-    best, worst = 0, {}
-    for y, column in enumerate(table_columns):
-        if not any(column):
-            continue
-        (low, low_prior), (high, high_prior) = scenarios.mass_range(column)
-        if notion.secret is None:  # G = X: the secret masses are the column's entries; only its extremes can be worst
-            largest, smallest = max(column), min(column)
-            candidates = [(column.index(largest), largest), (column.index(smallest), smallest)]
-        else:
-            candidates = [(g, _dot(row, column)) for g, row in enumerate(conditional)]
-        for g, secret_mass in candidates:
-            for ratio, side, where in ((_ratio(secret_mass, low), "upper", low_prior),
-                                       (_ratio(high, secret_mass), "lower", high_prior)):
-                if ratio > best:
-                    best = ratio
-                    worst = {"output": y, "secret": g, "side": side, "prior": [float(p) for p in where]}
-    return best, worst
+        [_Weights(row, exact) for row in np.asarray(notion.conditional(prior.k), dtype=float)]
+    scenarios = _Scenarios(notion, prior, exact, corners)
+    return lambda y, column: _column_lip(y, column, conditional, scenarios)
 
 
-def _worst_ldp(table_columns):
+def _first_largest(columns, column_worst):
+    """Over (y, column) pairs in output order, skipping all-zero columns: the largest ratio and the first place
+    attaining it (the order of a single pass over the whole table)."""
     best, worst = 0, {}
-    for y, column in enumerate(table_columns):
+    for y, column in columns:
         if not any(column):
             continue
-        ratio = _ratio(max(column), min(column))
+        ratio, place = column_worst(y, column)
         if ratio > best:
-            best = ratio
-            worst = {"output": y, "inputs": [column.index(max(column)), column.index(min(column))]}
+            best, worst = ratio, place
+    if "prior" in worst:  # converted once, for the place reported
+        worst = dict(worst, prior=[float(p) for p in worst["prior"]])
     return best, worst
+
+
+def _rational_tightest(table, notion, prior, *, corners=False):
+    """``tightest(..., exact=True)`` without the interval prefilter: every column in rational arithmetic (with
+    ``corners=False`` the corners of the simplex listed as priors, as before docs/math.md §3.7; the reference of
+    the tests and of benchmarks/verify.py)."""
+    rows = [_normalised(row) for row in _as_numbers(table, True)]  # what a perturber samples
+    return _first_largest(enumerate(map(list, zip(*rows))), _column_worst(notion, prior, True, corners))
+
+
+def _integer_columns(table, outputs):
+    """The normalised columns ``outputs`` of a float table, each scaled by one positive constant (the same for all):
+    lists of Python ints. Every entry is an integer times a power of two (np.frexp), so with V the table over its
+    smallest power of two and S its integer row sums, column y is V[:, y] / S = V[:, y] (L / S) / L, L = lcm(S)."""
+    mantissa, exponent = np.frexp(table)
+    positive = table > 0
+    low = int(exponent[positive].min()) if positive.any() else 0
+    integers = (mantissa * 2.0**53).astype(np.int64).astype(object)  # table = integers * 2^(exponent - 53)
+    integers = np.left_shift(integers, np.where(positive, exponent - low, 0).astype(object))
+    sums = integers.sum(axis=1)
+    multiple = math.lcm(*{int(total) for total in sums if total})
+    weights = np.array([multiple // int(total) if total else 0 for total in sums], dtype=object)
+    return (integers[:, outputs] * weights[:, None]).T.tolist()
+
+
+def _gamma(count):
+    """gamma_n = n u / (1 - n u): the relative error of n roundings compounded (docs/math.md §3.7)."""
+    return count * UNIT / (1 - count * UNIT)
+
+
+def _enclosure(value, count):
+    """Floats (lower, upper) around the exact r with value = r (1 + theta), |theta| <= gamma_count, count >= 2:
+    widened by 2 gamma and stepped one ulp outward, so that the rounding of the widening itself is covered."""
+    gamma = _gamma(count)
+    lower = np.nextafter(value * (1 - 2 * gamma), 0.0)
+    upper = np.nextafter(value * (1 + 2 * gamma), np.inf)
+    infinite = np.isinf(value)
+    return np.where(infinite, np.inf, lower), np.where(infinite, np.inf, upper)
+
+
+def _float_ratio(numerator, denominator):
+    """numerator / denominator elementwise, with ``_ratio``'s convention for a zero denominator."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = numerator / np.where(denominator > 0, denominator, 1.0)
+    return np.where(denominator > 0, quotient, np.where(numerator > 0, np.inf, 0.0))
+
+
+def _ratio_bounds(table, notion, prior):
+    """Per column of ``table``, floats (lower, upper) enclosing the column's largest ratio under ``notion`` in
+    exact arithmetic (docs/math.md §3.7): (0, inf) where the error model does not apply (a tiny entry, a box or a
+    TV ball, whose greedy fill is not bounded here)."""
+    k, n_out = table.shape
+    sums = table.sum(axis=1)
+    columns = table / sums[:, None]  # each = exact (1 + theta), |theta| <= gamma_n (n - 1 additions, 1 division)
+    count = n_out + 1  # one spare rounding keeps count >= 2 (``_enclosure``)
+    unknown = ((columns > 0) & (columns < TINY)).any(axis=0)
+    if isinstance(notion, LDP):
+        bounds = [_enclosure(_float_ratio(columns.max(axis=0), columns.min(axis=0)), 2 * count + 1)]
+    else:
+        prior_set = getattr(notion, "prior_set", None)
+        if isinstance(notion, WorstCaseLIP):
+            low, high, mass_count = columns.min(axis=0), columns.max(axis=0), count
+        else:
+            if prior_set is not None and prior_set.kind in GREEDY_KINDS:
+                return np.zeros(n_out), np.full(n_out, np.inf)
+            priors = np.atleast_2d(np.asarray(prior.probabilities if prior_set is None else prior_set.vertices,
+                                              dtype=float))
+            priors = priors / priors.sum(axis=1, keepdims=True)  # each weight within gamma_k
+            if ((priors > 0) & (priors < TINY)).any():
+                return np.zeros(n_out), np.full(n_out, np.inf)
+            masses = priors @ columns  # k products of (gamma_k, gamma_count) factors, k - 1 additions
+            low, high, mass_count = masses.min(axis=0), masses.max(axis=0), 2 * k + count
+        if notion.secret is None:
+            secret, secret_count = np.stack([columns.max(axis=0), columns.min(axis=0)]), count
+        else:
+            conditional = np.asarray(notion.conditional(k), dtype=float)
+            conditional = conditional / conditional.sum(axis=1, keepdims=True)
+            if ((conditional > 0) & (conditional < TINY)).any():
+                return np.zeros(n_out), np.full(n_out, np.inf)
+            secret, secret_count = conditional @ columns, 2 * k + count
+        ratio_count = secret_count + mass_count + 1
+        bounds = [_enclosure(_float_ratio(secret, low), ratio_count),
+                  _enclosure(_float_ratio(high, secret), ratio_count)]
+    lower = np.max([np.max(np.atleast_2d(low_end), axis=0) for low_end, _ in bounds], axis=0)
+    upper = np.max([np.max(np.atleast_2d(high_end), axis=0) for _, high_end in bounds], axis=0)
+    return np.where(unknown, 0.0, lower), np.where(unknown, np.inf, upper)
+
+
+def _prefiltered_tightest(table, notion, prior):
+    """``tightest(..., exact=True)``: rational arithmetic only on the columns whose interval reaches the largest
+    lower end, which hold every column attaining the exact maximum (docs/math.md §3.7)."""
+    column_worst = _column_worst(notion, prior, True)
+    table = np.asarray(table, dtype=float)
+    lower, upper = _ratio_bounds(table, notion, prior)
+    nonzero = table.any(axis=0)
+    reach = lower[nonzero].max() if nonzero.any() else 0.0
+    candidates = np.flatnonzero(nonzero & (upper >= reach))
+    return _first_largest(zip(candidates.tolist(), _integer_columns(table, candidates)), column_worst)
 
 
 def tightest(table, notion, prior, *, exact=False):
-    """(largest ratio, worst place) of ``table`` under ``notion``; the tightest epsilon is ln(ratio)."""
-    rows = [_normalised(row) for row in _as_numbers(table, exact)]  # what a perturber samples
-    columns = [list(column) for column in zip(*rows)]
-    if isinstance(notion, LDP):
-        return _worst_ldp(columns)
-    if isinstance(notion, (LIP, WorstCaseLIP)):
-        return _worst_lip(columns, notion, prior, exact)
-    raise ValidationError(f"notion is {notion!r}; it must be ld.LDP, ld.LIP or ld.WorstCaseLIP")
+    """(largest ratio, worst place) of ``table`` under ``notion``; the tightest epsilon is ln(ratio). Exact mode
+    returns the Fraction and place that rational arithmetic over every column gives (docs/math.md §3.7)."""
+    if exact:
+        return _prefiltered_tightest(table, notion, prior)
+    rows = [_normalised(row) for row in _as_numbers(table, False)]  # what a perturber samples
+    return _first_largest(enumerate(map(list, zip(*rows))), _column_worst(notion, prior, False))
 
 
 def check_table(table, k=None):
     """A finite, non-negative table whose rows sum to 1 within 1e-9, with ``k`` rows when given (kept as
-    given: verification reads the numbers as they are)."""
+    given: verification reads the numbers as they are), of at most MAX_VERIFY_ENTRIES entries."""
     table = stochastic_rows(table, "table")
     if k is not None and table.shape[0] != k:
         raise ValidationError(f"table has {table.shape[0]} rows; it must have one per value of the prior ({k})")
+    if table.size > MAX_VERIFY_ENTRIES:
+        raise ValidationError(f"table has {table.shape[0]} x {table.shape[1]} = {table.size} entries; exact "
+                              f"verification takes at most MAX_VERIFY_ENTRIES = {MAX_VERIFY_ENTRIES} "
+                              "(docs/math.md §3.7)")
     return table
 
 
@@ -215,7 +373,11 @@ def verify_table(table, notion, prior=None, *, exact=True):
     if prior is None:
         if isinstance(notion, LIP):
             raise ValidationError("prior is None; verifying an LIP notion needs the design prior")
-        size = np.shape(table)[0] if np.ndim(table) == 2 and np.shape(table)[0] else 1
+        try:
+            shape = np.shape(table)
+        except ValueError:  # ragged nested lists: check_table names the problem
+            shape = ()
+        size = shape[0] if len(shape) == 2 and shape[0] else 1
         prior = Prior(np.full(size, 1.0 / size))
     notion.check_sizes(prior)
     table = check_table(table, prior.k)
@@ -227,11 +389,3 @@ def verify_table(table, notion, prior=None, *, exact=True):
         passed = epsilon <= notion.epsilon + FLOAT_SLACK
     return Certificate(notion.kind, notion.epsilon, epsilon, bool(passed), exact, worst)
 
-
-def compose(part, parts, claimed_epsilon):
-    """Certificate of ``parts`` sequentially composed mechanisms, each certified by ``part`` (LDP budgets add,
-    docs/math.md §2): epsilon = parts x part.epsilon rounded up, passed against ``claimed_epsilon``."""
-    epsilon = part.epsilon if parts == 1 else math.nextafter(parts * part.epsilon, math.inf)
-    worst = dict(part.worst, parts=parts, part_epsilon=part.epsilon)
-    passed = bool(part.passed) and epsilon <= claimed_epsilon
-    return Certificate(part.notion, claimed_epsilon, epsilon, passed, part.exact, worst)
