@@ -179,6 +179,8 @@ def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, prog
     how many comparisons are bounded (Bonferroni)."""
     reports = integer(reports, "reports", low=1)
     events = integer(events, "events", low=1)
+    if progress is not None and not callable(progress):
+        raise ValidationError(f"progress is {fmt(progress)}; it must be None or a callable taking one line of text")
     confidence = real_number(confidence, "confidence", 0.0, 1.0)
     if not 0.0 < confidence < 1.0:
         raise ValidationError(f"confidence is {fmt(confidence)}; it must lie strictly between 0 and 1")
@@ -277,7 +279,7 @@ def _draw(mechanism, plan, populations, n, rng, progress):
             rows = np.full(size, unit[0]) if unit.size else rng.choice(weights.size, size=size, p=weights)
             user_ids = np.arange(ids, ids + size) if mechanism.uses_user_ids else None
             ids += size
-            drawn = mechanism.perturb(plan.inputs[rows], rng=rng, user_ids=user_ids)
+            drawn = mechanism.perturb(_values(mechanism, plan.inputs[rows]), rng=rng, user_ids=user_ids)
             count += np.bincount(plan.classify(drawn), minlength=classes)
             done += size
             if progress is not None and (10 * done // total > shown or done == total):
@@ -320,6 +322,15 @@ def _chi_square(plan, populations, counts, n):
 
 
 # -- per-family output classes ------------------------------------------------------------------------------------
+def _values(mechanism, inputs):
+    """The audited inputs as the mechanism takes them: category indices become its labels when it has named ones
+    (integer labels other than the indices are read as labels, docs/math.md §1)."""
+    labels = getattr(mechanism.input_domain, "labels", None)
+    if labels is None or isinstance(labels, range) or inputs.dtype.kind not in "iu":
+        return inputs
+    return np.array(labels, dtype=object)[inputs]
+
+
 def _index_plan(mechanism, classify, class_names=None):
     """Designed tables and local hashing: every input value a row, every column of the (realised) privacy table a
     class; ``classify`` maps a report to its column."""

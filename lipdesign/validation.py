@@ -191,8 +191,9 @@ def choice(value, field, options):
 
 
 def labels_for(labels, size, field="labels"):
-    """Unique JSON-friendly labels (str or int), defaulting to 0..size-1. An integer label in 0..size-1 must equal
-    its index, so that an integer value means one thing whether read as a label or as an index."""
+    """Unique JSON-friendly labels (str or int), defaulting to 0..size-1. A label that is (or spells, like "2") an
+    integer in 0..size-1 must sit at that index, so that a value means one thing whether read as a label or as an
+    index."""
     if labels is None:
         return tuple(range(size))
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
@@ -206,10 +207,13 @@ def labels_for(labels, size, field="labels"):
         if isinstance(label, str) and not _encodable(label):
             raise ValidationError(f"{field}[{at}] is {label!r}; a label must be valid Unicode text (it holds a lone "
                                   "surrogate, which cannot be written to JSON or printed)")
-        if isinstance(label, int) and 0 <= label < size and label != at:
-            raise ValidationError(f"{field}[{at}] is {label}; an integer label in 0..{size - 1} must sit at its own "
-                                  f"index, since values are also given as indices (here {label} would mean both the "
-                                  f"label at {at} and index {label}): give the labels as strings, or in index order")
+        spelled = int(label) if isinstance(label, str) and label.isdecimal() and label.isascii() and \
+            str(int(label)) == label else label
+        if isinstance(spelled, int) and 0 <= spelled < size and spelled != at:
+            raise ValidationError(f"{field}[{at}] is {label!r}; a label that is (or spells) an integer in "
+                                  f"0..{size - 1} must sit at its own index, since values are also given as indices "
+                                  f"(here {label!r} would mean both the label at {at} and index {spelled}): use other "
+                                  "labels, or list them in index order")
     texts = [str(label) for label in labels]
     if len(set(texts)) != size:
         duplicate = next(label for label in labels if texts.count(str(label)) > 1)

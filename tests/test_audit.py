@@ -227,3 +227,12 @@ def test_slow_a_small_excess_is_caught_with_many_reports():
 
     result = ld.audit(Slightly(1.0, 4), reports=2_000_000, rng=9)
     assert not result.passed and 1.0 < result.empirical_epsilon <= 1.1
+
+
+@pytest.mark.parametrize("family", ["rr", "unary", "hashing"])
+def test_designs_with_integer_labels_are_audited_through_their_labels(family):
+    """Integer labels other than the indices are read as labels, so the audit passes its inputs as labels (it
+    refused these designs before, found in review)."""
+    mechanism = ld.design(ld.Prior([0.2, 0.3, 0.5], labels=[10, 20, 30]), ld.LIP(1.0), family=family)
+    result = ld.audit(mechanism, reports=50_000, rng=3)
+    assert result.passed and 0.5 < result.empirical_epsilon <= 1.0

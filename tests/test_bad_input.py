@@ -22,7 +22,7 @@ def dag(**overrides):
 
 @pytest.mark.parametrize("call, message", [
     (lambda: ld.Prior([0.5, 0.5], labels=3), "labels is 3; it must be a list"),
-    (lambda: ld.Prior([0.5, 0.5], labels=["1", 1]), "repeats"),
+    (lambda: ld.Prior([0.5, 0.5], labels=["7", 7]), "repeats"),
     (lambda: ld.Prior([1e308, 1e308], normalize=True), "too large to add up"),
     (lambda: ld.Prior.from_counts([1, 2], pseudocount="a"), "pseudocount is 'a'; it must be a number"),
     (lambda: ld.PriorSet.tv_ball([0.5, 0.5], "a"), "prior_set.radius is 'a'; it must be a number"),
@@ -98,12 +98,13 @@ def test_printed_epsilons_are_rounded_up():
             assert float(text) <= value * (1 + 10.0 ** (1 - digits)), (value, text)
 
 
-@pytest.mark.parametrize("labels, at", [([2, 0, 1], 0), (["a", 2, 1], 1), ([1, 5, 7], 0)])
+@pytest.mark.parametrize("labels, at", [([2, 0, 1], 0), (["a", 2, 1], 1), ([1, 5, 7], 0), (["1", "0", "x"], 0)])
 def test_integer_labels_that_could_be_read_as_other_indices_are_refused(labels, at):
     """labels=[2, 0, 1] once made perturb([0]) perturb index 1 (found in review): an integer label in 0..k-1 must
     sit at its own index."""
-    with pytest.raises(ld.errors.ValidationError, match=rf"labels\[{at}\] is {labels[at]}; an integer label in 0\.\.2 "
-                                                        "must sit at its own index"):
+    with pytest.raises(ld.errors.ValidationError,
+                       match=rf"labels\[{at}\] is {labels[at]!r}; a label that is \(or spells\) an integer in 0\.\.2 "
+                             "must sit at its own index"):
         ld.Prior([0.2, 0.3, 0.5], labels=labels)
     with pytest.raises(ld.errors.ValidationError, match="must sit at its own index"):
         ld.domains.Categorical(3, labels)

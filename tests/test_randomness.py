@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import randomgen
 from randomgen import AESCounter, ChaCha
 
 from lipdesign.errors import ValidationError
@@ -257,3 +258,16 @@ def test_bad_projection_seed_is_refused(seed, message):
 def test_bad_random_state_still_names_the_field():
     with pytest.raises(ValidationError, match=r"^random_state is 'seed' of type str; it must be None"):
         fit(random_state="seed")
+
+
+def test_a_bit_stream_whose_doubles_follow_another_recipe_is_refused():
+    """The certified tables are what random() realises when it returns the top 53 bits of one 64-bit word; a
+    stream with another recipe (MT19937 builds a double from two 32-bit words, DSFMT has its own) would sample other
+    tables, so it is refused, as a BitGenerator and inside a Generator (found in review)."""
+    for stream in (np.random.MT19937(1), randomgen.DSFMT(1)):
+        with pytest.raises(ValidationError, match=r"its random\(\) is not the top 53 bits of one 64-bit word"):
+            as_generator(stream)
+        with pytest.raises(ValidationError, match="not the top 53 bits"):
+            GRR(1.0, 4).perturb([0, 1], rng=np.random.Generator(stream))
+    for stream in (np.random.PCG64(1), np.random.Philox(1), randomgen.ChaCha(seed=1), randomgen.AESCounter(seed=1)):
+        assert as_generator(stream).bit_generator is stream

@@ -277,6 +277,14 @@ def test_a_fingerprint_of_another_mechanism_is_refused():
         mechanism_from_dict(document, "doc")
 
 
+def test_a_harmless_re_serialisation_keeps_the_fingerprint():
+    """Another tool writing 1.0 as 1 (JavaScript's JSON.stringify) or reordering keys changes no mechanism, so the
+    fingerprint, a hash of the rebuilt mechanism's canonical content, still matches (found in review)."""
+    document = GRR(1.0, 4).to_dict()
+    document["parameters"] = {"k": 4, "epsilon": 1}
+    assert mechanism_from_dict(document, "doc") == GRR(1.0, 4)
+
+
 def test_files_without_a_fingerprint_still_load_and_get_it(tmp_path):
     document = HarmonyCategorical(1.0, k=3, m=4, seed=7).to_dict()
     stored = document.pop("fingerprint")

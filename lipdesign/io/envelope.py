@@ -22,7 +22,7 @@ import numpy as np
 
 from lipdesign.errors import FormatError, LipdesignError, VerificationError
 from lipdesign.io.schema import read_json, validate_document
-from lipdesign.mechanisms.base import FORMAT, FORMAT_VERSION, check_parameter_names, content_fingerprint
+from lipdesign.mechanisms.base import FORMAT, FORMAT_VERSION, check_parameter_names
 from lipdesign.mechanisms.registry import family_class
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.model import Prior
@@ -102,18 +102,16 @@ def _rebuilt(build, source, parameters=None):
 
 
 def _check_fingerprint(mechanism, document, source):
-    """A stored fingerprint must be the hash of the stored family and parameters (else the file was edited after
-    export) and the rebuilt mechanism's (else these parameters build another mechanism); docs/math.md §3.9."""
+    """A stored fingerprint must be the rebuilt mechanism's (docs/math.md §3.9): the hash of its canonical content,
+    so a file re-serialised by another tool (1.0 written as 1, keys reordered) keeps it, and any edit that changes
+    the mechanism does not."""
     stored = document.get("fingerprint")
     if stored is None:  # optional: version 2 files written before fingerprints were stored have none
         return
-    content = content_fingerprint(document["family"], document["parameters"])
-    if stored != content:
-        raise FormatError(f"{source}: fingerprint is {stored}, but the family and parameters stored hash to "
-                          f"{content}: the file was changed after export (docs/math.md §3.9)")
     if stored != mechanism.fingerprint:
         raise FormatError(f"{source}: fingerprint is {stored}, but the mechanism these parameters rebuild is "
-                          f"{mechanism.fingerprint}: the file does not hold the mechanism its fingerprint names")
+                          f"{mechanism.fingerprint}: the file was changed after export, or does not hold the "
+                          "mechanism its fingerprint names")
 
 
 def _check_no_provenance(mechanism, document, source):

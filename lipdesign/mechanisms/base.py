@@ -121,8 +121,10 @@ class Mechanism(Immutable):
         return Guarantee("LDP", self.epsilon, EXACT_TABLE)
 
     def privacy_table(self):
-        """A finite table (rows: inputs, columns: outputs) whose exact epsilon is the mechanism's, or None when the
-        output space is continuous (the guarantee is then the documented closed form)."""
+        """A finite table (rows: inputs, columns: outputs) whose exact epsilon is the mechanism's, or, for a
+        composition of parts (basis COMPOSITION: Piecewise, Hybrid, Laplace with d > 1), one part's table, which
+        ``_certify`` composes; None when the output space is continuous (the guarantee is then the documented
+        closed form)."""
         return None  # noqa: RET501 (finite families return their table)
 
     def _certify(self):

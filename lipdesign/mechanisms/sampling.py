@@ -15,6 +15,7 @@
 - ``structured_reports`` and ``sign_field``: the checks every structured report array goes through.
 """
 
+import copy
 import math
 import numbers
 import secrets
@@ -96,9 +97,10 @@ def as_generator(rng=None) -> np.random.Generator:
     if rng is None:
         return secure_generator()
     if isinstance(rng, np.random.Generator):
+        _check_doubles(rng.bit_generator)
         return rng
     if isinstance(rng, np.random.BitGenerator):
-        return np.random.Generator(rng)
+        return np.random.Generator(_check_doubles(rng))
     if isinstance(rng, (bool, np.bool_)):
         raise ValidationError(f"rng is {rng!r} (a bool); it must be None, a non-negative int seed, a "
                               "numpy.random.Generator or a BitGenerator")
@@ -109,6 +111,26 @@ def as_generator(rng=None) -> np.random.Generator:
         return np.random.default_rng(int(rng))
     raise ValidationError(f"rng is {fmt(rng)} of type {type(rng).__name__}; it must be None, a non-negative int "
                           "seed, a numpy.random.Generator or a BitGenerator")
+
+
+#: BitGenerator types whose doubles were found to be the top 53 bits of their words (``_check_doubles``).
+_DOUBLES_CHECKED = set()
+
+
+def _check_doubles(bit_generator):
+    """``bit_generator``, once its type is seen to give ``random() == (word >> 11) 2^-53`` on copies of its state
+    (what the exact statements of docs/math.md §3.5-§3.6 assume); ValidationError otherwise (e.g. randomgen's DSFMT,
+    whose doubles come from another recipe and would realise other tables than the certified ones)."""
+    kind = type(bit_generator)
+    if kind not in _DOUBLES_CHECKED:
+        words = copy.deepcopy(bit_generator).random_raw(4)
+        doubles = np.random.Generator(copy.deepcopy(bit_generator)).random(4)
+        if not np.array_equal(doubles, (words >> np.uint64(11)).astype(float) * 2.0**-53):
+            raise ValidationError(f"rng is a {kind.__name__} bit stream; its random() is not the top 53 bits of "
+                                  "one 64-bit word, so the certified tables would not be what it samples (use "
+                                  "None, an int seed, PCG64, ChaCha or AESCounter)")
+        _DOUBLES_CHECKED.add(kind)
+    return bit_generator
 
 
 def _alias_row(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -20,7 +20,7 @@ import numpy as np
 from lipdesign.errors import ValidationError
 from lipdesign.model.prior import Prior
 from lipdesign.notions import LDP, LIP
-from lipdesign.validation import fmt
+from lipdesign.validation import fmt, integer
 from lipdesign.verification.exact import Certificate, log_upper
 
 #: Largest product table (rows x joint outputs) whose joint LIP epsilon is computed exactly; past it the safe bound
@@ -160,7 +160,19 @@ def _parts(mechanisms):
         if domain != domains[0]:
             raise ValidationError(f"mechanisms[{index}] takes {_describe(domain)} and mechanisms[0] takes "
                                   f"{_describe(domains[0])}; a joint release perturbs the same input")
+    named = [(index, labels) for index, labels in enumerate(_labels(part.mechanism) for part in parts) if labels]
+    for index, labels in named[1:]:
+        if labels != named[0][1]:
+            raise ValidationError(f"mechanisms[{index}] has labels {list(labels)} and mechanisms[{named[0][0]}] "
+                                  f"{list(named[0][1])}; their rows are combined value by value, so named labels "
+                                  "must be the same in the same order (mechanisms without labels take the indices)")
     return parts
+
+
+def _labels(mechanism):
+    """The named labels of a categorical input domain (None for the default indices or a numeric domain)."""
+    labels = mechanism.input_domain.to_dict().get("labels")
+    return None if labels is None else tuple(labels)
 
 
 def _domain(mechanism):
@@ -362,6 +374,7 @@ def compose(mechanisms, prior=None, *, notion=None, max_entries=MAX_JOINT_ENTRIE
     the sum), else the sum of the parts' LDP epsilons (an LIP part's verified LDP epsilon, at most 2 eps). LIP: the
     exact product table when every part is a designed table and rows x joint outputs <= ``max_entries``, else the
     safe bound. No claim is checked (``passed`` is None); exact figures are rounded up."""
+    max_entries = integer(max_entries, "max_entries", low=0)  # 0: never build the product table
     parts = _parts(mechanisms)
     kind = _joint_kind(parts, notion)
     tables = _input_tables(parts)
@@ -429,7 +442,9 @@ class Ledger:
         return max(0.0, math.nextafter(value, -math.inf) if value > left else value)
 
     def fits(self, mechanisms):
-        """Whether releasing ``mechanisms`` after the ones spent keeps the joint epsilon within the total."""
+        """Whether releasing ``mechanisms`` (one mechanism or a list) after the ones spent keeps the joint epsilon
+        within the total."""
+        mechanisms = list(mechanisms) if isinstance(mechanisms, (list, tuple)) else [mechanisms]
         return self.joint([*self._releases, *mechanisms]).epsilon <= self.total.epsilon
 
     def spend(self, mechanism):

@@ -32,6 +32,11 @@ FLOAT_SLACK = 1e-9
 #: table of this size, every column evaluated in rational arithmetic, still verifies in a few seconds).
 MAX_VERIFY_ENTRIES = 2**22
 
+#: Largest common denominator (in bits) of the rows that the exact step scales every column by; past it (rows with
+#: many different sums, e.g. a hand-made table) the candidate columns are read as per-entry fractions, whose size
+#: does not grow with k (a common multiple of k different 60-bit sums has about 60 k bits).
+MAX_COMMON_BITS = 4096
+
 #: Unit roundoff of float64 (round to nearest): fl(a op b) = (a op b)(1 + d) with |d| <= UNIT for normal results.
 UNIT = 2.0**-53
 
@@ -256,6 +261,8 @@ def _integer_columns(table, outputs):
     integers = np.left_shift(integers, np.where(positive, exponent - low, 0).astype(object))
     sums = integers.sum(axis=1)
     multiple = math.lcm(*{int(total) for total in sums if total})
+    if multiple.bit_length() > MAX_COMMON_BITS:  # many different row sums: per-entry fractions stay small instead
+        return [[Fraction(int(value), int(total)) for value, total in zip(integers[:, y], sums)] for y in outputs]
     weights = np.array([multiple // int(total) if total else 0 for total in sums], dtype=object)
     return (integers[:, outputs] * weights[:, None]).T.tolist()
 
