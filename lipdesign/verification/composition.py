@@ -21,7 +21,7 @@ from lipdesign.errors import ValidationError
 from lipdesign.model.prior import Prior
 from lipdesign.notions import LDP, LIP
 from lipdesign.validation import fmt, integer
-from lipdesign.verification.exact import Certificate, log_upper
+from lipdesign.verification.exact import Certificate, integer_entries, log_upper
 
 #: Largest product table (rows x joint outputs) whose joint LIP epsilon is computed exactly; past it the safe bound
 #: is used (docs/math.md §13; measured: 0.25 s at the cap for 14 binary tables, 0.02 s for two 4 x 64 tables).
@@ -236,16 +236,6 @@ def _input_tables(parts):
 
 
 # -- exact arithmetic on integers ---------------------------------------------------------------------------------
-_SHIFT = np.frompyfunc(lambda mantissa, shift: int(mantissa) << int(shift), 2, 1)
-
-
-def _integers(table):
-    """``table`` (floats >= 0) as Python integers N (object array) with table = N 2^-E for one E: exact."""
-    mantissa, exponent = np.frexp(np.asarray(table, dtype=float))
-    shift = exponent - 53
-    return _SHIFT((mantissa * 2.0**53).astype(np.int64), shift - shift.min())
-
-
 def _largest_ratio(numerators, denominators):
     """(numerator, denominator, position) of the largest numerators / denominators along the last axis of two
     object arrays of non-negative Python integers, compared exactly by cross-multiplication in a tournament of
@@ -291,14 +281,14 @@ def _joint_lip(tables, prior):
     §13): q[x] = prod_i Q_i[x, y_i], ratios q[x] / P.q and P.q / q[x], exactly."""
     joint, sums = None, None
     for table in tables:
-        numbers = _integers(table)
+        numbers = integer_entries(table)
         row_sums = numbers.sum(axis=1)
         joint = numbers if joint is None else (joint[:, :, None] * numbers[:, None, :]).reshape(len(numbers), -1)
         sums = row_sums if sums is None else sums * row_sums
     # q[x, c] = joint[x, c] / sums[x]: bring the rows to their least common denominator
     common = math.lcm(*(int(s) for s in sums))
     joint = joint * np.array([common // int(s) for s in sums], dtype=object)[:, None]
-    weights = _integers(prior.probabilities)
+    weights = integer_entries(prior.probabilities)
     total = int(weights.sum())  # P = weights / total
     mass = weights @ joint  # total x P.q, in the same units as joint
     high, low = joint.max(axis=0), joint.min(axis=0)
@@ -321,7 +311,7 @@ def _pairwise_ldp(tables):
     a table repeated n times contributes its ratios to the power n."""
     numerator, denominator, outputs = 1, 1, []
     for table, count in _counted(tables):
-        numbers = _integers(table)
+        numbers = integer_entries(table)
         sums = numbers.sum(axis=1)
         # Q[x, y] / Q[x', y] = (numbers[x, y] sums[x']) / (numbers[x', y] sums[x]), for every pair (x, x')
         top, bottom, where = _largest_ratio(numbers[:, None, :], numbers[None, :, :])

@@ -250,15 +250,22 @@ def _rational_tightest(table, notion, prior, *, corners=False):
     return _first_largest(enumerate(map(list, zip(*rows))), _column_worst(notion, prior, True, corners))
 
 
-def _integer_columns(table, outputs):
-    """The normalised columns ``outputs`` of a float table, each scaled by one positive constant (the same for all):
-    lists of Python ints. Every entry is an integer times a power of two (np.frexp), so with V the table over its
-    smallest power of two and S its integer row sums, column y is V[:, y] / S = V[:, y] (L / S) / L, L = lcm(S)."""
+def integer_entries(table):
+    """``table`` (floats >= 0, any shape) as Python integers N (an object array) with table = N 2^-E for one E:
+    exact, since every double is an integer times a power of two (np.frexp)."""
+    table = np.asarray(table, dtype=float)
     mantissa, exponent = np.frexp(table)
     positive = table > 0
     low = int(exponent[positive].min()) if positive.any() else 0
     integers = (mantissa * 2.0**53).astype(np.int64).astype(object)  # table = integers * 2^(exponent - 53)
-    integers = np.left_shift(integers, np.where(positive, exponent - low, 0).astype(object))
+    return np.left_shift(integers, np.where(positive, exponent - low, 0).astype(object))
+
+
+def _integer_columns(table, outputs):
+    """The normalised columns ``outputs`` of a float table, each scaled by one positive constant (the same for all):
+    lists of Python ints. Every entry is an integer times a power of two (np.frexp), so with V the table over its
+    smallest power of two and S its integer row sums, column y is V[:, y] / S = V[:, y] (L / S) / L, L = lcm(S)."""
+    integers = integer_entries(table)
     sums = integers.sum(axis=1)
     multiple = math.lcm(*{int(total) for total in sums if total})
     if multiple.bit_length() > MAX_COMMON_BITS:  # many different row sums: per-entry fractions stay small instead
