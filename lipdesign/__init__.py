@@ -44,6 +44,10 @@ _EXPORTS = {
     "load": "lipdesign.io",
     "save": "lipdesign.io",
     "simulate": "lipdesign.simulation",
+    "aggregate": "lipdesign.engine",
+    "perturb_blocks": "lipdesign.engine",
+    "read_reports": "lipdesign.reports",
+    "write_reports": "lipdesign.reports",
     "LipdesignError": "lipdesign.errors",
     "ValidationError": "lipdesign.errors",
     "InfeasibleError": "lipdesign.errors",
@@ -55,8 +59,8 @@ _EXPORTS = {
 
 #: Subpackages reachable as attributes (``ld.mechanisms.GRR``) without an explicit import. ``harmony`` and
 #: ``runtime`` are the old names, kept for one release.
-_SUBPACKAGES = ("designer", "domains", "harmony", "io", "learn", "mechanisms", "model", "runtime", "testing",
-                "verification")
+_SUBPACKAGES = ("designer", "domains", "engine", "harmony", "io", "learn", "mechanisms", "model", "reports",
+                "runtime", "testing", "vectors", "verification")
 
 __all__ = [*_EXPORTS, *_SUBPACKAGES, "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)
 

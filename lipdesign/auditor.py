@@ -26,7 +26,6 @@ from scipy import stats
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.hadamard import parity
-from lipdesign.mechanisms.hashing import hash_collision
 from lipdesign.mechanisms.rr import grr_probabilities, one_bit_table
 from lipdesign.mechanisms.sampling import as_generator
 from lipdesign.notions import LDP
@@ -359,8 +358,11 @@ def _grr_plan(mechanism):
 
 def _oue_plan(mechanism):
     """OUE: inputs 0 and 1; classes the pair (bit 0, bit 1) (the exact 2 x 4 reduction)."""
-    return _Plan(np.array([0, 1]), mechanism.privacy_table(),
-                 lambda reports: 2 * reports[:, 0].astype(np.int64) + reports[:, 1], ["x=0", "x=1"],
+    def classify(reports):
+        bits = mechanism.bits(reports, [0, 1]).astype(np.int64)  # packed reports, or unpacked ones
+        return 2 * bits[:, 0] + bits[:, 1]
+
+    return _Plan(np.array([0, 1]), mechanism.privacy_table(), classify, ["x=0", "x=1"],
                  ["bits 00", "bits 01", "bits 10", "bits 11"])
 
 
@@ -392,15 +394,16 @@ def _unary_plan(mechanism):
 
 def _olh_plan(mechanism):
     """OLH: inputs 0 and 1; classes y = h(0) != h(1), y = h(1) != h(0), another y with h(0) != h(1), and h(0) =
-    h(1) (probability ``hash_collision``, exact for the family); given the hash, y is GRR over g buckets."""
+    h(1) (probability ``collision_probability(0, 1)``, exact for the family or the pool); given the hash, y is GRR
+    over g buckets."""
     keep, lie = grr_probabilities(mechanism.alpha, mechanism.g)
-    c = hash_collision(mechanism.g)
+    c = mechanism.collision_probability(0, 1)
     table = np.array([[(1 - c) * keep, (1 - c) * lie, (1 - c) * (mechanism.g - 2) * lie, c],
                       [(1 - c) * lie, (1 - c) * keep, (1 - c) * (mechanism.g - 2) * lie, c]])
 
     def classify(reports):
-        a, b, y = reports["a"], reports["b"], reports["y"]
-        first, second = mechanism._hash(a, b, 0), mechanism._hash(a, b, 1)
+        first, second = mechanism.report_hashes(reports, 0), mechanism.report_hashes(reports, 1)
+        y = reports["y"]
         return np.select([first == second, y == first, y == second], [3, 0, 1], 2)
 
     return _Plan(np.array([0, 1]), table, classify, ["x=0", "x=1"],

@@ -1,4 +1,5 @@
-"""Command line: ``lipdesign design | compare | mechanism | verify | audit | simulate | demo``.
+"""Command line: ``lipdesign design | compare | mechanism | verify | audit | simulate | perturb | aggregate | estimate
+| demo``.
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
 with exit code 2 and one line on stderr, never a traceback; a verification or an audit that runs but fails exits 1.
@@ -11,7 +12,11 @@ import sys
 import warnings
 from pathlib import Path
 
-from lipdesign.errors import LipdesignError, ValidationError, VerificationError
+from lipdesign.errors import FormatError, LipdesignError, ValidationError, VerificationError
+
+#: Rows of input that ``lipdesign perturb`` reads, perturbs and writes at a time (a multiple of the simulation's
+#: block of users, ``lipdesign.engine.BLOCK_ROWS``).
+PERTURB_CHUNK_ROWS = 1 << 20
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,6 +80,26 @@ def _audit(args):
     return 0 if result.passed else 1
 
 
+def _vectors(args):
+    from lipdesign.io import load
+    from lipdesign.vectors import check_vectors, read_vectors, write_vectors
+
+    mechanism = load(args.mechanism)
+    if args.check is not None:
+        failures = check_vectors(mechanism, read_vectors(args.check))
+        if failures:  # like a failed verification: exit 1, not a bad-input 2
+            print(f"FAIL: {args.check}: {len(failures)} of the test vectors do not replay; the first: {failures[0]}")
+            return 1
+        print(f"PASS: every test vector in {args.check} replays exactly ({mechanism.family}, fingerprint "
+              f"{mechanism.fingerprint[:12]})")
+        return 0
+    if args.output is None:
+        raise ValidationError("-o is missing; vectors writes VECTORS.json (or pass --check VECTORS.json)")
+    write_vectors(mechanism, args.output, n=args.cases, seed=args.seed)
+    print(f"wrote {args.cases} test vectors of {mechanism.family} {mechanism.fingerprint[:12]} to {args.output}")
+    return 0
+
+
 def _mechanism(args):
     from lipdesign.io.envelope import LEGACY_CLASS_NAMES
     from lipdesign.mechanisms import families, family_class
@@ -131,6 +156,134 @@ def _simulate(args):
                           method=args.method, drift=not args.no_drift)
     print(repr(mechanism))
     print(result.summary())
+    for message in dict.fromkeys(str(warning.message) for warning in caught):
+        print(f"lipdesign: warning: {message}", file=sys.stderr)
+
+
+def _bar(args, total):
+    """A progress bar of reports on stderr: off with --quiet, and when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="reports", unit_scale=True, disable=True if args.quiet else None, file=sys.stderr,
+                leave=False)
+
+
+def _input_columns(mechanism):
+    """The input columns ``lipdesign perturb`` reads for ``mechanism``'s input domain."""
+    domain = mechanism.input_domain
+    if domain.kind == "categorical" or domain.d == 1:
+        return ["value"]
+    return [f"value_{j}" for j in range(domain.d)]
+
+
+def _input_batches(path):
+    """(column names, record batches) of a CSV or Parquet file of values."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import csv
+
+    try:
+        if Path(path).suffix == ".parquet":
+            handle = pq.ParquetFile(path)
+            return handle.schema_arrow.names, handle.iter_batches(batch_size=PERTURB_CHUNK_ROWS)
+        reader = csv.open_csv(path)
+        return reader.schema.names, reader
+    except pa.ArrowException as error:
+        raise FormatError(f"{path}: cannot read values ({str(error).splitlines()[0]})") from None
+
+
+def _chunks(batches, rows):
+    """Tables of exactly ``rows`` rows from ``batches`` (the last may be shorter)."""
+    import pyarrow as pa
+
+    pending, count = [], 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        while count >= rows:
+            table = pa.Table.from_batches(pending)
+            yield table.slice(0, rows)
+            rest = table.slice(rows)
+            pending, count = rest.to_batches(), rest.num_rows
+    if count:
+        yield pa.Table.from_batches(pending)
+
+
+def _perturb(args):
+    import numpy as np
+
+    from lipdesign.engine import perturb_blocks
+    from lipdesign.io import load
+    from lipdesign.reports import ReportWriter
+
+    mechanism = load(args.mechanism)
+    names, batches = _input_batches(args.values)
+    columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
+    missing = [name for name in columns if name not in names]
+    if missing:
+        raise ValidationError(f"{args.values} has columns {names}; {mechanism.family} reads column(s) "
+                              f"{', '.join(columns)} (missing: {', '.join(missing)})")
+    partial = Path(f"{args.output}.partial")
+    done = 0
+    try:
+        with ReportWriter(partial, mechanism) as writer, _bar(args, None) as bar:
+            for chunk in _chunks(batches, PERTURB_CHUNK_ROWS):
+                arrays = [chunk.column(name).to_numpy() for name in columns]
+                user_ids = arrays.pop() if mechanism.uses_user_ids else None
+                values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
+                if args.seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
+                    reports = mechanism.perturb(values, user_ids=user_ids)
+                else:
+                    reports = perturb_blocks(mechanism, values, args.seed, start=done, user_ids=user_ids)
+                writer.write(reports)
+                done += chunk.num_rows
+                bar.update(chunk.num_rows)
+        if done == 0:
+            raise ValidationError(f"{args.values} holds no values; it must hold at least one row")
+        partial.replace(args.output)
+    finally:
+        partial.unlink(missing_ok=True)
+    print(f"wrote {done} reports of {mechanism.family} mechanism {mechanism.fingerprint} to {args.output}")
+
+
+def _aggregate(args):
+    from lipdesign.engine import aggregate
+    from lipdesign.io import load
+    from lipdesign.reports import open_reports
+
+    mechanism = load(args.mechanism)
+    total = sum(open_reports(path, mechanism).rows for path in args.reports)
+    with _bar(args, total) as bar:
+        result = aggregate(mechanism, args.reports, engine=args.engine, scheduler=args.scheduler,
+                           progress=bar.update, batch_rows=args.batch_rows)
+    text = json.dumps(result.to_dict(), allow_nan=False) + "\n"
+    Path(args.output).write_text(text, encoding="utf-8")
+    print(f"aggregated {result.n} reports from {len(args.reports)} file(s) ({args.engine}); wrote {args.output}")
+
+
+def _estimate(args):
+    import numpy as np
+
+    from lipdesign.engine import estimate_with_errors
+    from lipdesign.io import load, read_json
+    from lipdesign.mechanisms import Aggregate
+
+    mechanism = load(args.mechanism)
+    counts = Aggregate.from_dict(read_json(args.aggregate))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = estimate_with_errors(mechanism, counts, method=args.method, consistency=args.consistency)
+    if args.json:
+        document = {"mechanism": mechanism.fingerprint, "family": mechanism.family, **result.to_dict(),
+                    "note": result.note, "level": args.level}
+        finite = np.isfinite(result.standard_errors).all()
+        low, high = (np.atleast_1d(bound).tolist() for bound in result.confidence_interval(args.level)) \
+            if finite else ([None] * result.values.size,) * 2
+        document["standard_errors"] = document["standard_errors"] if finite else [None] * result.values.size
+        document["confidence_interval"] = {"low": low, "high": high}
+        print(json.dumps(document, indent=1, allow_nan=False))
+    else:
+        print(result.summary(args.level))
     for message in dict.fromkeys(str(warning.message) for warning in caught):
         print(f"lipdesign: warning: {message}", file=sys.stderr)
 
@@ -214,6 +367,14 @@ def build_parser():
     command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
     command.add_argument("mechanism")
     command.set_defaults(run=_verify)
+    command = commands.add_parser("vectors", help="test vectors (input, random words, expected report) for another "
+                                                  "implementation of a mechanism JSON's sampler (docs/runtime.md)")
+    command.add_argument("mechanism")
+    command.add_argument("-o", "--output", help="VECTORS.json to write")
+    command.add_argument("--cases", type=int, default=32, help="number of cases (default 32)")
+    command.add_argument("--seed", type=int, default=0, help="ChaCha20 key of the recorded words (default 0)")
+    command.add_argument("--check", metavar="VECTORS.json", help="replay these vectors instead of writing")
+    command.set_defaults(run=_vectors)
     command = commands.add_parser("audit", help="black-box statistical audit of a mechanism JSON's perturber: "
                                                 "empirical epsilon lower bound and distribution test")
     command.add_argument("mechanism")
@@ -237,6 +398,40 @@ def build_parser():
     command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
     command.add_argument("--no-drift", action="store_true", help="skip the drifted population")
     command.set_defaults(run=_simulate)
+    command = commands.add_parser("perturb", help="perturb the values in a CSV or Parquet file into a Parquet "
+                                                  "report file (simulation and gateway use)")
+    command.add_argument("mechanism")
+    command.add_argument("values", help="CSV or .parquet file with a column 'value' (labels or indices; numeric "
+                                        "mechanisms with d > 1: columns value_0 .. value_{d-1}; and 'user_id' "
+                                        "where the mechanism keys public randomness by user)")
+    command.add_argument("-o", "--output", required=True, help="where to write the reports (Parquet)")
+    command.add_argument("--seed", type=int, default=None,
+                         help="simulation seed (one PCG64 stream per block of users); default: the cryptographic "
+                              "stream keyed from the OS, what a deployment uses")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    command.set_defaults(run=_perturb)
+    command = commands.add_parser("aggregate", help="aggregate report files (streaming, any number, local or Dask) "
+                                                    "into an aggregate JSON")
+    command.add_argument("mechanism")
+    command.add_argument("reports", nargs="+", help="report files (Parquet or NPY)")
+    command.add_argument("-o", "--output", required=True, help="where to write the aggregate JSON")
+    command.add_argument("--engine", choices=["local", "dask"], default="local",
+                         help="local: this process; dask: a Dask cluster (default local)")
+    command.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                         help="address of a running Dask scheduler (default with --engine dask: a 2-worker "
+                              "LocalCluster)")
+    command.add_argument("--batch-rows", type=int, default=1 << 20, help="reports read at a time (default 1048576)")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    command.set_defaults(run=_aggregate)
+    command = commands.add_parser("estimate", help="the estimate of an aggregate JSON, with standard errors and "
+                                                   "confidence intervals")
+    command.add_argument("mechanism")
+    command.add_argument("aggregate")
+    command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
+    command.add_argument("--consistency", default=None, choices=["norm-sub"], help="make frequencies consistent")
+    command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    command.add_argument("--json", action="store_true", help="print the estimate as JSON")
+    command.set_defaults(run=_estimate)
     command = commands.add_parser("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
     command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")
     command.set_defaults(run=_demo)

@@ -11,6 +11,8 @@ draws a built-in population, ``truth(values)`` is what a frequency or mean estim
 and ``names()`` names its entries. Numpy only.
 """
 
+from functools import cached_property
+
 import numpy as np
 
 from lipdesign.errors import ValidationError
@@ -27,6 +29,9 @@ from lipdesign.validation import (
 
 #: Standard deviation of the built-in numeric population (normal, clipped to [-1, 1]).
 POPULATION_SD = 0.4
+
+#: Batches of at most this many labels are looked up one by one (cheaper than numpy's vectorised search).
+SMALL_BATCH = 8
 
 #: Largest k of a sampled categorical population (the frequencies are held in memory).
 MAX_SAMPLE_K = 10**7
@@ -73,10 +78,24 @@ class Categorical(Immutable):
             return self._label_indices(array, field)
         return index_array(array, self.k, field)
 
-    def _label_indices(self, array, field):
+    @cached_property
+    def _sorted_labels(self):
+        """(order, sorted texts) of the labels compared as text, built once."""
         keys = np.array(self.labels, dtype=object)
         order = np.argsort(keys.astype(str))
-        sorted_keys = keys[order].astype(str)
+        return order, keys[order].astype(str)
+
+    @cached_property
+    def _label_index(self):
+        """{label as text: index}, for a handful of values (a device's single report)."""
+        return {str(label): index for index, label in enumerate(self.labels)}
+
+    def _label_indices(self, array, field):
+        if array.size <= SMALL_BATCH:
+            indices = [self._label_index.get(str(value)) for value in array.tolist()]
+            if None not in indices:
+                return np.array(indices, dtype=np.int64)
+        order, sorted_keys = self._sorted_labels
         try:
             text = array.astype(str)
         except (TypeError, ValueError):

@@ -247,7 +247,7 @@ def index_array(values, bound, field="values", *, check_range=True):
     if array.dtype == np.bool_:
         raise ValidationError(f"{field} has dtype bool; it must hold integer indices in 0..{bound - 1} "
                               "(convert with .astype(int))")
-    if np.issubdtype(array.dtype, np.floating):
+    if array.dtype.kind == "f":
         flat = array.ravel()
         bad = ~np.isfinite(flat) | (np.floor(flat) != flat)
         if bad.any():
@@ -257,7 +257,7 @@ def index_array(values, bound, field="values", *, check_range=True):
         if flat.size and (flat.min() < 0 or flat.max() > bound - 1):
             raise _out_of_range(flat, array.shape, bound, field)
         return array.astype(np.int64)
-    if not np.issubdtype(array.dtype, np.integer):
+    if array.dtype.kind not in "iu":
         raise ValidationError(f"{field} has dtype {array.dtype}; it must hold integer indices in 0..{bound - 1}")
     if not check_range:  # the caller checks the range (in chunks) and widens
         return array
@@ -268,5 +268,8 @@ def index_array(values, bound, field="values", *, check_range=True):
 def check_indices(flat, bound, field, shape, offset=0):
     """Raise unless every entry of the integer vector ``flat`` lies in 0..bound-1 (compared in its own dtype, so
     a huge unsigned value is not wrapped onto a valid index)."""
-    if flat.size and (flat.min() < 0 or flat.max() > bound - 1):
+    if flat.size == 1:  # one value (a device's report): numpy's reductions cost more than the comparison
+        if not 0 <= flat[0] <= bound - 1:
+            raise _out_of_range(flat, shape, bound, field, offset)
+    elif flat.size and (flat.min() < 0 or flat.max() > bound - 1):
         raise _out_of_range(flat, shape, bound, field, offset)

@@ -300,36 +300,29 @@ def test_grr_and_hadamard_outputs_follow_their_tables():
     assert_rows_match(values, HadamardResponse(epsilon, k).perturb(values, rng=rng), table)
 
 
-def test_oue_bits_have_the_documented_probabilities(monkeypatch):
-    monkeypatch.setattr(unary, "BLOCK", 10)  # several chunks of 2 users (k = 5)
+def test_oue_bits_have_the_documented_probabilities():
     epsilon, k, n = 1.0, 5, 20_001
     values = np.full(n, 3)
-    reports = OUE(epsilon, k).perturb(values, rng=9)
-    assert reports.dtype == np.uint8 and reports.shape == (n, k) and set(np.unique(reports)) <= {0, 1}
+    oue = OUE(epsilon, k)
+    packed = oue.perturb(values, rng=9)
+    assert packed.dtype == np.uint8 and packed.shape == (n, 1)  # k bits packed little-endian into ceil(k/8) bytes
+    reports = oue.bits(packed)
+    assert reports.shape == (n, k) and set(np.unique(reports)) <= {0, 1}
+    np.testing.assert_array_equal(reports, np.unpackbits(packed, axis=1, count=k, bitorder="little"))
     expected = np.full(k, 1 / (implemented_exp(epsilon) + 1))
     expected[3] = 0.5
     sigma = np.sqrt(expected * (1 - expected) / n)
     assert np.all(np.abs(reports.mean(axis=0) - expected) <= 5 * sigma)
 
 
-def test_oue_column_blocks_draw_the_same_stream_as_whole_rows(monkeypatch):
-    """For k > unary.BLOCK each user's row is drawn in column blocks (no k-sized float temporary)."""
-    values = [0, 7, 3, 7]
-    monkeypatch.setattr(unary, "BLOCK", 8)  # one user per chunk, whole rows
-    whole = OUE(1.0, 8).perturb(values, rng=4)
-    monkeypatch.setattr(unary, "BLOCK", 3)  # one user per chunk, blocks of 3 + 3 + 2 columns
-    blocks = OUE(1.0, 8).perturb(values, rng=4)
-    assert np.array_equal(whole, blocks)
-
-
 def test_oue_perturb_refuses_reports_above_the_byte_bound(monkeypatch):
     assert unary.MAX_OUE_BYTES == 2**31
-    with pytest.raises(ValidationError, match="n \\* k = 1 \\* 1099511627776"):
-        OUE(1.0, 2**40).perturb([0], rng=0)  # 1 TiB of bits: refused before allocating
+    with pytest.raises(ValidationError, match="n \\* ceil\\(k / 8\\) = 1 \\* 137438953472"):
+        OUE(1.0, 2**40).perturb([0], rng=0)  # 128 GiB of packed bits: refused before allocating
     monkeypatch.setattr(unary, "MAX_OUE_BYTES", 100)
-    assert OUE(1.0, 10).perturb(np.arange(10), rng=0).shape == (10, 10)
+    assert OUE(1.0, 10).perturb(np.arange(50) % 10, rng=0).shape == (50, 2)
     with pytest.raises(ValidationError, match="MAX_OUE_BYTES = 100"):
-        OUE(1.0, 10).perturb(np.arange(11) % 10, rng=0)
+        OUE(1.0, 10).perturb(np.arange(51) % 10, rng=0)
 
 
 def test_report_formats():

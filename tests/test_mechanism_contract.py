@@ -343,7 +343,7 @@ def _cited_files():
 
 def test_every_cited_section_of_docs_math_exists():
     sections, cited = _sections(), {}
-    assert sections == set(range(1, 15))
+    assert sections == set(range(1, 16))
     for path in _cited_files():
         text = path.read_text()
         assert OLD_CITATION not in text, f"{path}: cites the team notes, which are not part of the project"

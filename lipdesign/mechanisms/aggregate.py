@@ -57,6 +57,10 @@ class Aggregate:
     def __setattr__(self, name, value):
         raise AttributeError(f"Aggregate is immutable; add aggregates with + instead of setting {name!r}")
 
+    def __reduce__(self):
+        """Pickled as its constructor arguments (aggregates cross processes in the Dask engine)."""
+        return Aggregate, (self.mechanism, self.family, self.n, dict(self.statistics))
+
     def __getitem__(self, name):
         return self.statistics[name]
 

@@ -1,6 +1,8 @@
-"""Local hashing: optimised local hashing (OLH) under LDP (docs/math.md §7, §8). Numpy only."""
+"""Local hashing: optimised local hashing (OLH) under LDP, with a hash per user or from a public pool
+(docs/math.md §7, §8). Numpy only."""
 
 import math
+from functools import cached_property
 
 import numpy as np
 
@@ -12,8 +14,8 @@ from lipdesign.mechanisms.rr import (
     grr_reduced_table,
     randomized_response,
 )
-from lipdesign.mechanisms.sampling import BLOCK, structured_reports
-from lipdesign.validation import index_array, integer
+from lipdesign.mechanisms.sampling import BLOCK, public_index, public_seed, structured_reports
+from lipdesign.validation import fmt, index_array, integer
 
 #: The prime P of OLH's hash family h_{a,b}(x) = ((a x + b) mod P) mod g (a Mersenne prime; a x + b < 2**63).
 HASH_PRIME = 2**31 - 1
@@ -33,42 +35,88 @@ def hash_collision(g, prime=HASH_PRIME):
     return pairs / (prime * (prime - 1))
 
 
+#: A pooled OLH has at most this many hash functions ...
+MAX_POOL = 2**20
+
+#: ... at most this many (hash, bucket) cells (its aggregation counts them, 8 bytes each) ...
+MAX_POOL_CELLS = 2**26
+
+#: ... and k at most this (its estimator solves with the k x k collision matrix, 8 k^2 bytes).
+MAX_POOL_K = 4096
+
+#: The pool's collision matrix must have its smallest eigenvalue above this times its largest (else the pool does
+#: not separate the values well enough to estimate them).
+MIN_CONDITION = 1e-9
+
+
 class OLH(PureProtocol):
-    """Optimised local hashing (docs/math.md §8). Each user draws a hash h_{a,b}(x) = ((a x + b) mod P) mod g, P =
-    ``HASH_PRIME`` = 2^31 - 1, with a uniform in [1, P-1] and b uniform in [0, P-1] from her own rng, and
-    reports (a, b, y) with y = GRR over g buckets of h(x) (p' = e^eps/(e^eps + g - 1), sampled and realised as
-    GRR's mixture, ``rr.grr_mixing_probability``).
+    """Optimised local hashing (docs/math.md §8.4). Each user hashes her value with h_{a,b}(x) = ((a x + b) mod P)
+    mod g, P = ``HASH_PRIME`` = 2^31 - 1, and reports the hash and y = GRR over g buckets of h(x) (p' = e^eps/(e^eps
+    + g - 1), sampled and realised as GRR's mixture, ``rr.grr_mixing_probability``).
+
+    - ``pool=None`` (the default, as in files written before pools existed): the user draws a uniform in [1, P-1]
+      and b uniform in [0, P-1] from her own rng and reports (a, b, y), structured [("a", "<i8"), ("b", "<i8"),
+      ("y", "<i4")]. A report supports v when h(v) = y: with probability p = p' if v is the user's value, and
+      otherwise q = coll p' + (1 - coll)(1 - p')/(g - 1), coll = ``hash_collision(g)`` (exact for this family;
+      the idealised q = 1/g is not). Aggregating costs O(n k): every report is tested against every value.
+    - ``pool=S``: a public pool of S hashes (a_s, b_s), derived from the public ``seed`` (``pool_members``; None
+      draws one); the user draws s uniform in [0, S) and reports (s, y), structured [("s", "<i4"), ("y", "<i4")].
+      Aggregation is a bincount over (s, y) and one pass over the S x k hash values, O(n + S k); the estimate
+      solves with the pool's exact collision matrix C[v, w] = #{s: h_s(v) = h_s(w)} / S (docs/math.md §8.4), so it
+      is unbiased for the pool actually used, and ``variance`` is its exact variance. Building C costs O(S k^2)
+      once per mechanism. Requires S (g - 1) + 1 >= k (C's rank is at most that), S <= ``MAX_POOL``, S g <=
+      ``MAX_POOL_CELLS``, k <= ``MAX_POOL_K``; the privacy claim is the same (given the hash, y is GRR on h(x)).
 
     ``g`` defaults to round(e^eps) + 1 (the survey's choice: the variance-minimising integer except in narrow windows
-    of epsilon, where it costs up to about 2% variance; docs/math.md §8), capped at P so y fits
-    int32. Requires k < P (distinct values stay distinct mod P). Reports: structured array
-    [("a", "<i8"), ("b", "<i8"), ("y", "<i4")]. Epsilon in [1e-6, 10].
-
-    A report supports v when h(v) = y: with probability p = p' if v is the user's value, and otherwise
-    q = coll p' + (1 - coll)(1 - p')/(g - 1), coll = ``hash_collision(g)`` (exact for this family, slightly off
-    1/g; the idealised q = 1/g is not). Aggregating costs O(n k): every report is tested against every value.
+    of epsilon, where it costs up to about 2% variance; docs/math.md §8.4), capped at P so y fits int32. Requires k <
+    P (distinct values stay distinct mod P). Epsilon in [1e-6, 10].
     """
 
     family = "olh"
     client_cost = "O(1) per report (one hash)"
     report_dtype = np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
+    pooled_dtype = np.dtype([("s", "<i4"), ("y", "<i4")])
 
-    def __init__(self, epsilon, k, g=None):
+    def __init__(self, epsilon, k, g=None, pool=None, seed=None):
         super().__init__(epsilon, k, max_k=HASH_PRIME - 1)
         if g is None:
             g = min(round(math.exp(self.epsilon)) + 1, HASH_PRIME)
         self.g = integer(g, "g", low=2, high=HASH_PRIME)
         self.alpha = grr_mixing_probability(self.epsilon, self.exp_epsilon, self.g, "g")
-        self.p, lie = grr_probabilities(self.alpha, self.g)
-        collision = hash_collision(self.g)
-        self.q = collision * self.p + (1.0 - collision) * lie
+        self.p, self.lie = grr_probabilities(self.alpha, self.g)
+        self.pool = self.seed = None
+        if pool is None:
+            if seed is not None:
+                raise ValidationError(f"seed is {fmt(seed)}; only a pooled OLH (pool=S) has a public seed")
+            collision = hash_collision(self.g)
+            self.q = collision * self.p + (1.0 - collision) * self.lie
+            return
+        self.pool = integer(pool, "pool", low=1, high=MAX_POOL)
+        if self.pool * (self.g - 1) + 1 < self.k:
+            raise ValidationError(f"pool is {self.pool}; with g = {self.g} buckets a pool of S hashes separates at "
+                                  f"most S (g - 1) + 1 values, so k = {self.k} needs S >= "
+                                  f"{-(-(self.k - 1) // (self.g - 1))} (docs/math.md §8.4)")
+        if self.pool * self.g > MAX_POOL_CELLS:
+            raise ValidationError(f"pool is {self.pool}; S g = {self.pool * self.g} (hash, bucket) cells exceed "
+                                  f"MAX_POOL_CELLS = {MAX_POOL_CELLS}")
+        if self.k > MAX_POOL_K:
+            raise ValidationError(f"k is {self.k}; a pooled OLH solves with the k x k collision matrix, built for k <= "
+                                  f"MAX_POOL_K = {MAX_POOL_K} (use pool=None)")
+        self.seed = public_seed(seed)
+        self.q = None  # no single q: the pool's support probabilities depend on the pair (docs/math.md §8.4)
+        self.report_dtype = self.pooled_dtype
 
     def parameters(self):
-        return {"epsilon": self.epsilon, "k": self.k, "g": self.g}
+        parameters = {"epsilon": self.epsilon, "k": self.k, "g": self.g}
+        if self.pool is not None:  # files without a pool keep their form (and fingerprint)
+            parameters.update(pool=self.pool, seed=self.seed)
+        return parameters
 
     @property
     def report_bits(self):
-        """a, b and y: ceil(log2((P - 1) P g))."""
+        """(a, b, y): ceil(log2((P - 1) P g)); (s, y): ceil(log2(S g))."""
+        if self.pool is not None:
+            return max(1, math.ceil(math.log2(self.pool * self.g)))
         return math.ceil(math.log2((HASH_PRIME - 1) * HASH_PRIME * self.g))
 
     @classmethod
@@ -78,26 +126,77 @@ class OLH(PureProtocol):
     def _hash(self, a, b, x):
         return (a * x + b) % HASH_PRIME % self.g
 
+    @cached_property
+    def pool_members(self):
+        """(a, b), int64 (S,) each: hash s of the pool is h_{a_s, b_s}, a_s = 1 + I(seed, 2 s, P - 1) and b_s =
+        I(seed, 2 s + 1, P), I = ``sampling.public_index`` (SplitMix64; any implementation recomputes the pool from
+        the seed). None without a pool."""
+        if self.pool is None:
+            return None
+        ids = np.arange(self.pool, dtype=np.int64)
+        a = 1 + public_index(self.seed, 2 * ids, HASH_PRIME - 1)
+        b = public_index(self.seed, 2 * ids + 1, HASH_PRIME)
+        for array in (a, b):
+            array.setflags(write=False)
+        return a, b
+
+    def report_hashes(self, reports, v):
+        """h(v) under the hash of each report (checked), int64 (n,)."""
+        if self.pool is None:
+            a, b, _ = self._per_user_fields(reports)
+            return self._hash(a, b, v)
+        s, _ = self._pooled_fields(reports)
+        a, b = self.pool_members
+        return self._hash(a[s], b[s], v)
+
+    def collision_probability(self, x, v):
+        """Pr[h(x) = h(v)] for values x != v over the hash a report uses: ``hash_collision(g)`` per user, the
+        pool's frequency C[x, v] with a pool."""
+        if self.pool is None:
+            return hash_collision(self.g)
+        a, b = self.pool_members
+        return float(np.mean(self._hash(a, b, x) == self._hash(a, b, v)))
+
     def _perturb(self, values, rng, user_ids):
         out = np.empty(values.size, dtype=self.report_dtype)
-        out["a"] = rng.integers(1, HASH_PRIME, size=values.size)  # 1..P-1 (exclusive upper bound)
-        out["b"] = rng.integers(0, HASH_PRIME, size=values.size)  # 0..P-1
-        hashed = self._hash(out["a"], out["b"], values)
+        if self.pool is None:
+            out["a"] = rng.integers(1, HASH_PRIME, size=values.size)  # 1..P-1 (exclusive upper bound)
+            out["b"] = rng.integers(0, HASH_PRIME, size=values.size)  # 0..P-1
+            hashed = self._hash(out["a"], out["b"], values)
+        else:
+            out["s"] = rng.integers(0, self.pool, size=values.size)
+            a, b = self.pool_members
+            hashed = self._hash(a[out["s"]], b[out["s"]], values)
         out["y"] = randomized_response(hashed, self.g, self.alpha, rng)
         return out
 
     def empty_reports(self):
         return np.zeros(0, dtype=self.report_dtype)
 
-    def _support(self, reports):
+    def _per_user_fields(self, reports):
         structured_reports(reports, self.report_dtype)
         a = index_array(reports["a"], HASH_PRIME, "reports['a']")
         if (a == 0).any():
             raise ValidationError(f"reports['a'][{int(np.argmax(a == 0))}] is 0; the hash multiplier a must lie "
                                   f"in 1..{HASH_PRIME - 1}")
-        b = index_array(reports["b"], HASH_PRIME, "reports['b']")[:, None]
-        y = index_array(reports["y"], self.g, "reports['y']")[:, None]
-        a = a[:, None]
+        return a, index_array(reports["b"], HASH_PRIME, "reports['b']"), index_array(reports["y"], self.g,
+                                                                                      "reports['y']")
+
+    def _pooled_fields(self, reports):
+        structured_reports(reports, self.report_dtype)
+        return index_array(reports["s"], self.pool, "reports['s']"), index_array(reports["y"], self.g, "reports['y']")
+
+    def _support(self, reports):
+        if self.pool is not None:
+            s, y = self._pooled_fields(reports)
+            counts = np.bincount(s * self.g + y, minlength=self.pool * self.g).reshape(self.pool, self.g)
+            support = np.zeros(self.k, dtype=np.int64)
+            for hashes, first in self._pool_hash_blocks():  # C_v = sum_s counts[s, h_s(v)]
+                rows = np.arange(first, first + hashes.shape[0])[:, None]
+                support += counts[rows, hashes].sum(axis=0)
+            return support, s.size
+        a, b, y = self._per_user_fields(reports)
+        a, b, y = a[:, None], b[:, None], y[:, None]
         support = np.zeros(self.k, dtype=np.int64)
         step = max(1, BLOCK // max(1, a.size))
         for start in range(0, self.k, step):
@@ -105,9 +204,81 @@ class OLH(PureProtocol):
             support[start:start + v.size] = (self._hash(a, b, v) == y).sum(axis=0)
         return support, a.size
 
+    def _pool_hash_blocks(self):
+        """(h_s(v) for s in a block of the pool and every value v, int64 (rows, k); the block's first s)."""
+        a, b = self.pool_members
+        step = max(1, BLOCK // self.k)
+        values = np.arange(self.k)
+        for first in range(0, self.pool, step):
+            yield self._hash(a[first:first + step, None], b[first:first + step, None], values), first
+
+    def _pair_means(self, weights=None):
+        """(1/S) sum_s 1[h_s(v) = h_s(w)] weights[s, v] as a k x k float array (weights None: 1, the collision
+        matrix C, from exact integer counts); O(S k^2)."""
+        total = np.zeros((self.k, self.k))
+        counts = np.zeros((self.k, self.k), dtype=np.uint8)  # moved to total every 255 hashes (exact)
+        same = np.empty((self.k, self.k), dtype=np.bool_)
+        for hashes, first in self._pool_hash_blocks():
+            for row, hashed in enumerate(hashes):
+                np.equal(hashed[:, None], hashed[None, :], out=same)
+                if weights is not None:
+                    total += same * weights[first + row][:, None]
+                    continue
+                np.add(counts, same.view(np.uint8), out=counts)
+                if (first + row) % 255 == 254:
+                    total += counts
+                    counts[:] = 0
+        return (total + counts) / self.pool
+
+    @cached_property
+    def collision_matrix(self):
+        """C[v, w] = #{s: h_s(v) = h_s(w)} / S of the pool (read-only), checked to be well conditioned; None without
+        a pool."""
+        if self.pool is None:
+            return None
+        matrix = self._pair_means()
+        eigenvalues = np.linalg.eigvalsh(matrix)
+        if eigenvalues[0] <= MIN_CONDITION * eigenvalues[-1]:
+            raise ValidationError(f"pool is {self.pool}; its collision matrix is singular (smallest eigenvalue "
+                                  f"{eigenvalues[0]:.3g}): the pool does not tell the k = {self.k} values apart, use "
+                                  "a larger pool (docs/math.md §8.4)")
+        matrix.setflags(write=False)
+        return matrix
+
+    @cached_property
+    def _inverse_collisions(self):
+        inverse = np.linalg.inv(self.collision_matrix)
+        inverse.setflags(write=False)
+        return inverse
+
+    def _estimate(self, aggregate, method):
+        """Per user: the pure estimate (docs/math.md §8.1); pooled: C^-1 ((C_v / n - lie) / alpha), unbiased for
+        the pool (docs/math.md §8.4)."""
+        if self.pool is None:
+            return super()._estimate(aggregate, method)
+        return self._inverse_collisions @ ((aggregate["support"] / aggregate.n - self.lie) / self.alpha)
+
+    def _variance(self, frequencies, n, method, user_ids):
+        """Per user: ``pure_variance``; pooled: the diagonal of C^-1 Sigma C^-1 / (n alpha^2), Sigma the average
+        covariance of a report's support vector (docs/math.md §8.4)."""
+        if self.pool is None:
+            return super()._variance(frequencies, n, method, user_ids)
+        collisions, f = self.collision_matrix, np.asarray(frequencies, dtype=float)
+        bucket_mass = np.empty((self.pool, self.k))  # F_s(h_s(v)): the frequency hashed with v by hash s
+        for hashes, first in self._pool_hash_blocks():
+            for row, hashed in enumerate(hashes):
+                _, bucket = np.unique(hashed, return_inverse=True)
+                bucket_mass[first + row] = np.bincount(bucket, weights=f)[bucket]
+        m = collisions @ f
+        sigma = (self.lie * collisions + self.alpha * self._pair_means(bucket_mass) - self.lie**2
+                 - self.lie * self.alpha * (m[:, None] + m[None, :]) - self.alpha**2 * (collisions * f) @ collisions)
+        inverse = self._inverse_collisions
+        return np.einsum("ij,jk,ik->i", inverse, sigma, inverse) / (n * self.alpha**2)
+
     def privacy_table(self):
-        """Exact reduction of the output (a, b, y): (a, b) has the same distribution for every input, and given
-        it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table (two inputs
-        with h(x) = h(x') only give ratio 1). Rows: two inputs with h(x) = 0, h(x') = 1 (possible for g >= 2);
-        columns: y = 0, y = 1, and the other g - 2 buckets merged (``rr.grr_reduced_table``; none when g = 2)."""
+        """Exact reduction of the output ((a, b, y) or (s, y)): the hash has the same distribution for every input,
+        and given it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table (two
+        inputs with h(x) = h(x') only give ratio 1). Rows: two inputs with h(x) = 0, h(x') = 1 (possible for g >= 2;
+        a pool that passed its rank check separates some pair); columns: y = 0, y = 1, and the other g - 2 buckets
+        merged (``rr.grr_reduced_table``; none when g = 2)."""
         return grr_reduced_table(self.alpha, self.g)

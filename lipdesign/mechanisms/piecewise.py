@@ -191,7 +191,8 @@ class _AttributeSampling(MeanOfReports):
         reports = np.zeros((n, d))
         for rows in chunks(n, d):
             count = rows.stop - rows.start
-            chosen = np.argpartition(rng.random((count, d)), k - 1, axis=1)[:, :k]
+            # in increasing attribute order: argpartition's own order is not specified (docs/runtime.md)
+            chosen = np.sort(np.argpartition(rng.random((count, d)), k - 1, axis=1)[:, :k], axis=1)
             users = np.arange(rows.start, rows.stop)[:, None]
             reports[users, chosen] = (d / k) * self._perturb_one(values[users, chosen], rng)
         return reports

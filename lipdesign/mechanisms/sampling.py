@@ -200,21 +200,21 @@ class TablePerturber(Immutable):
         np.add.at(out, (rows, self._alias_flat), 1.0 - self._prob_flat)
         return out / self.n_out
 
-    def realized_table(self) -> np.ndarray:
-        """The exact output distribution ``perturb`` realises, as exact dyadic floats (counts / 2^53).
+    def thresholds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(start, keep_end): the alias tables in integers on k = (word >> 11), the 53 bits that ``random()`` turns
+        into u = k / 2^53 (docs/runtime.md, the integer alias method). Slot j takes the k in [start[j], start[j+1])
+        (start[n_out] = 2^53) and keeps its own output j exactly when k < keep_end[x, j], else gives alias[x, j].
 
-        numpy's ``random()`` returns u = k / 2^53 with k uniform on 0..2^53-1, so every step of ``perturb`` is a
-        deterministic function of k: the slot j = min(floor(fl(u n_out)), n_out - 1) and the coin fl(u n_out) - j
-        (an exact subtraction), which keeps j when below ``prob[x, j]``. Both are monotone in k, so the k of each
-        slot and of each kept coin form intervals, found by bisection over k (vectorised, 54 steps). Unlike
-        ``implied_table`` this accounts for the resolution of the coin, which matters for tiny entries.
-        """
+        Every step of ``perturb`` is a deterministic function of k: the slot j = min(floor(fl(u n_out)), n_out - 1)
+        and the coin fl(u n_out) - j (an exact subtraction), which keeps j when below ``prob[x, j]``. Both are
+        monotone in k, so the k of each slot and of each kept coin form intervals, found by bisection over k
+        (vectorised, 54 steps). int64 arrays of shapes (n_out,) and (k, n_out)."""
         n_out, last, top = self.n_out, self.n_out - 1, 2**53
 
-        def first_k(reached):
+        def first_k(reached, shape):
             """Smallest k in 0..2^53 with reached(fl(k 2^-53 n_out)) True (monotone), elementwise."""
-            low = np.zeros(reached_shape, dtype=np.int64)
-            high = np.full(reached_shape, top, dtype=np.int64)
+            low = np.zeros(shape, dtype=np.int64)
+            high = np.full(shape, top, dtype=np.int64)
             while np.any(low < high):
                 middle = (low + high) // 2
                 hit = reached((middle.astype(np.float64) * 2.0**-53) * n_out)
@@ -223,16 +223,21 @@ class TablePerturber(Immutable):
             return low
 
         slots = np.arange(n_out)
-        reached_shape = (n_out,)
-        start = first_k(lambda v: np.minimum(np.floor(v), last) >= slots)
+        start = first_k(lambda v: np.minimum(np.floor(v), last) >= slots, (n_out,))
         end = np.append(start[1:], top)
-        reached_shape = (self.k, n_out)
-        kept_end = first_k(lambda v: v - slots >= self.prob)  # the coin v - j is no longer below prob[x, j]
-        kept = np.clip(kept_end, start, end) - start
-        counts = np.zeros((self.k, n_out), dtype=np.int64)
-        rows = np.repeat(np.arange(self.k), n_out)
-        np.add.at(counts, (rows, np.tile(slots, self.k)), kept.ravel())
-        np.add.at(counts, (rows, self._alias_flat), (end - start - kept).ravel())
+        kept_end = first_k(lambda v: v - slots >= self.prob, (self.k, n_out))  # the coin v - j reaches prob[x, j]
+        return start, np.clip(kept_end, start, end)
+
+    def realized_table(self) -> np.ndarray:
+        """The exact output distribution ``perturb`` realises, as exact dyadic floats (counts / 2^53), from
+        ``thresholds``. Unlike ``implied_table`` this accounts for the resolution of the coin, which matters for
+        tiny entries."""
+        start, keep_end = self.thresholds()
+        end = np.append(start[1:], 2**53)
+        counts = np.zeros((self.k, self.n_out), dtype=np.int64)
+        rows = np.repeat(np.arange(self.k), self.n_out)
+        np.add.at(counts, (rows, np.tile(np.arange(self.n_out), self.k)), (keep_end - start).ravel())
+        np.add.at(counts, (rows, self._alias_flat), (end - keep_end).ravel())
         return counts / 2.0**53
 
     def perturb(self, values, rng=None) -> np.ndarray:
@@ -243,8 +248,28 @@ class TablePerturber(Immutable):
         does not change the result, since each double consumes exactly one draw of the bit generator).
         """
         arr = index_array(values, self.k, "values", check_range=False)
-        gen = as_generator(rng)
         flat = arr.ravel()
+        check = arr.shape
+        if flat.size == 1:
+            check_indices(flat, self.k, "values", arr.shape)
+            check = None
+        return self.sample(flat, as_generator(rng), check).reshape(arr.shape)
+
+    def sample(self, indices, rng, check=None) -> np.ndarray:
+        """``perturb`` of the integer vector ``indices`` with the numpy Generator ``rng``, for a caller that has
+        checked that they lie in 0..k-1 (``check``: None, or the shape to name when checking them chunk by chunk).
+        One value is drawn with Python floats (the same IEEE doubles and the same one draw, without numpy's
+        per-call costs: docs/runtime.md), more in chunks; int64 vector."""
+        if indices.size != 1:
+            return self._chunked(indices, rng, check)
+        v = rng.random() * self.n_out
+        j = min(int(v), self.n_out - 1)  # int() truncates: the floor, since v >= 0
+        slot = int(indices[0]) * self.n_out + j
+        return np.array([j if v - j < self._prob_flat[slot] else self._alias_flat[slot]], dtype=np.int64)
+
+    def _chunked(self, flat, gen, shape):
+        """The values of ``flat`` in chunks of ``chunk_size``, each range-checked first (naming ``shape``) unless
+        ``shape`` is None."""
         size = flat.size
         out = np.empty(size, dtype=np.int64)
         n_out = self.n_out
@@ -262,7 +287,8 @@ class TablePerturber(Immutable):
         for start in range(0, size, step):
             xs = flat[start : start + step]
             m = xs.size
-            check_indices(xs, self.k, "values", arr.shape, offset=start)
+            if shape is not None:
+                check_indices(xs, self.k, "values", shape, offset=start)
             u, jj, cc, ii, pp, tt = buf[:m], j[:m], coin[:m], idx[:m], pbuf[:m], take[:m]
             gen.random(out=u)
             np.multiply(u, n_out, out=u)
@@ -280,7 +306,7 @@ class TablePerturber(Immutable):
             res = out[start : start + m]
             np.take(alias, ii, out=res, mode="clip")
             np.copyto(res, jj, where=tt)
-        return out.reshape(arr.shape)
+        return out
 
     def __repr__(self) -> str:
         return f"TablePerturber(k={self.k}, n_out={self.n_out})"

@@ -459,7 +459,7 @@ class TableMechanism(Mechanism):
         return max(1, math.ceil(math.log2(self.table.shape[1])))
 
     def _perturb(self, values, rng, user_ids):
-        return self.sampler.perturb(values, rng)
+        return self.sampler.sample(values, rng)
 
     def _statistics(self, reports):
         reports = index_reports(reports, self.table.shape[1])

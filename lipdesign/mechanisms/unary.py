@@ -22,11 +22,27 @@ from lipdesign.validation import choice, float_array, fmt, probability_vector, u
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
 
-#: OUE.perturb returns n * k bytes (one uint8 bit per user and value); it refuses to build more than this
-#: (2 GiB) in one call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
+#: Unary reports are bit-packed, n * ceil(k / 8) bytes; ``perturb`` refuses to build more than this (2 GiB) in one
+#: call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
 MAX_OUE_BYTES = 2**31
 
-#: ``UnaryEncoding`` perturbs and aggregates its packed reports in blocks of about this many unpacked bits.
+#: ``OUE.perturb`` draws the random bytes of at most this many bits per segment (several users, or a column range of
+#: one user when k is larger; a multiple of 64), then the refinement words of that segment's ties.
+OUE_SEGMENT = 2**22
+
+#: A threshold T of OUE's sampler is split as T = hi 2^56 + lo: one random byte decides unless it equals hi.
+LOW_BITS = 56
+
+#: OUE's column sums compress 3^OUE_LEVELS reports at a time into 2^OUE_LEVELS bit planes (docs/math.md §8.3) ...
+OUE_LEVELS = 9
+
+#: ... and the planes of up to this many such chunks together.
+OUE_CHUNKS = 81
+
+#: Fewer rows than this are counted by unpacking them.
+UNPACKED_ROWS = 27
+
+#: OUE and ``UnaryEncoding`` perturb, and ``UnaryEncoding`` aggregates, in blocks of about this many unpacked bits.
 PACK_BLOCK = 2**22
 
 #: The MMSE estimate's expectation and variance given the users' values (k x k moments) are built up to this k.
@@ -38,31 +54,169 @@ MAX_REDUCED_K = 2048
 
 def unary_reports(values, k, keep, other, rng, name):
     """Unary-encoding reports, uint8 (n, k): bit j is 1 with probability ``keep`` (a scalar, or one per value) when
-    j is the user's value and ``other`` (scalar or one per bit) otherwise, drawn as ``rng.random() < probability``.
-    Chunks of about ``BLOCK`` uniforms: several users per chunk, or (k > BLOCK) one user's row in column blocks,
-    which draws the same stream as the whole row at once."""
+    j is the user's value and ``other`` (scalar or one per bit) otherwise, realised exactly as ceil(p 2^53) / 2^53
+    (``sampling.realized_probability``): one 64-bit word w per bit (``random_raw``), the bit being 1 iff w >> 11 <
+    ceil(p 2^53), the integer form of ``rng.random() < p`` (which draws the same bits from the same words).
+    Chunks of about ``BLOCK`` words: several users per chunk (first every user's k words in order, then one word per
+    user for her own bit), or (k > BLOCK) one user's row in column blocks, which draws the same stream as the whole
+    row at once."""
     if values.size * k > MAX_OUE_BYTES:
         raise ValidationError(f"values has {values.size} entries; {name} reports take n * k = {values.size} * {k} "
                               f"bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call (perturb "
                               "fewer users per call, or use OLH / HadamardResponse for large k)")
-    keep, other = np.asarray(keep, dtype=float), np.broadcast_to(np.asarray(other, dtype=float), (k,))
-    out = np.empty((values.size, k), dtype=np.uint8)
+    keep, other = _grid_thresholds(keep), _grid_thresholds(other)
+    out = np.empty((values.size, k), dtype=np.bool_)
     step = max(1, BLOCK // k)
+    shift = np.uint64(11)
     for start in range(0, values.size, step):
         chunk = values[start:start + step]
         rows = out[start:start + chunk.size]
         for column in range(0, k, BLOCK):  # a single block unless k > BLOCK (then chunk.size == 1)
             width = min(BLOCK, k - column)
-            rows[:, column:column + width] = rng.random((chunk.size, width)) < other[column:column + width]
-        rows[np.arange(chunk.size), chunk] = rng.random(chunk.size) < (keep[chunk] if keep.ndim else keep)
+            words = rng.bit_generator.random_raw(chunk.size * width).reshape(chunk.size, width)
+            np.right_shift(words, shift, out=words)
+            np.less(words, other[column:column + width] if other.ndim else other, out=rows[:, column:column + width])
+        rows[np.arange(chunk.size), chunk] = (rng.bit_generator.random_raw(chunk.size) >> shift) < \
+            (keep[chunk] if keep.ndim else keep)
+    return out.view(np.uint8)
+
+
+def _grid_thresholds(probability):
+    """ceil(p 2^53) as uint64: the number of 53-bit words below which ``unary_reports`` sets a bit."""
+    return np.ceil(np.asarray(probability, dtype=float) * 2.0**53).astype(np.uint64)
+
+
+def packed_unary_reports(values, k, keep, other, rng, name):
+    """``unary_reports`` packed 8 bits to a byte: uint8 (n, ceil(k / 8)), bit j of a report is bit j % 8 of byte
+    j // 8 (``np.packbits(..., bitorder="little")``), drawn in blocks of users so that the unpacked bits never take
+    more than about PACK_BLOCK bytes (the same stream as unpacked reports). Refuses n * ceil(k / 8) >
+    ``MAX_OUE_BYTES``."""
+    width = (k + 7) // 8
+    if values.size * width > MAX_OUE_BYTES:
+        raise ValidationError(f"values has {values.size} entries; {name} reports take n * ceil(k / 8) = {values.size} "
+                              f"* {width} bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call "
+                              "(perturb fewer users per call, or use OLH / HadamardResponse for large k)")
+    step = max(1, PACK_BLOCK // k)
+    out = np.empty((values.size, width), dtype=np.uint8)
+    for start in range(0, values.size, step):
+        bits = unary_reports(values[start:start + step], k, keep, other, rng, name)
+        out[start:start + step] = np.packbits(bits, axis=1, bitorder="little")
     return out
 
 
+def packed_bernoulli(values, k, threshold, rng):
+    """OUE reports, bit-packed (docs/math.md §8.3): uint8 (n, ceil(k / 8)), bit j of a report is bit j % 8 of byte
+    j // 8. Bit j != x is 1 with probability ``threshold`` / 2^64 exactly, bit x (the user's value) with 1/2.
+
+    Per user, ceil(k / 8) 64-bit words are drawn (``random_raw``) and read as little-endian bytes, byte j deciding
+    bit j: with threshold = hi 2^56 + lo, bit j is 1 if byte < hi, 0 if byte > hi, and on a tie (byte = hi) 1 iff
+    (w >> 8) < lo for one further word w; bit x is 1 iff its byte < 128. Users are drawn in segments of about
+    OUE_SEGMENT bits (several users, or 64-aligned column ranges of one user): first the bytes of the segment, then
+    one word per tie, in row-major order. Checks n * ceil(k / 8) <= ``MAX_OUE_BYTES``."""
+    width = (k + 7) // 8
+    if values.size * width > MAX_OUE_BYTES:
+        raise ValidationError(f"values has {values.size} entries; OUE reports take n * ceil(k / 8) = {values.size} * "
+                              f"{width} bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call "
+                              "(perturb fewer users per call, or use OLH / HadamardResponse for large k)")
+    high, low = divmod(int(threshold), 2**LOW_BITS)
+    out = np.empty((values.size, width), dtype=np.uint8)
+    users = max(1, OUE_SEGMENT // (8 * width))  # a user draws 8 ceil(k / 8) bytes
+    columns = min(k, OUE_SEGMENT)
+    for start in range(0, values.size, users):
+        chunk = values[start:start + users]
+        for first in range(0, k, columns):  # one range unless k > OUE_SEGMENT (then chunk.size == 1)
+            last = min(first + columns, k)
+            draws = rng.bit_generator.random_raw(chunk.size * -(-(last - first) // 8)).astype("<u8", copy=False)
+            byte = draws.view(np.uint8).reshape(chunk.size, -1)[:, :last - first]
+            bits = byte < high
+            ties = byte == high
+            rows = np.flatnonzero((chunk >= first) & (chunk < last))
+            own = chunk[rows] - first
+            bits[rows, own] = byte[rows, own] < 128
+            ties[rows, own] = False
+            tied = np.flatnonzero(ties)
+            if tied.size:
+                bits.flat[tied] = (rng.bit_generator.random_raw(tied.size) >> np.uint64(64 - LOW_BITS)) < low
+            out[start:start + chunk.size, first // 8:(last + 7) // 8] = np.packbits(bits, axis=1, bitorder="little")
+    return out
+
+
+def _plane_weights(levels):
+    """2^popcount(p) for each plane p of ``_compress``: bit l of p says the plane took the carry at level l."""
+    planes = np.arange(2**levels)
+    return np.left_shift(1, np.bitwise_count(planes).astype(np.int64))
+
+
+def _compress(words, levels, work):
+    """Add 3^levels rows of 64-bit words (3^levels, W) as binary numbers, bit position by bit position: ``levels``
+    rounds of full adders over the row thirds (sum a ^ b ^ c keeps its weight, carry maj(a, b, c) doubles it), which
+    leaves 2^levels planes (2^levels, W); the column sums are sum_p 2^popcount(p) (bits of plane p)."""
+    width = words.shape[1]
+    state = words.reshape(1, -1, width)
+    for level in range(levels):
+        planes, rows, _ = state.shape
+        third = rows // 3
+        size = planes * third * width
+        nxt = work[level % 2][:2 * size].reshape(2 * planes, third, width)
+        a, b, c = state[:, :third], state[:, third:2 * third], state[:, 2 * third:]
+        total, carry, both = nxt[:planes], nxt[planes:], work[2][:size].reshape(planes, third, width)
+        np.bitwise_xor(a, b, out=total)
+        np.bitwise_and(a, b, out=carry)
+        np.bitwise_and(total, c, out=both)
+        np.bitwise_or(carry, both, out=carry)
+        np.bitwise_xor(total, c, out=total)
+        state = nxt
+    return state.reshape(2**levels, width)
+
+
+def _levels(rows):
+    """The largest l <= OUE_LEVELS with 3^l <= rows."""
+    levels = 0
+    while levels < OUE_LEVELS and 3**(levels + 1) <= rows:
+        levels += 1
+    return levels
+
+
+def _unpacked_sums(words):
+    return np.unpackbits(words.astype("<u8", copy=False).view(np.uint8), axis=1,
+                         bitorder="little").sum(axis=0, dtype=np.int64)
+
+
+def column_sums(rows, n, width, work=None):
+    """int64 (64 width,): the number of 1 bits in each bit column of ``n`` rows of ``width`` 64-bit words, bit b of
+    word w being column 64 w + b; ``rows(start, stop)`` returns rows start..stop-1, uint64 (stop - start, width).
+    Exact integer arithmetic (``_compress``), about 5 word operations per 64 bits; the planes of OUE_CHUNKS chunks
+    are counted by the same method."""
+    if work is None:
+        size = 3**_levels(n) * width
+        work = (np.empty(size, np.uint64), np.empty(size, np.uint64), np.empty(size // 3, np.uint64))
+    total = np.zeros(64 * width, dtype=np.int64)
+    start = 0
+    while n - start >= UNPACKED_ROWS:
+        levels = _levels(n - start)
+        step = 3**levels
+        chunks = min((n - start) // step, OUE_CHUNKS)
+        planes = np.empty((chunks, 2**levels * width), dtype=np.uint64)
+        for chunk in range(chunks):
+            begin = start + chunk * step
+            planes[chunk] = _compress(rows(begin, begin + step), levels, work).ravel()
+        sums = column_sums(lambda i, j, planes=planes: planes[i:j], chunks, 2**levels * width)
+        total += _plane_weights(levels) @ sums.reshape(2**levels, 64 * width)
+        start += chunks * step
+    if start < n:
+        total += _unpacked_sums(rows(start, n))
+    return total
+
+
 class OUE(PureProtocol):
-    """Optimised unary encoding (docs/math.md §8): one bit per value; the bit of the true value is 1 with
-    probability p = 1/2, every other bit with probability q = 1/(e^eps + 1). Reports: uint8 (n, k) of 0/1, n * k
-    bytes, so ``perturb`` refuses n * k > ``MAX_OUE_BYTES`` (for large k prefer OLH or HadamardResponse);
-    2 <= k <= ``oracle.MAX_K``; epsilon in [1e-6, 10] (``sampling.ONE_BIT_MIN_EPSILON``, ``ONE_BIT_MAX_EPSILON``)."""
+    """Optimised unary encoding (docs/math.md §8.3): one bit per value; the bit of the true value is 1 with
+    probability p = 1/2, every other bit with q = ceil(2^53 fl(1/(e^eps + 1))) / 2^53 (the double rounded up to the
+    2^-53 grid), both exactly as the sampler realises them (``packed_bernoulli``: a random byte per bit compared
+    with the integer threshold q 2^64, refined by a word on a tie). Reports: bit-packed uint8 (n, ceil(k / 8)), bit
+    j of a report being bit j % 8 of its byte j // 8 (``bits`` unpacks them), so ``perturb`` refuses n * ceil(k / 8)
+    > ``MAX_OUE_BYTES``; ``aggregate``
+    also takes the unpacked (n, k) 0/1 reports of earlier versions. 2 <= k <= ``oracle.MAX_K``; epsilon in
+    [1e-6, 10] (``sampling.ONE_BIT_MIN_EPSILON``, ``ONE_BIT_MAX_EPSILON``)."""
 
     family = "oue"
     client_cost = "O(k) per report (k bits)"
@@ -71,40 +225,84 @@ class OUE(PureProtocol):
     def report_bits(self):
         return self.k
 
+    @property
+    def report_bytes(self):
+        """Bytes per report: the k bits packed, ceil(k / 8)."""
+        return (self.k + 7) // 8
+
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)
         self.p = 0.5
-        self.q = 1.0 / (self.exp_epsilon + 1.0)
+        self.q = float(realized_probability(1.0 / (self.exp_epsilon + 1.0)))
+        #: Pr[bit = 1] = threshold / 2^64 for a bit other than the user's (an integer: q is on the 2^-53 grid).
+        self.threshold = int(self.q * 2.0**64)
 
     @classmethod
     def example(cls):
         return cls(1.0, 6)
 
     def _perturb(self, values, rng, user_ids):
-        return unary_reports(values, self.k, self.p, self.q, rng, "OUE")
+        return packed_bernoulli(values, self.k, self.threshold, rng)
 
     def empty_reports(self):
-        return np.zeros((0, self.k), dtype=np.uint8)
+        return np.zeros((0, self.report_bytes), dtype=np.uint8)
 
-    def _support(self, reports):
+    def _checked(self, reports):
+        """(reports, packed): bit-packed (n, ceil(k / 8)) uint8, or the unpacked (n, k) bits of earlier versions."""
         reports = np.asarray(reports)
+        if reports.ndim == 2 and reports.shape[1] == self.report_bytes and reports.dtype == np.uint8:
+            spare = 8 * self.report_bytes - self.k
+            if spare and reports.size and (reports[:, -1] >> (8 - spare)).any():
+                row = int(np.argmax((reports[:, -1] >> (8 - spare)) != 0))
+                raise ValidationError(f"reports[{row}] sets bits beyond k = {self.k} in its last byte; it is not a "
+                                      "report of this mechanism")
+            return reports, True
         if reports.ndim != 2 or reports.shape[1] != self.k:
-            raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {self.k}), one row of "
-                                  f"k = {self.k} bits per user")
+            raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {self.report_bytes}) "
+                                  f"uint8, k = {self.k} bits packed 8 to a byte (or the unpacked (n, {self.k}) bits)")
         if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
-            raise ValidationError(f"reports has dtype {reports.dtype}; OUE reports are bits (uint8 0/1)")
+            raise ValidationError(f"reports has dtype {reports.dtype}; OUE reports are bits (packed uint8)")
         if reports.size and reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
             row, column = np.argwhere((reports < 0) | (reports > 1))[0]
-            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every OUE report "
-                                  "entry must be a bit, 0 or 1")
-        return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every entry of unpacked "
+                                  "OUE reports must be a bit, 0 or 1")
+        return reports, False
+
+    def bits(self, reports, columns=None):
+        """The uint8 0/1 bits of ``reports`` (packed or unpacked, checked): (n, k), or (n, len(columns)) for the
+        given bit indices (audits read two)."""
+        reports, packed = self._checked(reports)
+        columns = np.arange(self.k) if columns is None else np.asarray(columns, dtype=np.int64)
+        if not packed:
+            return reports[:, columns].astype(np.uint8)
+        return (reports[:, columns // 8] >> (columns % 8).astype(np.uint8)) & np.uint8(1)
+
+    def _support(self, reports):
+        """Bit sums: over packed reports by ``column_sums`` (64-bit words, no unpacking), O(k) per report."""
+        reports, packed = self._checked(reports)
+        if not packed:
+            return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
+        width = -(-self.report_bytes // 8)
+        if self.report_bytes == 8 * width:
+            words = np.ascontiguousarray(reports).view("<u8")
+
+            def rows(start, stop):
+                return words[start:stop]
+        else:  # pad each block of rows to whole words
+
+            def rows(start, stop):
+                block = np.zeros((stop - start, 8 * width), dtype=np.uint8)
+                block[:, :self.report_bytes] = reports[start:stop]
+                return block.view("<u8")
+        return column_sums(rows, reports.shape[0], width)[:self.k], reports.shape[0]
 
     def privacy_table(self):
-        """Exact reduction to 2 rows x 4 outputs: two inputs x != x' differ only in the bits x and x' (the others
-        are independent Bernoulli(q) under both and cancel from every likelihood ratio), so the rows are inputs
-        x, x' and the columns the pairs (bit x, bit x') = 00, 01, 10, 11."""
-        keep = 0.5 * self.exp_epsilon / (self.exp_epsilon + 1.0)  # (1/2) (1 - q)
-        flip = 0.5 / (self.exp_epsilon + 1.0)  # (1/2) q
+        """Exact reduction to 2 rows x 4 outputs (docs/math.md §8.3): two inputs x != x' differ only in the bits x
+        and x' (the others are independent Bernoulli(q) under both and cancel from every likelihood ratio), so the
+        rows are inputs x, x' and the columns the pairs (bit x, bit x') = 00, 01, 10, 11. The entries (1 - q)/2 and
+        q/2 are exact doubles of the realised probabilities (q on the 2^-53 grid), so verification is about what
+        is sampled."""
+        keep, flip = (1.0 - self.q) / 2.0, self.q / 2.0
         return np.array([[keep, flip, keep, flip], [keep, keep, flip, flip]])
 
 
@@ -517,15 +715,9 @@ class UnaryEncoding(PureProtocol):
         return (self.k + 7) // 8
 
     def _perturb(self, values, rng, user_ids):
-        """Reports packed 8 bits to a byte (bit j of a report is bit j % 8 of byte j // 8, ``bits`` unpacks them),
-        drawn in blocks of users so that the unpacked bits never take more than about PACK_BLOCK bytes."""
-        step = max(1, PACK_BLOCK // self.k)
-        out = np.empty((values.size, self.report_bytes), dtype=np.uint8)
-        for start in range(0, values.size, step):
-            # a and b as requested: ``rng.random() < a`` realises ``bit_probabilities``, which are what is verified
-            bits = unary_reports(values[start:start + step], self.k, self.a, self.b, rng, "unary")
-            out[start:start + step] = np.packbits(bits, axis=1, bitorder="little")
-        return out
+        """Reports packed 8 bits to a byte (``packed_unary_reports``; ``bits`` unpacks them), with a and b as
+        requested: the sampler realises ``bit_probabilities``, which are what is verified."""
+        return packed_unary_reports(values, self.k, self.a, self.b, rng, "unary")
 
     def empty_reports(self):
         return np.zeros((0, self.report_bytes), dtype=np.uint8)

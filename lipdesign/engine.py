@@ -1,0 +1,199 @@
+"""Aggregation anywhere: report files or arrays, streamed through ``mechanism.aggregate`` in this process or on a
+Dask cluster, with the same answer (docs/math.md §15).
+
+``aggregate(mechanism, sources)`` splits the sources into pieces (Parquet row-group ranges, NPY or array row
+ranges of about ``batch_rows`` rows), aggregates each piece batch by batch (memory: one batch, whatever the file
+size) and adds the piece aggregates in one fixed binary tree (``tree_sum``). ``engine="dask"`` runs the same pieces
+as tasks on a ``distributed.Client`` and the same tree as merge tasks, so integer statistics and floating-point sums
+come out bit for bit equal to the local ones. ``perturb_blocks`` draws reports with one random stream per block of
+``BLOCK_ROWS`` users (children of one ``SeedSequence``), so simulated reports do not depend on how the users are
+split over batches, files or machines.
+"""
+
+import numpy as np
+
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.postprocess import norm_sub
+from lipdesign.reports import ROW_GROUP_ROWS, open_reports
+from lipdesign.validation import choice, fmt, integer
+
+ENGINES = ("local", "dask")
+
+#: Rows per batch (and target rows per piece) of ``aggregate``: a batch of int64 indices is 8 MiB.
+BATCH_ROWS = ROW_GROUP_ROWS
+
+#: Users per random stream of ``perturb_blocks``.
+BLOCK_ROWS = 1 << 16
+
+
+def tree_sum(items, add):
+    """The sum of ``items`` (an iterable, consumed once) by ``add`` in the fixed tree of pairwise summation: the
+    first 2^m items (2^m the largest power of two below their number) in a perfect binary tree, added to the tree
+    of the rest. Holds O(log n) partial sums."""
+    stack = []  # (leaves, partial sum), leaves strictly decreasing powers of two
+    for item in items:
+        leaves, value = 1, item
+        while stack and stack[-1][0] == leaves:
+            count, left = stack.pop()
+            leaves, value = leaves + count, add(left, value)
+        stack.append((leaves, value))
+    if not stack:
+        raise ValidationError("sources hold no reports; aggregate needs at least one file or array")
+    _, value = stack.pop()
+    while stack:
+        value = add(stack.pop()[1], value)
+    return value
+
+
+def _pieces(mechanism, sources, batch_rows):
+    """(piece, rows) per unit of work: ("file", path, range) or ("array", rows of an array)."""
+    if isinstance(sources, (str, np.ndarray)) or hasattr(sources, "__fspath__"):
+        sources = [sources]
+    try:
+        sources = list(sources)
+    except TypeError:
+        raise ValidationError(f"sources is {fmt(sources)}; it must be a list of report files (Parquet, NPY) or "
+                              "report arrays") from None
+    pieces = []
+    for position, source in enumerate(sources):
+        if isinstance(source, str) or hasattr(source, "__fspath__"):
+            report_file = open_reports(source, mechanism)
+            pieces += [(("file", str(source), piece), report_file.piece_rows(piece))
+                       for piece in report_file.pieces(batch_rows)]
+        elif isinstance(source, np.ndarray):
+            pieces += [(("array", source[start:start + batch_rows]), min(batch_rows, source.shape[0] - start))
+                       for start in range(0, source.shape[0], batch_rows)]
+        else:
+            raise ValidationError(f"sources[{position}] is {fmt(source)}; each source is a report file path or a "
+                                  "numpy array of reports")
+    return pieces
+
+
+def _piece_aggregate(mechanism, piece, batch_rows):
+    if piece[0] == "array":
+        return mechanism.aggregate(piece[1])
+    batches = open_reports(piece[1], mechanism).batches(piece[2], batch_rows)
+    return tree_sum(map(mechanism.aggregate, batches), Aggregate.__add__)
+
+
+def aggregate(mechanism, sources, engine="local", scheduler=None, progress=None, batch_rows=BATCH_ROWS):
+    """The Aggregate of every report in ``sources`` (paths of Parquet or NPY report files, or report arrays).
+    ``engine``: "local" (this process, streaming) or "dask" (``distributed``: the cluster at ``scheduler``, or a
+    2-worker LocalCluster started for the call); ``progress``: None or a callable receiving the number of reports
+    just aggregated; ``batch_rows``: the rows read at a time. Both engines give the same Aggregate exactly."""
+    engine = choice(engine, "engine", ENGINES)
+    batch_rows = integer(batch_rows, "batch_rows", low=1)
+    if progress is not None and not callable(progress):
+        raise ValidationError(f"progress is {fmt(progress)}; it must be None or a callable taking a report count")
+    if scheduler is not None and engine != "dask":
+        raise ValidationError(f"scheduler is {scheduler!r}; it is the address of a Dask scheduler, so it needs "
+                              "engine='dask'")
+    pieces = _pieces(mechanism, sources, batch_rows)
+    if engine == "dask":
+        return _dask_aggregate(mechanism, pieces, scheduler, progress, batch_rows)
+
+    def leaves():
+        for piece, rows in pieces:
+            result = _piece_aggregate(mechanism, piece, batch_rows)
+            if progress is not None:
+                progress(rows)
+            yield result
+
+    return tree_sum(leaves(), Aggregate.__add__)
+
+
+# -- Dask ---------------------------------------------------------------------------------------------------------
+#: Mechanisms rebuilt in a worker process, by fingerprint (each is re-verified once per process).
+_WORKER_MECHANISMS = {}
+
+
+def _worker_mechanism(document):
+    from lipdesign.io import mechanism_from_dict
+
+    if document["fingerprint"] not in _WORKER_MECHANISMS:
+        _WORKER_MECHANISMS[document["fingerprint"]] = mechanism_from_dict(document, "the scheduled mechanism")
+    return _WORKER_MECHANISMS[document["fingerprint"]]
+
+
+def _dask_piece(document, piece, batch_rows):
+    return _piece_aggregate(_worker_mechanism(document), piece, batch_rows)
+
+
+def _dask_add(left, right):
+    return left + right
+
+
+def _dask_aggregate(mechanism, pieces, scheduler, progress, batch_rows):
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ValidationError('engine is "dask", but dask.distributed is not installed (pip install '
+                              '"lipdesign[dask]")') from None
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    try:
+        with Client(cluster if scheduler is None else scheduler) as client:
+            document = client.scatter(mechanism.to_dict(), broadcast=True)
+            leaves = [client.submit(_dask_piece, document, piece, batch_rows, pure=False) for piece, _ in pieces]
+            total = tree_sum(leaves, lambda left, right: client.submit(_dask_add, left, right, pure=False))
+            if progress is not None:
+                rows = {leaf.key: count for leaf, (_, count) in zip(leaves, pieces)}
+                for leaf in as_completed(leaves):
+                    progress(rows[leaf.key])
+            return total.result()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+# -- simulation ---------------------------------------------------------------------------------------------------
+def block_generator(seed, block):
+    """The random stream of block ``block`` of users: PCG64 keyed by ``SeedSequence(seed).spawn(n)[block]``."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block,))))
+
+
+def perturb_blocks(mechanism, values, seed, *, start=0, user_ids=None, block_rows=BLOCK_ROWS):
+    """Reports of ``values``, the users ``start``, ``start + 1``, ... of a simulation keyed by ``seed`` (an int):
+    block b (users b * block_rows to (b + 1) * block_rows - 1) draws from ``block_generator(seed, b)``, so the reports
+    are the same however the users are split, as long as each part starts on a block (docs/math.md §15). A
+    simulation only: a deployment perturbs with ``rng=None`` (ChaCha20 keyed from the OS, docs/math.md §3.8)."""
+    seed = integer(seed, "seed", low=0)
+    block_rows = integer(block_rows, "block_rows", low=1)
+    start = integer(start, "start", low=0)
+    if start % block_rows:
+        raise ValidationError(f"start is {start}; it must be a multiple of block_rows = {block_rows} (a part of a "
+                              "simulation starts on a block)")
+    n = len(values)
+    parts = []
+    for first in range(0, n, block_rows):
+        rows = slice(first, min(first + block_rows, n))
+        ids = None if user_ids is None else user_ids[rows]
+        parts.append(mechanism.perturb(values[rows], rng=block_generator(seed, (start + first) // block_rows),
+                                       user_ids=ids))
+    if not parts:
+        raise ValidationError("values is empty; it must hold at least one value")
+    return np.concatenate(parts)
+
+
+# -- estimates with standard errors -------------------------------------------------------------------------------
+def estimate_with_errors(mechanism, aggregate, *, method=None, consistency=None):
+    """``mechanism.estimate(aggregate)`` as an Estimate with standard errors for every family (docs/math.md §15):
+    the family's own where it gives an Estimate; for the other frequency oracles the plug-in standard errors, the
+    square roots of ``mechanism.variance`` at the Norm-Sub projection of the estimate (docs/math.md §8.1, §8.6);
+    nan for the numeric families, whose variance depends on the users' unknown values."""
+    result = mechanism.estimate(aggregate, method=method, consistency=consistency)
+    if isinstance(result, Estimate):
+        return result
+    method = mechanism.default_method if method is None else method
+    names = mechanism.estimand_names()
+    if mechanism.input_domain.kind == "categorical":
+        raw = mechanism.estimate(aggregate, method=method)
+        errors = np.sqrt(mechanism.variance(norm_sub(raw), aggregate.n, method=method))
+        return Estimate(result, errors, n=aggregate.n, method=method, names=names, raw=raw,
+                        note="plug-in standard errors (the variance at the Norm-Sub estimate)")
+    values = np.concatenate([np.atleast_1d(part) for part in result]) if isinstance(result, list) else result
+    return Estimate(values, np.full(np.size(values), np.nan), n=aggregate.n, method=method, kind="mean",
+                    names=names, note="no standard errors: this family's variance depends on the users' values")

@@ -1,0 +1,236 @@
+"""Reports as files: Parquet (pyarrow) carrying the mechanism's fingerprint, or NPY for plain arrays (docs/math.md
+§15).
+
+A report file holds the reports of ONE mechanism in its own report format (``mechanism.empty_reports()``: dtype
+and shape), with nothing converted:
+
+- a vector of indices (GRR, Hadamard, designed tables) is one column ``report``;
+- a 2-D array (OUE's bits or packed bytes, the float rows of Laplace, Duchi, Piecewise) is one fixed-size list
+  column ``report`` of the array's dtype, one list of the row width per report;
+- a structured array (OLH's (a, b, y), Harmony's (coordinate, sign), (row, sign), ...) is one column per field, in
+  field order, each of the field's dtype.
+
+The Parquet schema metadata names the format, the mechanism's ``family`` and ``fingerprint``; ``open_reports``
+refuses a file whose fingerprint or columns are not the mechanism's. An NPY file carries no metadata, so only its
+dtype and shape are checked. Files are read in batches of rows (``ReportFile.batches``): memory is bounded by the
+batch, not the file.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lipdesign.errors import FormatError, ValidationError
+from lipdesign.validation import integer
+
+FORMAT = "lipdesign.reports"
+FORMAT_VERSION = 1
+
+#: The column of a vector or 2-D report array.
+COLUMN = "report"
+
+#: Rows per Parquet row group that ``write_reports`` and ``ReportWriter`` write.
+ROW_GROUP_ROWS = 1 << 20
+
+_KEYS = {"format": b"lipdesign.format", "format_version": b"lipdesign.format_version",
+         "family": b"lipdesign.family", "fingerprint": b"lipdesign.fingerprint", "layout": b"lipdesign.layout"}
+
+
+def _layout(mechanism):
+    """(dtype, trailing shape) of the mechanism's reports."""
+    template = mechanism.empty_reports()
+    return template.dtype, template.shape[1:]
+
+
+def _describe(dtype, shape):
+    return f"dtype {dtype.descr if dtype.names else dtype.str} and shape (n{''.join(f', {w}' for w in shape)})"
+
+
+def _fields(mechanism):
+    """(column name, numpy dtype, row width or None) per Parquet column."""
+    dtype, shape = _layout(mechanism)
+    if dtype.names:
+        return [(name, dtype.fields[name][0], None) for name in dtype.names]
+    if len(shape) > 1:
+        raise ValidationError(f"{mechanism.family} reports have shape (n, {', '.join(map(str, shape))}); a report "
+                              "file holds vectors, 2-D arrays or structured arrays")
+    return [(COLUMN, dtype, shape[0] if shape else None)]
+
+
+def schema(mechanism):
+    """The Parquet schema of ``mechanism``'s report files, with the format, family and fingerprint as metadata."""
+    fields = []
+    for name, dtype, width in _fields(mechanism):
+        kind = pa.from_numpy_dtype(dtype)
+        fields.append(pa.field(name, kind if width is None else pa.list_(kind, width), nullable=False))
+    dtype, shape = _layout(mechanism)
+    layout = {"dtype": dtype.descr if dtype.names else dtype.str, "shape": list(shape)}
+    metadata = {_KEYS["format"]: FORMAT.encode(), _KEYS["format_version"]: str(FORMAT_VERSION).encode(),
+                _KEYS["family"]: mechanism.family.encode(), _KEYS["fingerprint"]: mechanism.fingerprint.encode(),
+                _KEYS["layout"]: json.dumps(layout).encode()}
+    return pa.schema(fields, metadata=metadata)
+
+
+def checked_reports(mechanism, reports, field="reports"):
+    """``reports`` as an array of the mechanism's report format (dtype and trailing shape), or ValidationError."""
+    array = np.asarray(reports)
+    dtype, shape = _layout(mechanism)
+    if array.dtype != dtype or array.shape[1:] != shape or array.ndim != 1 + len(shape):
+        raise ValidationError(f"{field} has {_describe(array.dtype, array.shape[1:])}; {mechanism.family} reports "
+                              f"have {_describe(dtype, shape)} (write what mechanism.perturb returns)")
+    return array
+
+
+def _table(mechanism, reports, table_schema):
+    columns = []
+    for name, _, width in _fields(mechanism):
+        values = np.ascontiguousarray(reports[name] if reports.dtype.names else reports)
+        if width is None:
+            columns.append(pa.array(values))
+        else:
+            columns.append(pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), width))
+    return pa.Table.from_arrays(columns, schema=table_schema)
+
+
+class ReportWriter:
+    """Write a mechanism's reports to a Parquet file batch by batch (``with ReportWriter(path, mech) as w:
+    w.write(reports)``); each ``write`` adds row groups of at most ``row_group_rows`` rows."""
+
+    def __init__(self, path, mechanism, *, row_group_rows=ROW_GROUP_ROWS):
+        self.mechanism, self.path = mechanism, Path(path)
+        self.row_group_rows = integer(row_group_rows, "row_group_rows", low=1)
+        self.schema = schema(mechanism)
+        self.rows = 0
+        self._writer = pq.ParquetWriter(self.path, self.schema)
+
+    def write(self, reports):
+        reports = checked_reports(self.mechanism, reports)
+        self._writer.write_table(_table(self.mechanism, reports, self.schema), row_group_size=self.row_group_rows)
+        self.rows += reports.shape[0]
+
+    def close(self):
+        self._writer.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def write_reports(path, mechanism, reports, *, row_group_rows=ROW_GROUP_ROWS):
+    """Write ``reports`` of ``mechanism`` to ``path``: NPY if it ends in ``.npy`` (no metadata), Parquet otherwise."""
+    reports = checked_reports(mechanism, reports)
+    if Path(path).suffix == ".npy":
+        np.save(path, reports, allow_pickle=False)
+        return
+    with ReportWriter(path, mechanism, row_group_rows=row_group_rows) as writer:
+        writer.write(reports)
+
+
+class ReportFile:
+    """A report file of ``mechanism`` opened for reading (``open_reports``): ``rows``, ``pieces(rows)`` (ranges
+    that split it for parallel work) and ``batches(piece, batch_rows)`` (the reports of a piece, batch by batch)."""
+
+    def __init__(self, path, mechanism):
+        self.path, self.mechanism = Path(path), mechanism
+        self.dtype, self.shape = _layout(mechanism)
+        if self.path.suffix == ".npy":
+            self.kind = "npy"
+            try:
+                array = np.load(self.path, mmap_mode="r", allow_pickle=False)
+            except ValueError as error:
+                raise FormatError(f"{self.path}: not an NPY array of reports ({error})") from None
+            checked_reports(mechanism, array, field=str(self.path))
+            self.rows, self._sizes = array.shape[0], None
+        else:
+            self.kind = "parquet"
+            try:
+                metadata = pq.read_metadata(self.path)
+            except pa.ArrowInvalid as error:
+                raise FormatError(f"{self.path}: not a Parquet file ({error})") from None
+            self._check(metadata.schema.to_arrow_schema())
+            self.rows = metadata.num_rows
+            self._sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+
+    def _check(self, file_schema):
+        stored = {name: file_schema.metadata.get(key, b"").decode()
+                  for name, key in _KEYS.items()} if file_schema.metadata else {}
+        if stored.get("format") != FORMAT or stored.get("format_version") != str(FORMAT_VERSION):
+            raise FormatError(f"{self.path}: format is {stored.get('format')!r} version "
+                              f"{stored.get('format_version')!r}; a report file has {FORMAT!r} version "
+                              f"{FORMAT_VERSION} in its Parquet metadata (write it with lipdesign.reports)")
+        if stored["fingerprint"] != self.mechanism.fingerprint:
+            raise FormatError(f"{self.path}: reports are of mechanism {stored['fingerprint']} ({stored['family']}); "
+                              f"this {self.mechanism.family} mechanism is {self.mechanism.fingerprint}: reports are "
+                              "only read by the mechanism that produced them")
+        expected = schema(self.mechanism)
+        if not file_schema.remove_metadata().equals(expected.remove_metadata()):
+            raise FormatError(f"{self.path}: columns are {file_schema.remove_metadata().to_string()!r}; "
+                              f"{self.mechanism.family} report files have {expected.remove_metadata().to_string()!r}")
+
+    def pieces(self, rows):
+        """Consecutive ranges covering the file, each of at least ``rows`` rows but the last: row groups
+        ``(first, stop)`` of a Parquet file (never split), rows ``(start, stop)`` of an NPY file."""
+        rows = integer(rows, "rows", low=1)
+        if self.kind == "npy":
+            return [(start, min(start + rows, self.rows)) for start in range(0, self.rows, rows)]
+        pieces, first, filled = [], 0, 0
+        for group, size in enumerate(self._sizes):
+            filled += size
+            if filled >= rows:
+                pieces.append((first, group + 1))
+                first, filled = group + 1, 0
+        if first < len(self._sizes):
+            pieces.append((first, len(self._sizes)))
+        return pieces
+
+    def piece_rows(self, piece):
+        return piece[1] - piece[0] if self.kind == "npy" else sum(self._sizes[piece[0]:piece[1]])
+
+    def batches(self, piece=None, batch_rows=ROW_GROUP_ROWS):
+        """The reports of ``piece`` (None: the whole file) in arrays of at most ``batch_rows`` rows."""
+        batch_rows = integer(batch_rows, "batch_rows", low=1)
+        if self.kind == "npy":
+            start, stop = (0, self.rows) if piece is None else piece
+            array = np.load(self.path, mmap_mode="r", allow_pickle=False)
+            for first in range(start, stop, batch_rows):
+                yield np.array(array[first:min(first + batch_rows, stop)])
+            return
+        groups = range(len(self._sizes)) if piece is None else range(*piece)
+        with pq.ParquetFile(self.path) as handle:
+            for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(groups), use_threads=False):
+                yield self._array(batch)
+
+    def _array(self, batch):
+        columns = []
+        for (name, dtype, width), column in zip(_fields(self.mechanism), batch.columns):
+            values = column if width is None else column.flatten()
+            if values.null_count:
+                raise FormatError(f"{self.path}: column {name!r} has nulls; every report is a value")
+            columns.append(values.to_numpy(zero_copy_only=False).astype(dtype, copy=False))
+        if not self.dtype.names:
+            return columns[0].reshape(batch.num_rows, *self.shape)
+        out = np.empty(batch.num_rows, dtype=self.dtype)
+        for name, values in zip(self.dtype.names, columns):
+            out[name] = values
+        return out
+
+
+def open_reports(path, mechanism):
+    """The report file ``path`` of ``mechanism``, checked (fingerprint, columns; FormatError otherwise)."""
+    return ReportFile(path, mechanism)
+
+
+def read_reports(path, mechanism):
+    """Every report in ``path`` as one array (for files that fit in memory; aggregate larger ones with
+    ``lipdesign.engine.aggregate``)."""
+    report_file = open_reports(path, mechanism)
+    parts = list(report_file.batches())
+    return np.concatenate(parts) if parts else mechanism.empty_reports()
+
+
+__all__ = ["ReportFile", "ReportWriter", "checked_reports", "open_reports", "read_reports", "schema", "write_reports"]

@@ -1,0 +1,238 @@
+"""Test vectors for other implementations of the runtime (docs/runtime.md): for each case the input, the exact
+32-bit words the sampler drew and the report it produced, with the numbers a device reads (``device``).
+
+- ``test_vectors(mechanism, n=32, seed=0)``: a JSON-able dict. The words come from ChaCha20 keyed with ``seed``
+  (``secure_generator(seed)``'s stream, docs/math.md §3.8), drawn through a recording bit generator; each case is
+  one ``perturb`` call on one value, as a device makes it, and the cases are consecutive calls on that one stream
+  (a case begins where the previous one stopped, which may be in the middle of a 64-bit word).
+- ``check_vectors(mechanism, vectors)``: replays every case's words through ``mechanism.perturb`` and returns the
+  failures (an empty list when every report, and the number of words drawn, match).
+- ``write_vectors(mechanism, path, ...)`` and ``read_vectors(path)``: the same as a JSON file (read strictly).
+
+Numpy, randomgen and the standard library only.
+"""
+
+import copy
+import json
+
+import numpy as np
+from randomgen import UserBitGenerator
+
+from lipdesign import __version__
+from lipdesign.errors import FormatError, ValidationError
+from lipdesign.io.schema import read_json
+from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.sampling import secure_generator
+from lipdesign.validation import fmt, integer
+
+FORMAT = "lipdesign.vectors"
+FORMAT_VERSION = 1
+
+#: Cases per file by default, and at most (each case is one perturb call through a Python bit generator).
+DEFAULT_CASES = 32
+MAX_CASES = 10**4
+
+#: How the words of a case are drawn, written into every file (docs/runtime.md §2).
+STREAM = ("32-bit words, 8 hex digits each; a 32-bit draw takes the next word, a 64-bit draw the next two (the first "
+          "is the low half), a double is (w >> 11) * 2^-53 of a 64-bit draw w (docs/runtime.md)")
+
+_MASK = 0xFFFFFFFF
+
+
+class WordStream(UserBitGenerator):
+    """A bit generator on a stream of 32-bit words, drawn as ChaCha20 draws them (docs/runtime.md §2): a 32-bit
+    draw takes the next word, a 64-bit draw the next two (low half first), a double is (w >> 11) 2^-53 of a 64-bit
+    draw. It gives ``words`` first, then splits the raw 64-bit outputs of ``source`` (low half first) and appends
+    them to ``words``; ``used`` counts the words drawn. A deep copy replays the same words independently."""
+
+    def __init__(self, words, source):
+        self.words = list(words)
+        self.source = source
+        self.used = 0
+        super().__init__(self._next_64, 64, next_64=self._next_64, next_32=self._next_32,
+                         next_double=self._next_double)
+
+    def _next_32(self, _state):
+        if self.used == len(self.words):
+            raw = int(self.source.random_raw())
+            self.words += [raw & _MASK, raw >> 32]
+        self.used += 1
+        return self.words[self.used - 1]
+
+    def _next_64(self, _state):
+        low = self._next_32(_state)
+        return low | self._next_32(_state) << 32
+
+    def _next_double(self, _state):
+        return (self._next_64(_state) >> 11) * 2.0**-53
+
+    def __deepcopy__(self, memo):
+        twin = WordStream(self.words, copy.deepcopy(self.source, memo))
+        twin.used = self.used
+        return twin
+
+
+def test_vectors(mechanism, n=DEFAULT_CASES, seed=0):
+    """``n`` test vectors of ``mechanism`` (docs/runtime.md §9): categorical inputs cycle through 0..k-1, numeric
+    ones are ``input_domain.sample`` with ``numpy.random.default_rng(seed)``; mechanisms keyed by user ids get
+    ``user_id`` = the case's index. The words are ChaCha20's keyed with ``seed`` (an int in [0, 2**256))."""
+    _check_mechanism(mechanism)
+    n = integer(n, "n", low=1, high=MAX_CASES)
+    source = secure_generator(integer(seed, "seed", low=0, high=2**256 - 1)).bit_generator
+    stream, cases = WordStream([], source), []
+    for index, value in enumerate(_inputs(mechanism, n, seed)):  # one perturb call per case: a device's report
+        case, begin = {"input": value.tolist()}, stream.used
+        if mechanism.uses_user_ids:
+            case["user_id"] = index
+        case["report"] = _report(mechanism, value, case.get("user_id"), stream)
+        case["words"] = [f"{word:08x}" for word in stream.words[begin:stream.used]]
+        cases.append(case)
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "lipdesign_version": __version__,
+            "family": mechanism.family, "fingerprint": mechanism.fingerprint, "mechanism": mechanism.to_dict(),
+            "stream": STREAM, "device": device_numbers(mechanism), "cases": cases}
+
+
+def check_vectors(mechanism, vectors):
+    """Replay each case of ``vectors`` (a dict, as ``test_vectors`` or ``read_vectors`` gives it) through
+    ``mechanism.perturb``: the failures, one line per case whose report differs or which drew another number of
+    words than recorded ([] when all pass). FormatError for a document of another mechanism or format."""
+    _check_mechanism(mechanism)
+    cases = _checked_document(vectors, mechanism)
+    failures = []
+    for index, case in enumerate(cases):
+        words = _words(case, index)
+        stream = WordStream(words, np.random.PCG64(0))  # past the recorded words: any stream, and a failure
+        report = _report(mechanism, np.asarray(case["input"]), case.get("user_id"), stream)
+        if stream.used != len(words):
+            failures.append(f"case {index}: drew {stream.used} words, the vector records {len(words)}")
+        elif report != case["report"]:
+            failures.append(f"case {index}: report {report}, the vector records {case['report']}")
+    return failures
+
+
+def write_vectors(mechanism, path, n=DEFAULT_CASES, seed=0):
+    """Write ``test_vectors(mechanism, n, seed)`` to ``path`` as JSON (serialised first: a failure leaves no
+    truncated file)."""
+    text = json.dumps(test_vectors(mechanism, n, seed), indent=1, allow_nan=False) + "\n"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def read_vectors(path):
+    """The test vectors in ``path`` (JSON read strictly; ``check_vectors`` checks their content)."""
+    return read_json(path)
+
+
+def device_numbers(mechanism):
+    """The numbers a device reads for ``mechanism`` beyond its parameters, exactly as the Python runtime uses them
+    (docs/runtime.md §4-§8: floats in shortest round-trip form, tables of integers); {} for a family that
+    docs/runtime.md does not describe."""
+    build = _DEVICE.get(mechanism.family)
+    return build(mechanism) if build is not None else {}
+
+
+# -- what each family's device reads (docs/runtime.md) ---------------------------------------------------------
+def _alias(sampler):
+    """The integer alias tables of a TablePerturber (docs/runtime.md §4)."""
+    start, keep_end = sampler.thresholds()
+    return {"slot_start": start.tolist(), "keep_end": keep_end.tolist(), "alias": sampler.alias.tolist()}
+
+
+def _sign_words(m, k, seed):
+    """The projection's signs as the 64-bit words of ``projection_signs`` (docs/runtime.md §7), 16 hex digits."""
+    words = np.random.default_rng(seed).bit_generator.random_raw(-(-m * k // 64))  # as ``projection_signs``
+    return [f"{int(word):016x}" for word in words]
+
+
+def _projection(mechanism):
+    return {"m": mechanism.m, "k": mechanism.k, "sign_words": _sign_words(mechanism.m, mechanism.k, mechanism.seed)}
+
+
+def _piecewise(mechanism):
+    grid = mechanism.piecewise
+    numbers = {"d": mechanism.d, "attributes": mechanism.attributes, "grid": grid.grid,
+               "edges": grid.edges.tolist(), "widths": grid.widths.tolist(), **_alias(grid.sampler)}
+    if mechanism.family == "hybrid":
+        numbers.update(exp_epsilon=mechanism.attribute_exp, scale=mechanism.scale,
+                       piecewise_probability=mechanism.piecewise_probability)
+    return numbers
+
+
+_DEVICE = {
+    "table": lambda m: {"k": m.table.shape[0], "n_out": m.table.shape[1], **_alias(m.sampler)},
+    "grr": lambda m: {"k": m.k, "alpha": m.alpha},
+    "oue": lambda m: {"k": m.k, "threshold": m.threshold},
+    "unary": lambda m: {"k": m.k, "a": m.a.tolist(), "b": m.b.tolist()},
+    "olh": lambda m: {"k": m.k, "g": m.g, "prime": 2**31 - 1, "alpha": m.alpha},
+    "hadamard": lambda m: {"k": m.k, "K": m.K, "p": m.p},
+    "hashing": lambda m: {"k": m.k, "prime": m.prime, "hashes": m.hashes, "cells": m.flip0.size,
+                          "weights": (m.prior.probabilities / m.prior.probabilities.sum()).tolist(),
+                          "flip0": m.flip0.tolist(), "flip1": m.flip1.tolist()},
+    "harmony-categorical": lambda m: {"exp_epsilon": m.exp_epsilon, **_projection(m)},
+    "harmony-numeric": lambda m: {"d": m.d, "exp_epsilon": m.exp_epsilon, "coordinates": m.coordinates,
+                                  "seed": m.seed},
+    "harmony-mixed": lambda m: {"d": m.d, "exp_epsilon": m.exp_epsilon, "attributes": [
+        _projection(m.categorical[j]) if j in m.categorical else "numeric" for j in range(m.d)]},
+    "laplace": lambda m: {"d": m.d, "grid": m.grid, "outputs": m.outputs.tolist(), **_alias(m.sampler)},
+    "duchi": lambda m: {"d": m.d, "bound": m.bound, "plus_probability": m.plus_probability},
+    "piecewise": _piecewise,
+    "hybrid": _piecewise,
+}
+
+
+# -- shared steps ------------------------------------------------------------------------------------------------
+def _check_mechanism(mechanism):
+    if not isinstance(mechanism, Mechanism):
+        raise ValidationError(f"mechanism is {fmt(mechanism)}; test vectors are made for a lipdesign mechanism "
+                              "(ld.load(path) reads one)")
+
+
+def _inputs(mechanism, n, seed):
+    """One input per case: a category index, or a row of numbers (a vector of one entry per attribute)."""
+    domain = mechanism.input_domain
+    if domain.kind == "categorical":
+        return np.arange(n) % domain.k
+    return np.asarray(domain.sample(n, np.random.default_rng(seed)))
+
+
+def _report(mechanism, value, user_id, stream):
+    """The JSON form of ``mechanism``'s report for the one ``value`` (a category's index is passed as its label,
+    which every categorical domain reads), drawing from ``stream``."""
+    domain = mechanism.input_domain
+    values = np.array([domain.labels[int(value)]]) if domain.kind == "categorical" else np.asarray(value)[None]
+    user_ids = None if user_id is None else np.array([user_id])
+    reports = mechanism.perturb(values, rng=np.random.Generator(stream), user_ids=user_ids)
+    report = reports[0]
+    if reports.dtype.names:
+        return {name: report[name].item() for name in reports.dtype.names}
+    return report.tolist()
+
+
+def _checked_document(vectors, mechanism):
+    """The cases of a vectors document for ``mechanism``, or FormatError naming what is wrong."""
+    if not isinstance(vectors, dict) or vectors.get("format") != FORMAT:
+        raise FormatError(f"vectors has format {fmt(getattr(vectors, 'get', lambda _: None)('format'))}; it must "
+                          f"be a {FORMAT!r} document (lipdesign.vectors.test_vectors or read_vectors)")
+    if vectors.get("format_version") != FORMAT_VERSION:
+        raise FormatError(f"vectors has format_version {fmt(vectors.get('format_version'))}; this lipdesign reads "
+                          f"version {FORMAT_VERSION}")
+    if vectors.get("fingerprint") != mechanism.fingerprint:
+        raise FormatError(f"vectors has fingerprint {fmt(vectors.get('fingerprint'))}; they are vectors of another "
+                          f"mechanism than this one ({mechanism.fingerprint})")
+    cases = vectors.get("cases")
+    if not isinstance(cases, list) or not all(isinstance(case, dict) and {"input", "words", "report"} <= set(case)
+                                              for case in cases):
+        raise FormatError("vectors['cases'] must be a list of objects with 'input', 'words' and 'report'")
+    return cases
+
+
+def _words(case, index):
+    words = case["words"]
+    try:
+        values = [int(word, 16) for word in words]
+    except (TypeError, ValueError):
+        values = None
+    if values is None or not all(len(word) == 8 and 0 <= value <= _MASK for word, value in zip(words, values)):
+        raise FormatError(f"vectors['cases'][{index}]['words'] is {fmt(words)}; every word must be 8 hex digits "
+                          "(a 32-bit word)")
+    return values

@@ -1,0 +1,147 @@
+"""From a spec to an estimate with standard errors in four commands, as a user runs them (real processes): design,
+perturb, aggregate (local and Dask), estimate; errors are one line with exit code 2."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lipdesign.io import load
+from lipdesign.mechanisms import GRR, Aggregate
+from lipdesign.reports import read_reports
+
+LABELS = ["low", "mid", "high"]
+
+
+def lipdesign(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def one_line_error(result):
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lipdesign: error: "), result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def designed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("deploy")
+    spec = folder / "spec.json"
+    spec.write_text(json.dumps({"prior": {"probabilities": [0.5, 0.3, 0.2], "labels": LABELS},
+                                "notion": {"kind": "LIP", "epsilon": 1.0}}))
+    result = lipdesign("design", spec, "-o", "mech.json", "-q", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    values = np.random.default_rng(3).choice(LABELS, size=30000, p=[0.4, 0.35, 0.25])
+    (folder / "a.csv").write_text("user,value\n" + "".join(f"{i},{v}\n" for i, v in enumerate(values[:10000])))
+    pq.write_table(pa.table({"value": values[10000:]}), folder / "b.parquet")
+    return folder, values
+
+
+def test_four_commands_from_spec_to_estimate(designed):
+    folder, _ = designed
+    for source, out in (("a.csv", "ra.parquet"), ("b.parquet", "rb.parquet")):
+        result = lipdesign("perturb", "mech.json", source, "-o", out, "--seed", 7, cwd=folder)
+        assert result.returncode == 0, result.stderr
+    mechanism = load(folder / "mech.json")
+    assert read_reports(folder / "ra.parquet", mechanism).shape == (10000,)
+    result = lipdesign("aggregate", "mech.json", "ra.parquet", "rb.parquet", "-o", "agg.json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert "aggregated 30000 reports from 2 file(s)" in result.stdout
+    counts = Aggregate.from_dict(json.loads((folder / "agg.json").read_text()))
+    reports = np.concatenate([read_reports(folder / name, mechanism) for name in ("ra.parquet", "rb.parquet")])
+    assert counts == mechanism.aggregate(reports)
+    result = lipdesign("estimate", "mech.json", "agg.json", "--json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    expected = mechanism.estimate(reports)
+    np.testing.assert_array_equal(document["values"], expected.values)
+    np.testing.assert_array_equal(document["standard_errors"], expected.standard_errors)
+    low, high = expected.confidence_interval(0.95)
+    np.testing.assert_array_equal(document["confidence_interval"]["low"], low)
+    np.testing.assert_array_equal(document["confidence_interval"]["high"], high)
+    assert document["n"] == 30000 and document["mechanism"] == mechanism.fingerprint
+    result = lipdesign("estimate", "mech.json", "agg.json", cwd=folder)
+    assert result.returncode == 0 and "frequency[low]" in result.stdout and "95% interval" in result.stdout
+
+
+def test_a_seeded_perturb_does_not_depend_on_the_input_format(designed):
+    folder, values = designed
+    (folder / "c.csv").write_text("value\n" + "".join(f"{v}\n" for v in values[:10000]))
+    pq.write_table(pa.table({"value": values[:10000]}), folder / "c.parquet")
+    for source in ("c.csv", "c.parquet"):
+        assert lipdesign("perturb", "mech.json", source, "-o", f"{source}.out.parquet", "--seed", 2, "-q",
+                         cwd=folder).returncode == 0
+    mechanism = load(folder / "mech.json")
+    assert np.array_equal(read_reports(folder / "c.csv.out.parquet", mechanism),
+                          read_reports(folder / "c.parquet.out.parquet", mechanism))
+
+
+def test_dask_aggregate_equals_local(designed):
+    pytest.importorskip("distributed")
+    folder, _ = designed
+    assert lipdesign("perturb", "mech.json", "b.parquet", "-o", "rd.parquet", "--seed", 1, "-q",
+                     cwd=folder).returncode == 0
+    for engine in ("local", "dask"):
+        result = lipdesign("aggregate", "mech.json", "rd.parquet", "-o", f"{engine}.json", "--engine", engine,
+                           "--batch-rows", 5000, "-q", cwd=folder)
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert json.loads((folder / "dask.json").read_text()) == json.loads((folder / "local.json").read_text())
+
+
+def test_numeric_mechanism_reads_value_columns(tmp_path):
+    assert lipdesign("mechanism", "duchi", "--epsilon", 1, "-p", "d=2", "-o", "duchi.json", cwd=tmp_path).returncode == 0
+    rows = np.random.default_rng(0).uniform(-1, 1, size=(4000, 2))
+    (tmp_path / "v.csv").write_text("value_0,value_1\n" + "".join(f"{a},{b}\n" for a, b in rows))
+    assert lipdesign("perturb", "duchi.json", "v.csv", "-o", "r.parquet", "--seed", 3, cwd=tmp_path).returncode == 0
+    assert lipdesign("aggregate", "duchi.json", "r.parquet", "-o", "agg.json", cwd=tmp_path).returncode == 0
+    result = lipdesign("estimate", "duchi.json", "agg.json", "--json", cwd=tmp_path)
+    document = json.loads(result.stdout)
+    mechanism = load(tmp_path / "duchi.json")
+    np.testing.assert_array_equal(document["values"], mechanism.estimate(read_reports(tmp_path / "r.parquet",
+                                                                                      mechanism)))
+    assert document["standard_errors"] == [None, None] and "users' values" in document["note"]
+
+
+def test_errors_are_one_line(designed, tmp_path):
+    folder, _ = designed
+    assert lipdesign("mechanism", "grr", "--epsilon", 1, "-p", "k=3", "-o", tmp_path / "grr.json",
+                     cwd=folder).returncode == 0
+    line = one_line_error(lipdesign("aggregate", tmp_path / "grr.json", "ra.parquet", "-o", tmp_path / "x.json",
+                                    cwd=folder))
+    assert "reports are of mechanism" in line
+    (tmp_path / "bad.csv").write_text("label\nlow\n")
+    line = one_line_error(lipdesign("perturb", "mech.json", tmp_path / "bad.csv", "-o", tmp_path / "r.parquet",
+                                    cwd=folder))
+    assert "reads column(s) value (missing: value)" in line and not (tmp_path / "r.parquet").exists()
+    (tmp_path / "unknown.csv").write_text("value\nlow\nnone\n")
+    line = one_line_error(lipdesign("perturb", "mech.json", tmp_path / "unknown.csv", "-o", tmp_path / "r.parquet",
+                                    cwd=folder))
+    assert "'none'" in line and not (tmp_path / "r.parquet").exists()
+    line = one_line_error(lipdesign("estimate", tmp_path / "grr.json", "agg.json", cwd=folder))
+    assert "aggregate is of mechanism" in line
+    assert "--engine" in one_line_error(lipdesign("aggregate", "mech.json", "ra.parquet", "-o", "x.json",
+                                                  "--engine", "spark", cwd=folder))
+
+
+def test_vectors_are_written_and_checked_from_the_command_line(tmp_path):
+    mechanism = tmp_path / "grr.json"
+    GRR(1.0, 5).to_json(mechanism)
+    vectors = tmp_path / "vectors.json"
+    result = lipdesign("vectors", mechanism, "-o", vectors, "--cases", 8, cwd=tmp_path)
+    assert result.returncode == 0 and "wrote 8 test vectors of grr" in result.stdout, result.stderr
+    assert len(json.loads(vectors.read_text())["cases"]) == 8
+    result = lipdesign("vectors", mechanism, "--check", vectors, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("PASS"), result.stdout + result.stderr
+    document = json.loads(vectors.read_text())
+    document["cases"][3]["report"] = (document["cases"][3]["report"] + 1) % 5
+    vectors.write_text(json.dumps(document))
+    result = lipdesign("vectors", mechanism, "--check", vectors, cwd=tmp_path)
+    assert result.returncode == 1 and "FAIL" in result.stdout and "case 3" in result.stdout, result.stdout
+    result = lipdesign("vectors", mechanism, cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "-o is missing" in result.stderr

@@ -1,0 +1,148 @@
+"""Aggregation anywhere: the local engine streams files and arrays to the aggregate of all reports, the Dask engine
+(a 2-worker LocalCluster) gives the same Aggregate bit for bit, and simulated reports do not depend on the split."""
+
+from itertools import pairwise
+
+import numpy as np
+import pytest
+
+from lipdesign.engine import aggregate, block_generator, estimate_with_errors, perturb_blocks, tree_sum
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms import GRR, family_class
+from lipdesign.reports import write_reports
+
+INTEGER_FAMILIES = ["table", "grr", "oue", "olh", "hadamard", "harmony-categorical", "harmony-numeric",
+                    "harmony-mixed", "duchi"]
+FLOAT_FAMILIES = ["laplace", "piecewise", "hybrid"]
+
+
+def simulated(mechanism, n, seed=5):
+    values = mechanism.input_domain.sample(n, np.random.default_rng(seed))
+    user_ids = np.arange(n) if mechanism.uses_user_ids else None
+    return perturb_blocks(mechanism, values, seed, user_ids=user_ids, block_rows=1000)
+
+
+def sources(mechanism, reports, tmp_path):
+    """Three Parquet files with uneven row groups, one NPY file and one array, covering ``reports`` once."""
+    cuts = [0, 1300, 2900, 4000, 4700, reports.shape[0]]
+    parts = [reports[a:b] for a, b in pairwise(cuts)]
+    paths = []
+    for i, part in enumerate(parts[:3]):
+        paths.append(tmp_path / f"r{i}.parquet")
+        write_reports(paths[-1], mechanism, part, row_group_rows=350 + 100 * i)
+    paths.append(tmp_path / "r3.npy")
+    write_reports(paths[-1], mechanism, parts[3])
+    return [*paths, parts[4]]
+
+
+@pytest.mark.parametrize("family", INTEGER_FAMILIES)
+def test_integer_statistics_equal_those_of_all_reports(family, tmp_path):
+    mechanism = family_class(family).example()
+    reports = simulated(mechanism, 5000)
+    seen = []
+    result = aggregate(mechanism, sources(mechanism, reports, tmp_path), batch_rows=400, progress=seen.append)
+    assert result == mechanism.aggregate(reports)
+    assert sum(seen) == 5000 and max(seen) < 1000
+
+
+@pytest.mark.parametrize("family", FLOAT_FAMILIES)
+def test_float_sums_equal_those_of_all_reports_up_to_summation_rounding(family, tmp_path):
+    mechanism = family_class(family).example()
+    reports = simulated(mechanism, 5000)
+    result, whole = aggregate(mechanism, sources(mechanism, reports, tmp_path), batch_rows=400), \
+        mechanism.aggregate(reports)
+    assert result.n == 5000
+    # either order of summation errs by at most (128 + log2 n) u sum |x| (numpy's pairwise sum; docs/math.md §15)
+    bound = 2 * (128 + np.log2(5000)) * np.finfo(float).eps * np.abs(reports).sum(axis=0)
+    assert np.all(np.abs(result["sums"] - whole["sums"]) <= bound)
+
+
+def test_the_tree_is_pairwise_summation_whatever_the_count():
+    def add(left, right):
+        return f"({left}+{right})"
+
+    assert tree_sum("0123456", add) == "(((0+1)+(2+3))+((4+5)+6))"
+    assert tree_sum("012345", add) == "(((0+1)+(2+3))+(4+5))"
+    assert tree_sum("01234", add) == "(((0+1)+(2+3))+4)"
+    assert tree_sum("0", add) == "0"
+    with pytest.raises(ValidationError, match="no reports"):
+        tree_sum([], add)
+
+
+def test_simulated_reports_do_not_depend_on_the_split():
+    mechanism = GRR(1.0, 6)
+    values = mechanism.input_domain.sample(5000, np.random.default_rng(1))
+    whole = perturb_blocks(mechanism, values, 11, block_rows=1000)
+    split = np.concatenate([perturb_blocks(mechanism, values[:2000], 11, block_rows=1000),
+                            perturb_blocks(mechanism, values[2000:], 11, start=2000, block_rows=1000)])
+    assert np.array_equal(whole, split)
+    # block 2 draws from the third child of SeedSequence(11), as spawn() makes it
+    child = np.random.SeedSequence(11).spawn(3)[2]
+    expected = mechanism.perturb(values[2000:3000], rng=np.random.Generator(np.random.PCG64(child)))
+    assert np.array_equal(whole[2000:3000], expected)
+    assert np.array_equal(block_generator(11, 2).random(4), np.random.Generator(np.random.PCG64(child)).random(4))
+    with pytest.raises(ValidationError, match="start is 1500; it must be a multiple of block_rows = 1000"):
+        perturb_blocks(mechanism, values, 11, start=1500, block_rows=1000)
+
+
+def test_bad_arguments_are_refused():
+    mechanism = GRR(1.0, 3)
+    with pytest.raises(ValidationError, match="engine is 'spark'"):
+        aggregate(mechanism, [np.zeros(3, dtype=np.int64)], engine="spark")
+    with pytest.raises(ValidationError, match="scheduler is 'tcp://x:1'.*engine='dask'"):
+        aggregate(mechanism, [np.zeros(3, dtype=np.int64)], scheduler="tcp://x:1")
+    with pytest.raises(ValidationError, match=r"sources\[1\] is 3"):
+        aggregate(mechanism, [np.zeros(3, dtype=np.int64), 3])
+    with pytest.raises(ValidationError, match="no reports"):
+        aggregate(mechanism, [])
+
+
+def test_plug_in_standard_errors_of_a_frequency_oracle():
+    mechanism = GRR(1.0, 4)
+    reports = simulated(mechanism, 20000)
+    result = estimate_with_errors(mechanism, mechanism.aggregate(reports))
+    f = np.asarray(mechanism.estimate(reports))
+    assert np.all(f > 0)  # inside the simplex, so Norm-Sub leaves it as it is
+    p, q = mechanism.p, mechanism.q  # Var f_v = [f_v p (1 - p) + (1 - f_v) q (1 - q)] / (n (p - q)^2)
+    expected = np.sqrt((f * p * (1 - p) + (1 - f) * q * (1 - q)) / (20000 * (p - q) ** 2))
+    np.testing.assert_allclose(result.standard_errors, expected, rtol=1e-9)
+    assert np.array_equal(result.values, f)
+
+
+def test_numeric_estimates_have_no_standard_errors():
+    mechanism = family_class("duchi").example()
+    result = estimate_with_errors(mechanism, mechanism.aggregate(simulated(mechanism, 2000)))
+    assert result.values.size == mechanism.input_domain.d and np.isnan(result.standard_errors).all()
+    with pytest.raises(ValidationError, match="no standard errors"):
+        result.confidence_interval()
+
+
+# -- Dask ---------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as local_cluster:
+        yield local_cluster
+
+
+@pytest.mark.parametrize("family", ["table", "unary", "hashing", "olh", "oue", "harmony-mixed", *FLOAT_FAMILIES])
+def test_dask_equals_local_exactly(family, cluster, tmp_path):
+    mechanism = family_class(family).example()
+    reports = simulated(mechanism, 6000)
+    files = sources(mechanism, reports, tmp_path)
+    local = aggregate(mechanism, files, batch_rows=500)
+    seen = []
+    remote = aggregate(mechanism, files, engine="dask", scheduler=cluster.scheduler_address, batch_rows=500,
+                       progress=seen.append)
+    assert remote == local  # every statistic bit for bit, float sums included
+    assert sum(seen) == 6000
+
+
+def test_dask_without_a_scheduler_starts_a_local_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    mechanism = GRR(1.0, 5)
+    reports = simulated(mechanism, 3000)
+    write_reports(tmp_path / "r.parquet", mechanism, reports, row_group_rows=700)
+    assert aggregate(mechanism, [tmp_path / "r.parquet"], engine="dask", batch_rows=1000) == \
+        mechanism.aggregate(reports)

@@ -1,0 +1,395 @@
+"""Test vectors (lipdesign.vectors) and the device recipes of docs/runtime.md.
+
+``Device`` below is an independent implementation of docs/runtime.md: it reads only a vector file's ``device``
+numbers, the mechanism's parameters and each case's words (no lipdesign sampling code), and must produce every
+recorded report from exactly the recorded words."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign import vectors
+from lipdesign.errors import FormatError, ValidationError
+from lipdesign.mechanisms import HarmonyNumeric, TablePerturber
+from lipdesign.mechanisms.registry import families, family_class
+from lipdesign.mechanisms.sampling import secure_generator
+
+SEED = 7
+
+
+def designed():
+    return ld.design(ld.Prior([0.2, 0.3, 0.5], labels=["low", "mid", "high"]), ld.LIP(1.0))
+
+
+MECHANISMS = [family_class(name).example() for name in families()] + [
+    designed(), HarmonyNumeric(2.0, 5, coordinates="public", seed=11)]
+IDS = [f"{m.family}-{i}" for i, m in enumerate(MECHANISMS)]
+
+
+@pytest.fixture(scope="module", params=range(len(MECHANISMS)), ids=IDS)
+def case(request):
+    mechanism = MECHANISMS[request.param]
+    document = json.loads(json.dumps(vectors.test_vectors(mechanism, n=12, seed=SEED)))  # through JSON text
+    return mechanism, document
+
+
+def test_every_family_has_device_numbers():
+    assert {m.family for m in MECHANISMS} == set(families())
+    assert all(vectors.device_numbers(m) for m in MECHANISMS)
+
+
+def test_replay_reproduces_every_report(case):
+    mechanism, document = case
+    assert vectors.check_vectors(mechanism, document) == []
+    assert document["fingerprint"] == mechanism.fingerprint and len(document["cases"]) == 12
+
+
+def test_words_are_the_chacha20_stream(case):
+    """Consecutive perturb calls on one ChaCha20 generator keyed with the seed draw the cases' words in turn."""
+    mechanism, document = case
+    generator = secure_generator(SEED)
+    for index, recorded in enumerate(document["cases"]):
+        value = recorded["input"]
+        values = [mechanism.input_domain.labels[value]] if mechanism.input_domain.kind == "categorical" else [value]
+        user_ids = None if "user_id" not in recorded else [recorded["user_id"]]
+        report = mechanism.perturb(values, rng=generator, user_ids=user_ids)[0]
+        expected = recorded["report"]
+        got = {name: report[name].item() for name in report.dtype.names} if report.dtype.names else report.tolist()
+        assert got == expected, index
+
+
+def test_wrong_report_or_words_fail(case):
+    mechanism, document = case
+    wrong = json.loads(json.dumps(document))
+    report = wrong["cases"][3]["report"]
+    if isinstance(report, dict):
+        report[next(iter(report))] += 1
+    elif isinstance(report, list):
+        report[-1] = report[-1] + 1
+    else:
+        wrong["cases"][3]["report"] = report + 1
+    expected = f"case 3: report {document['cases'][3]['report']}, the vector records {wrong['cases'][3]['report']}"
+    assert vectors.check_vectors(mechanism, wrong) == [expected]
+    short = json.loads(json.dumps(document))
+    short["cases"][5]["words"].pop()
+    failures = vectors.check_vectors(mechanism, short)
+    assert len(failures) == 1 and failures[0].startswith("case 5: drew ")
+    longer = json.loads(json.dumps(document))
+    longer["cases"][0]["words"].append("00000000")
+    assert vectors.check_vectors(mechanism, longer)[0].startswith("case 0: drew ")
+
+
+def test_device_reproduces_every_case(case):
+    _, document = case
+    for index, recorded in enumerate(document["cases"]):
+        device = Device(document, recorded)
+        assert device.report() == recorded["report"], index
+        assert device.used == len(recorded["words"]), index
+
+
+def test_words_per_report(case):
+    """The number of 32-bit words per report that docs/runtime.md states for each family (bounded integers may
+    redraw, with probability below 2^-26 for the ranges here: the fixed seed draws none)."""
+    mechanism, document = case
+    n, family = document["device"], mechanism.family
+    for recorded in document["cases"]:
+        used, report = len(recorded["words"]), recorded["report"]
+        if family == "duchi":  # 2 words per coin, then rounds of ceil(d / 4) words
+            base = 2 * n["d"] + 2
+            assert used > base and (used - base) % -(-n["d"] // 4) == 0
+            continue
+        if family == "oue":  # ceil(k / 8) 64-bit draws, and one per tie (the device test counts them exactly)
+            assert used >= 2 * -(-n["k"] // 8) and used % 2 == 0
+            continue
+        if family == "unary":
+            expected = 2 * n["k"] + 2
+        elif family == "laplace":
+            expected = 4 * n["d"]
+        elif family == "harmony-numeric":
+            expected = 3 if n["coordinates"] == "private" else 2
+        elif family == "harmony-mixed":
+            expected = 3 + (n["attributes"][report["attribute"]] != "numeric")
+        elif family == "piecewise":
+            expected = 2 * n["d"] + 6 * n["attributes"]
+        elif family == "hybrid":
+            expected = 2 * n["d"] + 2 * n["attributes"] + (8 * n["attributes"] if n["piecewise_probability"] else 0)
+        else:
+            expected = {"table": 2, "grr": 3, "olh": 5, "hadamard": 3, "hashing": 3, "harmony-categorical": 3}[family]
+        assert used == expected
+
+
+def test_bad_documents_are_refused():
+    grr, oue = family_class("grr").example(), family_class("oue").example()
+    document = vectors.test_vectors(grr, n=2)
+    with pytest.raises(FormatError, match="another mechanism"):
+        vectors.check_vectors(oue, document)
+    with pytest.raises(FormatError, match="format"):
+        vectors.check_vectors(grr, {**document, "format": "lipdesign.mechanism"})
+    broken = json.loads(json.dumps(document))
+    broken["cases"][1]["words"][0] = "xyz"
+    with pytest.raises(FormatError, match=r"\['words'\] is"):
+        vectors.check_vectors(grr, broken)
+    with pytest.raises(ValidationError, match="seed is -1"):
+        vectors.test_vectors(grr, seed=-1)
+    with pytest.raises(ValidationError, match="n is 0"):
+        vectors.test_vectors(grr, n=0)
+    with pytest.raises(ValidationError, match="mechanism is"):
+        vectors.test_vectors("grr")
+
+
+def test_write_and_read(tmp_path):
+    mechanism = designed()
+    path = tmp_path / "vectors.json"
+    vectors.write_vectors(mechanism, path, n=5, seed=3)
+    document = vectors.read_vectors(path)
+    assert document == json.loads(json.dumps(vectors.test_vectors(mechanism, n=5, seed=3)))
+    assert vectors.check_vectors(ld.load(_saved(mechanism, tmp_path)), document) == []
+
+
+def _saved(mechanism, tmp_path):
+    path = tmp_path / "m.json"
+    mechanism.to_json(path)
+    return path
+
+
+def test_single_value_path_draws_like_the_batch():
+    """One value per call (the Python-float path) gives the reports and draws of one call on all values."""
+    rng = np.random.default_rng(5)
+    table = rng.dirichlet(np.ones(7), size=4)
+    table[0, 3] = 0.0
+    table /= table.sum(axis=1, keepdims=True)
+    sampler = TablePerturber(table)
+    values = rng.integers(0, 4, 500)
+    one = np.random.default_rng(9)
+    singles = np.concatenate([sampler.perturb([x], one) for x in values])
+    assert np.array_equal(singles, sampler.perturb(values, np.random.default_rng(9)))
+    assert one.random() == np.random.default_rng(9).random(values.size + 1)[-1]
+    assert not (singles[values == 0] == 3).any()
+    mechanism = designed()  # labels go through the same sampler, one value per call
+    assert [mechanism.perturb([label], rng=np.random.default_rng(i))[0] for i, label in enumerate(["low", "high"])] \
+        == [sampler_draw[0] for sampler_draw in (mechanism.sampler.perturb([x], np.random.default_rng(i))
+                                                 for i, x in enumerate([0, 2]))]
+    with pytest.raises(ValidationError, match="values"):
+        sampler.perturb([4], one)
+
+
+def test_thresholds_are_the_realised_table():
+    """The integer alias tables give each output the realised probability (counts of 53-bit words)."""
+    sampler = designed().sampler
+    start, keep_end = sampler.thresholds()
+    end = np.append(start[1:], 2**53)
+    counts = np.zeros(sampler.table.shape, dtype=object)
+    for x in range(sampler.k):
+        for j in range(sampler.n_out):
+            counts[x, j] += int(keep_end[x, j] - start[j])
+            counts[x, sampler.alias[x, j]] += int(end[j] - keep_end[x, j])
+    assert (counts.sum(axis=1) == 2**53).all()
+    assert np.array_equal(np.array(counts, dtype=float) / 2.0**53, designed().realized)
+    assert np.abs(designed().realized - sampler.table).max() < 1e-15
+
+
+# -- an independent device, from docs/runtime.md ------------------------------------------------------------------
+MASK32, MASK64 = 2**32 - 1, 2**64 - 1
+
+
+class Device:
+    def __init__(self, document, case):
+        self.numbers, self.case = document["device"], case
+        self.parameters = document["mechanism"]["parameters"]
+        self.family = document["family"]
+        self.words = [int(word, 16) for word in case["words"]]
+        self.used = 0
+
+    # §2: the stream
+    def u32(self):
+        self.used += 1
+        return self.words[self.used - 1]
+
+    def u64(self):
+        low = self.u32()
+        return low | self.u32() << 32
+
+    def coin(self, p):
+        """u < p with u = (w >> 11) 2^-53, as the integer comparison (w >> 11) < ceil(p 2^53)."""
+        return (self.u64() >> 11) < math.ceil(p * 2**53)
+
+    def double(self):
+        return (self.u64() >> 11) * 2.0**-53
+
+    def below(self, n):
+        """Lemire's bounded integer in 0..n-1, on 32-bit draws when n - 1 < 2^32 (§3)."""
+        bits, draw = (32, self.u32) if n - 1 <= MASK32 else (64, self.u64)
+        if n - 1 == (1 << bits) - 1:
+            return draw()
+        product = draw() * n
+        if product % (1 << bits) < n:
+            while product % (1 << bits) < (1 << bits) % n:
+                product = draw() * n
+        return product >> bits
+
+    def alias(self, x, tables=None):
+        """The integer alias method (§4)."""
+        t = tables or self.numbers
+        start, n = t["slot_start"], len(t["slot_start"])
+        m = self.u64() >> 11
+        j = (m * n) >> 53
+        if j + 1 < n and m >= start[j + 1]:
+            j += 1
+        return j if m < t["keep_end"][x][j] else t["alias"][x][j]
+
+    def plus(self, t, exp_epsilon):
+        """§5: Pr[+1 | t] of the one-bit mechanism."""
+        return 0.5 + t * ((exp_epsilon - 1.0) / (2.0 * (exp_epsilon + 1.0)))
+
+    @staticmethod
+    def sign(projection, row, value):
+        entry = row * projection["k"] + value
+        word = int(projection["sign_words"][entry // 64], 16)
+        return 1 - 2 * ((word >> (entry % 64)) & 1)
+
+    def report(self):
+        return getattr(self, self.family.replace("-", "_"))(self.case["input"])
+
+    # §4-§8: the families
+    def table(self, x):
+        return self.alias(x)
+
+    def grr(self, x):
+        keep = self.coin(self.numbers["alpha"])
+        lie = self.below(self.numbers["k"])
+        return x if keep else lie
+
+    def oue(self, x):
+        k, (high, low) = self.numbers["k"], divmod(self.numbers["threshold"], 2**56)
+        words = [self.u64() for _ in range(-(-k // 8))]
+        byte = [(words[j // 8] >> (8 * (j % 8))) & 0xFF for j in range(k)]
+        bits = [int(b < high) for b in byte]
+        bits[x] = int(byte[x] < 128)
+        for j in range(k):
+            if j != x and byte[j] == high:  # a tie: one more word decides
+                bits[j] = int((self.u64() >> 8) < low)
+        return self.packed(bits)
+
+    @staticmethod
+    def packed(bits):
+        """Bit j is bit j % 8 of byte j // 8."""
+        return [sum(bit << (j % 8) for j, bit in enumerate(bits) if j // 8 == byte)
+                for byte in range(-(-len(bits) // 8))]
+
+    def unary(self, x):
+        bits = [int(self.coin(b)) for b in self.numbers["b"]]
+        bits[x] = int(self.coin(self.numbers["a"][x]))
+        return self.packed(bits)
+
+    def olh(self, x):
+        prime, g = self.numbers["prime"], self.numbers["g"]
+        a = 1 + self.below(prime - 1)
+        b = self.below(prime)
+        keep = self.coin(self.numbers["alpha"])
+        lie = self.below(g)
+        return {"a": a, "b": b, "y": (a * x + b) % prime % g if keep else lie}
+
+    def hadamard(self, x):
+        y = self.below(self.numbers["K"])
+        keep = self.coin(self.numbers["p"])
+        row = x + 1
+        inside = (row & y).bit_count() % 2 == 0
+        return y ^ (row & -row) if inside != keep else y
+
+    def hashing(self, x):
+        n = self.numbers
+        seed = self.below(n["hashes"])
+        a, b = 1 + seed // n["prime"], seed % n["prime"]
+        buckets = [(a * v + b) % n["prime"] % 2 for v in range(n["k"])]
+        mass = 0.0
+        for v in range(n["k"]):
+            if buckets[v] == 0:
+                mass += n["weights"][v]
+        cell = min(max(math.floor(mass * n["cells"]), 0), n["cells"] - 1)
+        own = buckets[x]
+        flip = n["flip0"][cell] if own == 0 else n["flip1"][cell]
+        return {"seed": seed, "y": own ^ int(self.coin(flip))}
+
+    def harmony_categorical(self, x):
+        row = self.below(self.numbers["m"])
+        t = self.sign(self.numbers, row, x)
+        return {"row": row, "sign": 1 if self.coin(self.plus(t, self.numbers["exp_epsilon"])) else -1}
+
+    def harmony_numeric(self, values):
+        n = self.numbers
+        if n["coordinates"] == "private":
+            coordinate = self.below(n["d"])
+        else:
+            z = (self.case["user_id"] + n["seed"] * 0x9E3779B97F4A7C15) & MASK64
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+            z ^= z >> 31
+            coordinate = ((z >> 32) * n["d"]) >> 32
+        sign = 1 if self.coin(self.plus(values[coordinate], n["exp_epsilon"])) else -1
+        return {"coordinate": coordinate, "sign": sign}
+
+    def harmony_mixed(self, values):
+        n = self.numbers
+        attribute = self.below(n["d"])
+        projection, row = n["attributes"][attribute], 0
+        if projection == "numeric":
+            t = values[attribute]
+        else:
+            row = self.below(projection["m"])
+            t = self.sign(projection, row, int(values[attribute]))
+        sign = 1 if self.coin(self.plus(t, n["exp_epsilon"])) else -1
+        return {"attribute": attribute, "row": row, "sign": sign}
+
+    def rounded(self, t, grid):
+        position = (t + 1.0) * (grid / 2.0)
+        low = min(math.floor(position), grid - 1)
+        return low + int(self.coin(position - low))
+
+    def laplace(self, values):
+        n = self.numbers
+        rows = [self.rounded(t, n["grid"]) for t in values]
+        return [n["outputs"][self.alias(row)] for row in rows]
+
+    def duchi(self, values):
+        n = self.numbers
+        d = n["d"]
+        v = [1.0 if self.coin((1.0 + t) / 2.0) else -1.0 for t in values]
+        plus = self.coin(n["plus_probability"])
+        while True:
+            words = [self.u32() for _ in range(-(-d // 4))]
+            bits = [(words[i // 4] >> (8 * (i % 4) + 7)) & 1 for i in range(d)]
+            if (2 * sum(bits) > d) == plus:
+                return [n["bound"] * (2 * bit - 1) * sign for bit, sign in zip(bits, v)]
+
+    def piecewise_value(self, t):
+        n = self.numbers
+        bin_ = self.alias(self.rounded(t, n["grid"]))
+        return n["edges"][bin_] + self.double() * n["widths"][bin_]
+
+    def chosen(self, d):
+        assert self.numbers["attributes"] == 1  # the examples sample one attribute: its argmin is portable
+        draws = [self.double() for _ in range(d)]
+        return draws.index(min(draws))
+
+    def piecewise(self, values):
+        d = len(values)
+        j = self.chosen(d)
+        report = [0.0] * d
+        report[j] = (d / 1) * self.piecewise_value(values[j])
+        return report
+
+    def hybrid(self, values):
+        n, d = self.numbers, len(values)
+        j = self.chosen(d)
+        t = values[j]
+        bit = n["scale"] * (1.0 if self.coin(self.plus(t, n["exp_epsilon"])) else -1.0)
+        value = bit
+        if n["piecewise_probability"]:
+            piecewise = self.piecewise_value(t)
+            value = piecewise if self.coin(n["piecewise_probability"]) else bit
+        report = [0.0] * d
+        report[j] = (d / 1) * value
+        return report
