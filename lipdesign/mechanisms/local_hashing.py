@@ -174,7 +174,9 @@ class LocalHashing(Mechanism):
         """(mass, flip0, flip1) of each hash: the bucket-0 prior mass (a sum of positive floats, so within
         (2k + 2) 2^-53 of the exact mass, docs/math.md §7.2) and the realised flips of its cell's channel (the
         client's computation)."""
-        mass = in_zero @ self._weights
+        # added left to right (not a BLAS product, whose order varies): a device adds the same doubles in the same
+        # order, so it lands in the same cell (docs/runtime.md)
+        mass = np.cumsum(in_zero * self._weights, axis=1)[:, -1]
         cell = np.clip(np.floor(mass * CELLS).astype(np.int64), 0, CELLS - 1)
         return mass, self.flip0[cell], self.flip1[cell]
 
