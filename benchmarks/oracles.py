@@ -130,7 +130,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--k", type=int, default=1024)
     parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--pool", type=int, default=1024, help="S, the hashes of the pooled OLH")
+    parser.add_argument("--pool", type=int, default=1024,
+                        help="S, the hashes of the pooled OLH (S k^2 <= MAX_POOL_PAIRS = 2^30, k <= MAX_POOL_K = 1024)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="a tenth of the users")

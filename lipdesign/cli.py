@@ -14,8 +14,8 @@ from pathlib import Path
 
 from lipdesign.errors import FormatError, LipdesignError, ValidationError, VerificationError
 
-#: Rows of input that ``lipdesign perturb`` reads, perturbs and writes at a time (a multiple of the simulation's
-#: block of users, ``lipdesign.engine.BLOCK_ROWS``).
+#: At most this many rows of input are read, perturbed and written at a time by ``lipdesign perturb`` (fewer when
+#: the reports of that many users would exceed ``lipdesign.reports.CHUNK_BYTES``, see ``_perturb_rows``).
 PERTURB_CHUNK_ROWS = 1 << 20
 
 
@@ -176,20 +176,43 @@ def _input_columns(mechanism):
     return [f"value_{j}" for j in range(domain.d)]
 
 
-def _input_batches(path):
-    """(column names, record batches) of a CSV or Parquet file of values."""
+def _input_batches(path, rows):
+    """(column names, record batches of about ``rows`` rows) of a CSV or Parquet file of values; a file that cannot
+    be read, at the start or further on (a CSV whose type changes after the first block), is a FormatError."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from pyarrow import csv
 
+    from lipdesign.reports import READ_BUFFER_BYTES, first_line
+
+    def refused(error):
+        return FormatError(f"{path}: cannot read values ({first_line(error)})")
+
+    def guarded(batches):
+        try:
+            yield from batches
+        except (pa.ArrowException, OSError) as error:
+            raise refused(error) from None
+
     try:
         if Path(path).suffix == ".parquet":
-            handle = pq.ParquetFile(path)
-            return handle.schema_arrow.names, handle.iter_batches(batch_size=PERTURB_CHUNK_ROWS)
+            handle = pq.ParquetFile(path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
+            return handle.schema_arrow.names, guarded(handle.iter_batches(batch_size=rows))
         reader = csv.open_csv(path)
-        return reader.schema.names, reader
+        return reader.schema.names, guarded(reader)
     except pa.ArrowException as error:
-        raise FormatError(f"{path}: cannot read values ({str(error).splitlines()[0]})") from None
+        raise refused(error) from None
+
+
+def _perturb_rows(mechanism, seeded):
+    """Rows per chunk of ``lipdesign perturb``: reports in about ``CHUNK_BYTES`` (at least one row), at most
+    ``PERTURB_CHUNK_ROWS``; a seeded run's chunks are whole blocks of users (``lipdesign.engine.BLOCK_ROWS``,
+    docs/math.md §15), at least one."""
+    from lipdesign.engine import BLOCK_ROWS
+    from lipdesign.reports import chunk_rows
+
+    rows = min(PERTURB_CHUNK_ROWS, chunk_rows(mechanism))
+    return max(BLOCK_ROWS, rows - rows % BLOCK_ROWS) if seeded else rows
 
 
 def _chunks(batches, rows):
@@ -217,7 +240,8 @@ def _perturb(args):
     from lipdesign.reports import ReportWriter
 
     mechanism = load(args.mechanism)
-    names, batches = _input_batches(args.values)
+    rows = _perturb_rows(mechanism, args.seed is not None)
+    names, batches = _input_batches(args.values, rows)
     columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
     missing = [name for name in columns if name not in names]
     if missing:
@@ -227,7 +251,7 @@ def _perturb(args):
     done = 0
     try:
         with ReportWriter(partial, mechanism) as writer, _bar(args, None) as bar:
-            for chunk in _chunks(batches, PERTURB_CHUNK_ROWS):
+            for chunk in _chunks(batches, rows):
                 arrays = [chunk.column(name).to_numpy() for name in columns]
                 user_ids = arrays.pop() if mechanism.uses_user_ids else None
                 values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)

@@ -10,19 +10,18 @@ come out bit for bit equal to the local ones. ``perturb_blocks`` draws reports w
 split over batches, files or machines.
 """
 
+from pathlib import Path
+
 import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.postprocess import norm_sub
-from lipdesign.reports import ROW_GROUP_ROWS, open_reports
+from lipdesign.reports import BATCH_ROWS, first_line, open_reports
 from lipdesign.validation import choice, fmt, integer
 
 ENGINES = ("local", "dask")
-
-#: Rows per batch (and target rows per piece) of ``aggregate``: a batch of int64 indices is 8 MiB.
-BATCH_ROWS = ROW_GROUP_ROWS
 
 #: Users per random stream of ``perturb_blocks``.
 BLOCK_ROWS = 1 << 16
@@ -48,19 +47,23 @@ def tree_sum(items, add):
 
 
 def _pieces(mechanism, sources, batch_rows):
-    """(piece, rows) per unit of work: ("file", path, range) or ("array", rows of an array)."""
+    """(piece, rows) per unit of work, none empty: ("file", absolute path, range) or ("array", rows of an array)."""
     if isinstance(sources, (str, np.ndarray)) or hasattr(sources, "__fspath__"):
         sources = [sources]
     try:
-        sources = list(sources)
+        listed = list(sources)
     except TypeError:
-        raise ValidationError(f"sources is {fmt(sources)}; it must be a list of report files (Parquet, NPY) or "
-                              "report arrays") from None
+        listed = []
+    if not listed:
+        raise ValidationError(f"sources is {fmt(sources)}; it must be a non-empty list of report files (Parquet, "
+                              "NPY) or report arrays")
+    sources = listed
     pieces = []
     for position, source in enumerate(sources):
         if isinstance(source, str) or hasattr(source, "__fspath__"):
             report_file = open_reports(source, mechanism)
-            pieces += [(("file", str(source), piece), report_file.piece_rows(piece))
+            path = str(Path(source).resolve())  # a Dask worker may run in another directory
+            pieces += [(("file", path, piece), report_file.piece_rows(piece))
                        for piece in report_file.pieces(batch_rows)]
         elif isinstance(source, np.ndarray):
             pieces += [(("array", source[start:start + batch_rows]), min(batch_rows, source.shape[0] - start))
@@ -82,7 +85,8 @@ def aggregate(mechanism, sources, engine="local", scheduler=None, progress=None,
     """The Aggregate of every report in ``sources`` (paths of Parquet or NPY report files, or report arrays).
     ``engine``: "local" (this process, streaming) or "dask" (``distributed``: the cluster at ``scheduler``, or a
     2-worker LocalCluster started for the call); ``progress``: None or a callable receiving the number of reports
-    just aggregated; ``batch_rows``: the rows read at a time. Both engines give the same Aggregate exactly."""
+    just aggregated; ``batch_rows``: the rows read at a time. Both engines give the same Aggregate exactly; sources
+    that hold no reports (empty files or arrays) give the zero aggregate, ``n = 0`` (docs/math.md §15)."""
     engine = choice(engine, "engine", ENGINES)
     batch_rows = integer(batch_rows, "batch_rows", low=1)
     if progress is not None and not callable(progress):
@@ -91,6 +95,8 @@ def aggregate(mechanism, sources, engine="local", scheduler=None, progress=None,
         raise ValidationError(f"scheduler is {scheduler!r}; it is the address of a Dask scheduler, so it needs "
                               "engine='dask'")
     pieces = _pieces(mechanism, sources, batch_rows)
+    if not pieces:
+        return mechanism.aggregate(mechanism.empty_reports())
     if engine == "dask":
         return _dask_aggregate(mechanism, pieces, scheduler, progress, batch_rows)
 
@@ -135,7 +141,13 @@ def _dask_aggregate(mechanism, pieces, scheduler, progress, batch_rows):
     if scheduler is None:
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     try:
-        with Client(cluster if scheduler is None else scheduler) as client:
+        try:
+            client = Client(cluster if scheduler is None else scheduler)
+        except (OSError, ValueError, TypeError) as error:  # a malformed address, or no scheduler answering there
+            message = first_line(error)
+            raise ValidationError(f"scheduler is {scheduler!r}; cannot connect to a Dask scheduler there "
+                                  f"({message}); give a running scheduler's address, e.g. tcp://host:8786") from None
+        with client:
             document = client.scatter(mechanism.to_dict(), broadcast=True)
             leaves = [client.submit(_dask_piece, document, piece, batch_rows, pure=False) for piece, _ in pieces]
             total = tree_sum(leaves, lambda left, right: client.submit(_dask_add, left, right, pure=False))
@@ -175,7 +187,7 @@ def perturb_blocks(mechanism, values, seed, *, start=0, user_ids=None, block_row
                                        user_ids=ids))
     if not parts:
         raise ValidationError("values is empty; it must hold at least one value")
-    return np.concatenate(parts)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)  # one block: no copy
 
 
 # -- estimates with standard errors -------------------------------------------------------------------------------

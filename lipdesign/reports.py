@@ -5,15 +5,18 @@ A report file holds the reports of ONE mechanism in its own report format (``mec
 and shape), with nothing converted:
 
 - a vector of indices (GRR, Hadamard, designed tables) is one column ``report``;
-- a 2-D array (OUE's bits or packed bytes, the float rows of Laplace, Duchi, Piecewise) is one fixed-size list
-  column ``report`` of the array's dtype, one list of the row width per report;
+- a 2-D uint8 array (OUE's bits or packed bytes) is one ``fixed_size_binary(width)`` column ``report``, one value
+  of the row's bytes per report (a list column would store Parquet levels per byte);
+- a 2-D array of another dtype (the float rows of Laplace, Duchi, Piecewise) is one fixed-size list column
+  ``report`` of the array's dtype, one list of the row width per report;
 - a structured array (OLH's (a, b, y), Harmony's (coordinate, sign), (row, sign), ...) is one column per field, in
   field order, each of the field's dtype.
 
 The Parquet schema metadata names the format, the mechanism's ``family`` and ``fingerprint``; ``open_reports``
 refuses a file whose fingerprint or columns are not the mechanism's. An NPY file carries no metadata, so only its
-dtype and shape are checked. Files are read in batches of rows (``ReportFile.batches``): memory is bounded by the
-batch, not the file.
+dtype and shape are checked. Row groups hold about ``CHUNK_BYTES`` of reports (``chunk_rows``), every page carries
+a CRC checksum that the reader verifies, and files are read in batches of rows through a ``READ_BUFFER_BYTES``
+buffer (``ReportFile.batches``): memory is bounded by the batch and the buffer, not by the row group or the file.
 """
 
 import json
@@ -27,13 +30,20 @@ from lipdesign.errors import FormatError, ValidationError
 from lipdesign.validation import integer
 
 FORMAT = "lipdesign.reports"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: fixed_size_binary 2-D uint8 reports, page checksums (1 was written by no release)
 
 #: The column of a vector or 2-D report array.
 COLUMN = "report"
 
-#: Rows per Parquet row group that ``write_reports`` and ``ReportWriter`` write.
-ROW_GROUP_ROWS = 1 << 20
+#: Bytes of reports per Parquet row group of ``write_reports`` and ``ReportWriter`` (and per chunk of ``lipdesign
+#: perturb``): ``chunk_rows`` rows.
+CHUNK_BYTES = 64 << 20
+
+#: Rows per batch that ``ReportFile.batches`` reads by default (a batch of int64 indices is 8 MiB).
+BATCH_ROWS = 1 << 20
+
+#: Bytes that a reader buffers per column while it decodes pages (pyarrow's ``buffer_size``).
+READ_BUFFER_BYTES = 1 << 20
 
 _KEYS = {"format": b"lipdesign.format", "format_version": b"lipdesign.format_version",
          "family": b"lipdesign.family", "fingerprint": b"lipdesign.fingerprint", "layout": b"lipdesign.layout"}
@@ -45,12 +55,18 @@ def _layout(mechanism):
     return template.dtype, template.shape[1:]
 
 
+def chunk_rows(mechanism, budget=CHUNK_BYTES):
+    """Reports of ``mechanism`` in about ``budget`` bytes: budget // (bytes per report), at least 1."""
+    dtype, shape = _layout(mechanism)
+    return max(1, int(budget) // (dtype.itemsize * int(np.prod(shape, dtype=np.int64))))
+
+
 def _describe(dtype, shape):
     return f"dtype {dtype.descr if dtype.names else dtype.str} and shape (n{''.join(f', {w}' for w in shape)})"
 
 
 def _fields(mechanism):
-    """(column name, numpy dtype, row width or None) per Parquet column."""
+    """(column name, numpy dtype, row width or None) per Parquet column (a width of uint8: fixed_size_binary)."""
     dtype, shape = _layout(mechanism)
     if dtype.names:
         return [(name, dtype.fields[name][0], None) for name in dtype.names]
@@ -65,7 +81,9 @@ def schema(mechanism):
     fields = []
     for name, dtype, width in _fields(mechanism):
         kind = pa.from_numpy_dtype(dtype)
-        fields.append(pa.field(name, kind if width is None else pa.list_(kind, width), nullable=False))
+        if width is not None:
+            kind = pa.binary(width) if dtype == np.uint8 else pa.list_(kind, width)
+        fields.append(pa.field(name, kind, nullable=False))
     dtype, shape = _layout(mechanism)
     layout = {"dtype": dtype.descr if dtype.names else dtype.str, "shape": list(shape)}
     metadata = {_KEYS["format"]: FORMAT.encode(), _KEYS["format_version"]: str(FORMAT_VERSION).encode(),
@@ -90,6 +108,9 @@ def _table(mechanism, reports, table_schema):
         values = np.ascontiguousarray(reports[name] if reports.dtype.names else reports)
         if width is None:
             columns.append(pa.array(values))
+        elif values.dtype == np.uint8:
+            columns.append(pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), values.shape[0],
+                                                                [None, pa.py_buffer(values)]))
         else:
             columns.append(pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), width))
     return pa.Table.from_arrays(columns, schema=table_schema)
@@ -97,17 +118,21 @@ def _table(mechanism, reports, table_schema):
 
 class ReportWriter:
     """Write a mechanism's reports to a Parquet file batch by batch (``with ReportWriter(path, mech) as w:
-    w.write(reports)``); each ``write`` adds row groups of at most ``row_group_rows`` rows."""
+    w.write(reports)``); each ``write`` adds row groups of at most ``row_group_rows`` rows (None: ``chunk_rows``,
+    about ``CHUNK_BYTES``), with page checksums; an empty array adds nothing."""
 
-    def __init__(self, path, mechanism, *, row_group_rows=ROW_GROUP_ROWS):
+    def __init__(self, path, mechanism, *, row_group_rows=None):
         self.mechanism, self.path = mechanism, Path(path)
-        self.row_group_rows = integer(row_group_rows, "row_group_rows", low=1)
+        self.row_group_rows = chunk_rows(mechanism) if row_group_rows is None else \
+            integer(row_group_rows, "row_group_rows", low=1)
         self.schema = schema(mechanism)
         self.rows = 0
-        self._writer = pq.ParquetWriter(self.path, self.schema)
+        self._writer = pq.ParquetWriter(self.path, self.schema, write_page_checksum=True)
 
     def write(self, reports):
         reports = checked_reports(self.mechanism, reports)
+        if reports.shape[0] == 0:
+            return
         self._writer.write_table(_table(self.mechanism, reports, self.schema), row_group_size=self.row_group_rows)
         self.rows += reports.shape[0]
 
@@ -121,7 +146,7 @@ class ReportWriter:
         self.close()
 
 
-def write_reports(path, mechanism, reports, *, row_group_rows=ROW_GROUP_ROWS):
+def write_reports(path, mechanism, reports, *, row_group_rows=None):
     """Write ``reports`` of ``mechanism`` to ``path``: NPY if it ends in ``.npy`` (no metadata), Parquet otherwise."""
     reports = checked_reports(mechanism, reports)
     if Path(path).suffix == ".npy":
@@ -150,8 +175,8 @@ class ReportFile:
             self.kind = "parquet"
             try:
                 metadata = pq.read_metadata(self.path)
-            except pa.ArrowInvalid as error:
-                raise FormatError(f"{self.path}: not a Parquet file ({error})") from None
+            except (pa.ArrowException, OSError) as error:
+                raise FormatError(f"{self.path}: not a Parquet file ({first_line(error)})") from None
             self._check(metadata.schema.to_arrow_schema())
             self.rows = metadata.num_rows
             self._sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
@@ -173,8 +198,9 @@ class ReportFile:
                               f"{self.mechanism.family} report files have {expected.remove_metadata().to_string()!r}")
 
     def pieces(self, rows):
-        """Consecutive ranges covering the file, each of at least ``rows`` rows but the last: row groups
-        ``(first, stop)`` of a Parquet file (never split), rows ``(start, stop)`` of an NPY file."""
+        """Consecutive ranges covering the file, each of at least ``rows`` rows but the last, and none empty: row
+        groups ``(first, stop)`` of a Parquet file (never split; empty groups join a piece or are left out), rows
+        ``(start, stop)`` of an NPY file."""
         rows = integer(rows, "rows", low=1)
         if self.kind == "npy":
             return [(start, min(start + rows, self.rows)) for start in range(0, self.rows, rows)]
@@ -184,15 +210,17 @@ class ReportFile:
             if filled >= rows:
                 pieces.append((first, group + 1))
                 first, filled = group + 1, 0
-        if first < len(self._sizes):
+        if filled:
             pieces.append((first, len(self._sizes)))
         return pieces
 
     def piece_rows(self, piece):
         return piece[1] - piece[0] if self.kind == "npy" else sum(self._sizes[piece[0]:piece[1]])
 
-    def batches(self, piece=None, batch_rows=ROW_GROUP_ROWS):
-        """The reports of ``piece`` (None: the whole file) in arrays of at most ``batch_rows`` rows."""
+    def batches(self, piece=None, batch_rows=BATCH_ROWS):
+        """The reports of ``piece`` (None: the whole file) in non-empty arrays of at most ``batch_rows`` rows; a
+        Parquet file is read through a ``READ_BUFFER_BYTES`` buffer, its page checksums verified (FormatError
+        for a damaged file)."""
         batch_rows = integer(batch_rows, "batch_rows", low=1)
         if self.kind == "npy":
             start, stop = (0, self.rows) if piece is None else piece
@@ -201,23 +229,37 @@ class ReportFile:
                 yield np.array(array[first:min(first + batch_rows, stop)])
             return
         groups = range(len(self._sizes)) if piece is None else range(*piece)
-        with pq.ParquetFile(self.path) as handle:
-            for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(groups), use_threads=False):
-                yield self._array(batch)
+        try:
+            with pq.ParquetFile(self.path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False,
+                                page_checksum_verification=True) as handle:
+                for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(groups), use_threads=False):
+                    if batch.num_rows:
+                        yield self._array(batch)
+        except (pa.ArrowException, OSError) as error:
+            raise FormatError(f"{self.path}: cannot read reports ({first_line(error)})") from None
 
     def _array(self, batch):
         columns = []
         for (name, dtype, width), column in zip(_fields(self.mechanism), batch.columns):
-            values = column if width is None else column.flatten()
-            if values.null_count:
+            values = column.flatten() if pa.types.is_fixed_size_list(column.type) else column
+            if column.null_count or values.null_count:
                 raise FormatError(f"{self.path}: column {name!r} has nulls; every report is a value")
-            columns.append(values.to_numpy(zero_copy_only=False).astype(dtype, copy=False))
+            if pa.types.is_fixed_size_binary(column.type):  # the data buffer holds the rows' bytes, in order
+                columns.append(np.frombuffer(column.buffers()[1], dtype=np.uint8, count=len(column) * width,
+                                             offset=column.offset * width).copy())
+            else:
+                columns.append(values.to_numpy(zero_copy_only=False).astype(dtype, copy=False))
         if not self.dtype.names:
             return columns[0].reshape(batch.num_rows, *self.shape)
         out = np.empty(batch.num_rows, dtype=self.dtype)
         for name, values in zip(self.dtype.names, columns):
             out[name] = values
         return out
+
+
+def first_line(error):
+    """The first line of an exception's message (its type's name when it has none), for one-line errors."""
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
 def open_reports(path, mechanism):
@@ -233,4 +275,5 @@ def read_reports(path, mechanism):
     return np.concatenate(parts) if parts else mechanism.empty_reports()
 
 
-__all__ = ["ReportFile", "ReportWriter", "checked_reports", "open_reports", "read_reports", "schema", "write_reports"]
+__all__ = ["BATCH_ROWS", "CHUNK_BYTES", "ReportFile", "ReportWriter", "checked_reports", "chunk_rows", "open_reports",
+           "read_reports", "schema", "write_reports"]

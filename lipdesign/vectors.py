@@ -6,7 +6,8 @@
   one ``perturb`` call on one value, as a device makes it, and the cases are consecutive calls on that one stream
   (a case begins where the previous one stopped, which may be in the middle of a 64-bit word).
 - ``check_vectors(mechanism, vectors)``: replays every case's words through ``mechanism.perturb`` and returns the
-  failures (an empty list when every report, and the number of words drawn, match).
+  failures (an empty list when every report, and the number of words drawn, match); a case whose input is not in
+  the mechanism's input domain is a FormatError naming the case.
 - ``write_vectors(mechanism, path, ...)`` and ``read_vectors(path)``: the same as a JSON file (read strictly).
 
 Numpy, randomgen and the standard library only.
@@ -22,6 +23,7 @@ from lipdesign import __version__
 from lipdesign.errors import FormatError, ValidationError
 from lipdesign.io.schema import read_json
 from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.hashing import HASH_PRIME
 from lipdesign.mechanisms.sampling import secure_generator
 from lipdesign.validation import fmt, integer
 
@@ -101,8 +103,9 @@ def check_vectors(mechanism, vectors):
     failures = []
     for index, case in enumerate(cases):
         words = _words(case, index)
+        value = _case_input(mechanism, case, index)
         stream = WordStream(words, np.random.PCG64(0))  # past the recorded words: any stream, and a failure
-        report = _report(mechanism, np.asarray(case["input"]), case.get("user_id"), stream)
+        report = _report(mechanism, value, case.get("user_id"), stream)
         if stream.used != len(words):
             failures.append(f"case {index}: drew {stream.used} words, the vector records {len(words)}")
         elif report != case["report"]:
@@ -163,7 +166,8 @@ _DEVICE = {
     "grr": lambda m: {"k": m.k, "alpha": m.alpha},
     "oue": lambda m: {"k": m.k, "threshold": m.threshold},
     "unary": lambda m: {"k": m.k, "a": m.a.tolist(), "b": m.b.tolist()},
-    "olh": lambda m: {"k": m.k, "g": m.g, "prime": 2**31 - 1, "alpha": m.alpha},
+    "olh": lambda m: {"k": m.k, "g": m.g, "prime": HASH_PRIME, "alpha": m.alpha,
+                      **({} if m.pool is None else {"pool": m.pool, "seed": m.seed})},
     "hadamard": lambda m: {"k": m.k, "K": m.K, "p": m.p},
     "hashing": lambda m: {"k": m.k, "prime": m.prime, "hashes": m.hashes, "cells": m.flip0.size,
                           "weights": (m.prior.probabilities / m.prior.probabilities.sum()).tolist(),
@@ -224,6 +228,23 @@ def _checked_document(vectors, mechanism):
                                               for case in cases):
         raise FormatError("vectors['cases'] must be a list of objects with 'input', 'words' and 'report'")
     return cases
+
+
+def _case_input(mechanism, case, index):
+    """The case's input, checked against ``mechanism.input_domain`` (a category's index in 0..k-1, or a row of
+    the domain), or FormatError naming the case."""
+    domain, value = mechanism.input_domain, case["input"]
+    field = f"vectors['cases'][{index}]['input']"
+    if domain.kind == "categorical":  # an index, never a label (docs/runtime.md §9)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < domain.k:
+            raise FormatError(f"case {index}: {field} is {fmt(value)}; it must be an integer index in "
+                              f"0..{domain.k - 1} (k = {domain.k})")
+        return np.asarray(value)
+    try:
+        domain.validate([value], field)
+    except ValidationError as error:
+        raise FormatError(f"case {index}: {error}") from None
+    return np.asarray(value)
 
 
 def _words(case, index):

@@ -10,8 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from lipdesign.cli import _perturb_rows
 from lipdesign.io import load
-from lipdesign.mechanisms import GRR, Aggregate
+from lipdesign.mechanisms import GRR, OUE, Aggregate
 from lipdesign.reports import read_reports
 
 LABELS = ["low", "mid", "high"]
@@ -127,6 +128,36 @@ def test_errors_are_one_line(designed, tmp_path):
     assert "aggregate is of mechanism" in line
     assert "--engine" in one_line_error(lipdesign("aggregate", "mech.json", "ra.parquet", "-o", "x.json",
                                                   "--engine", "spark", cwd=folder))
+
+
+def test_unreadable_inputs_and_schedulers_are_one_line_errors(tmp_path):
+    grr = tmp_path / "grr.json"
+    GRR(1.0, 3).to_json(grr)
+    # pyarrow infers int64 from the first block of the CSV; 'foo' comes blocks later, after reports were written
+    (tmp_path / "late.csv").write_text("value\n" + "1\n" * 3_000_000 + "foo\n")
+    line = one_line_error(lipdesign("perturb", grr, "late.csv", "-o", "late.parquet", "--seed", 1, "-q",
+                                    cwd=tmp_path))
+    assert "late.csv: cannot read values" in line and "'foo'" in line
+    assert not (tmp_path / "late.parquet").exists() and not (tmp_path / "late.parquet.partial").exists()
+    (tmp_path / "ok.csv").write_text("value\n" + "0\n1\n2\n" * 2000)
+    assert lipdesign("perturb", grr, "ok.csv", "-o", "r.parquet", "--seed", 1, "-q", cwd=tmp_path).returncode == 0
+    raw = bytearray((tmp_path / "r.parquet").read_bytes())
+    column = pq.read_metadata(tmp_path / "r.parquet").row_group(0).column(0)
+    start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
+    raw[start + column.total_compressed_size - 1] ^= 0xFF  # the last byte of the data page
+    (tmp_path / "bad.parquet").write_bytes(bytes(raw))
+    line = one_line_error(lipdesign("aggregate", grr, "bad.parquet", "-o", "x.json", "-q", cwd=tmp_path))
+    assert "bad.parquet: cannot read reports" in line and not (tmp_path / "x.json").exists()
+    line = one_line_error(lipdesign("aggregate", grr, "r.parquet", "-o", "x.json", "--engine", "dask",
+                                    "--scheduler", "notanaddress", "-q", cwd=tmp_path))
+    assert "scheduler is 'notanaddress'" in line
+
+
+def test_perturb_chunks_are_sized_in_bytes():
+    wide, narrow = OUE(1.0, 40000), GRR(1.0, 3)  # 5000 and 8 bytes per report
+    assert _perturb_rows(wide, seeded=False) == 64 * 2 ** 20 // 5000
+    assert _perturb_rows(wide, seeded=True) == 2 ** 16  # one block of users, the least a seeded chunk can be
+    assert _perturb_rows(narrow, seeded=False) == _perturb_rows(narrow, seeded=True) == 2 ** 20
 
 
 def test_vectors_are_written_and_checked_from_the_command_line(tmp_path):

@@ -1,6 +1,8 @@
 """Aggregation anywhere: the local engine streams files and arrays to the aggregate of all reports, the Dask engine
 (a 2-worker LocalCluster) gives the same Aggregate bit for bit, and simulated reports do not depend on the split."""
 
+import subprocess
+import sys
 from itertools import pairwise
 
 import numpy as np
@@ -8,8 +10,8 @@ import pytest
 
 from lipdesign.engine import aggregate, block_generator, estimate_with_errors, perturb_blocks, tree_sum
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms import GRR, family_class
-from lipdesign.reports import write_reports
+from lipdesign.mechanisms import GRR, OUE, family_class
+from lipdesign.reports import ReportWriter, write_reports
 
 INTEGER_FAMILIES = ["table", "grr", "oue", "olh", "hadamard", "harmony-categorical", "harmony-numeric",
                     "harmony-mixed", "duchi"]
@@ -93,8 +95,55 @@ def test_bad_arguments_are_refused():
         aggregate(mechanism, [np.zeros(3, dtype=np.int64)], scheduler="tcp://x:1")
     with pytest.raises(ValidationError, match=r"sources\[1\] is 3"):
         aggregate(mechanism, [np.zeros(3, dtype=np.int64), 3])
-    with pytest.raises(ValidationError, match="no reports"):
+    with pytest.raises(ValidationError, match=r"sources is \[\]; it must be a non-empty list"):
         aggregate(mechanism, [])
+
+
+def test_empty_row_groups_files_and_arrays_add_nothing(tmp_path):
+    mechanism = GRR(1.0, 4)
+    reports = simulated(mechanism, 100)
+    with ReportWriter(tmp_path / "r.parquet", mechanism) as writer:
+        writer.write(reports)
+        writer.write(mechanism.empty_reports())
+    write_reports(tmp_path / "empty.parquet", mechanism, mechanism.empty_reports())
+    write_reports(tmp_path / "empty.npy", mechanism, mechanism.empty_reports())
+    assert aggregate(mechanism, [tmp_path / "r.parquet"], batch_rows=50) == mechanism.aggregate(reports)
+    assert aggregate(mechanism, [tmp_path / "empty.parquet", reports, tmp_path / "empty.npy",
+                                 mechanism.empty_reports()], batch_rows=30) == mechanism.aggregate(reports)
+    nothing = aggregate(mechanism, [tmp_path / "empty.parquet", mechanism.empty_reports()])
+    assert nothing.n == 0 and nothing["support"].tolist() == [0, 0, 0, 0]
+    assert nothing.mechanism == mechanism.fingerprint
+
+
+PEAK = """
+import sys, tracemalloc
+import pyarrow as pa
+from lipdesign.engine import aggregate
+from lipdesign.mechanisms import OUE
+tracemalloc.start()
+result = aggregate(OUE(1.0, 8000), [sys.argv[1]], batch_rows=256)
+print(result.n, pa.default_memory_pool().max_memory(), tracemalloc.get_traced_memory()[1])
+"""
+
+
+def test_memory_does_not_grow_with_the_file(tmp_path):
+    """Aggregating 4000 or 24000 reports of 1000 bytes (4 and 24 MB, one row group each) 256 at a time takes the
+    same memory: Arrow's peak (pages through a bounded buffer) and Python's (one batch of reports and its bits)."""
+    mechanism = OUE(1.0, 8000)
+    values = np.random.default_rng(0).integers(0, 8000, 24000)
+    reports = mechanism.perturb(values, rng=1)
+    assert reports.shape == (24000, 1000)
+    peaks = {}
+    for n in (4000, 24000):
+        write_reports(tmp_path / f"r{n}.parquet", mechanism, reports[:n])
+        done = subprocess.run([sys.executable, "-c", PEAK, str(tmp_path / f"r{n}.parquet")], check=True,
+                              capture_output=True, text=True, timeout=300)
+        count, arrow, python = map(int, done.stdout.split())
+        assert count == n
+        peaks[n] = arrow, python
+    (small_arrow, small_python), (large_arrow, large_python) = peaks[4000], peaks[24000]
+    assert large_arrow <= small_arrow + 2 ** 20 and large_arrow < reports.nbytes / 2
+    assert large_python <= small_python + 2 ** 20 and large_python < reports.nbytes / 2
 
 
 def test_plug_in_standard_errors_of_a_frequency_oracle():
@@ -137,6 +186,21 @@ def test_dask_equals_local_exactly(family, cluster, tmp_path):
                        progress=seen.append)
     assert remote == local  # every statistic bit for bit, float sums included
     assert sum(seen) == 6000
+
+
+def test_dask_workers_get_absolute_paths(cluster, tmp_path, monkeypatch):
+    mechanism = GRR(1.0, 5)
+    reports = simulated(mechanism, 2000)
+    write_reports(tmp_path / "r.parquet", mechanism, reports, row_group_rows=500)
+    monkeypatch.chdir(tmp_path)  # the workers run in the directory pytest started in
+    assert aggregate(mechanism, ["r.parquet"], engine="dask", scheduler=cluster.scheduler_address,
+                     batch_rows=500) == mechanism.aggregate(reports)
+
+
+def test_a_bad_scheduler_address_is_a_validation_error():
+    pytest.importorskip("distributed")
+    with pytest.raises(ValidationError, match="scheduler is 'notanaddress'; cannot connect to a Dask scheduler"):
+        aggregate(GRR(1.0, 3), [np.zeros(3, dtype=np.int64)], engine="dask", scheduler="notanaddress")
 
 
 def test_dask_without_a_scheduler_starts_a_local_cluster(tmp_path):

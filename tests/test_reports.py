@@ -8,7 +8,15 @@ import pytest
 
 from lipdesign.errors import FormatError, ValidationError
 from lipdesign.mechanisms import GRR, OUE, families, family_class
-from lipdesign.reports import ReportWriter, open_reports, read_reports, schema, write_reports
+from lipdesign.reports import (
+    CHUNK_BYTES,
+    ReportWriter,
+    chunk_rows,
+    open_reports,
+    read_reports,
+    schema,
+    write_reports,
+)
 
 
 def reports_of(mechanism, n, seed=0):
@@ -40,9 +48,11 @@ def test_the_parquet_metadata_names_the_mechanism(tmp_path):
 
 
 def test_columns_keep_the_report_layout():
-    oue = OUE(1.0, 12)  # (n, w) uint8 rows (bits or packed bytes): one fixed-size list of w uint8 per report
+    oue = OUE(1.0, 12)  # (n, w) uint8 rows (bits or packed bytes): one fixed-size binary of w bytes per report
     width = oue.empty_reports().shape[1]
-    assert schema(oue).field("report").type == pa.list_(pa.uint8(), width)
+    assert schema(oue).field("report").type == pa.binary(width)
+    duchi = family_class("duchi").example()  # (n, d) float rows: one fixed-size list of d float64 per report
+    assert schema(duchi).field("report").type == pa.list_(pa.float64(), duchi.empty_reports().shape[1])
     olh = family_class("olh").example()  # structured (a, b, y): one column per field, the field's dtype
     kinds = {field.name: field.type for field in schema(olh)}
     assert kinds == {"a": pa.int64(), "b": pa.int64(), "y": pa.int32()}
@@ -99,3 +109,87 @@ def test_pieces_group_whole_row_groups_and_batches_are_bounded(tmp_path):
     assert np.array_equal(np.concatenate(batches), reports[600:])
     np.save(tmp_path / "r.npy", reports)
     assert open_reports(tmp_path / "r.npy", mechanism).pieces(400) == [(0, 400), (400, 800), (800, 1000)]
+
+
+def test_row_groups_are_sized_in_bytes():
+    wide = OUE(1.0, 40000)  # 40000 bits packed in 5000 bytes per report
+    assert wide.empty_reports().shape[1:] == (5000,)
+    assert CHUNK_BYTES == 64 * 2 ** 20
+    assert chunk_rows(wide) == 64 * 2 ** 20 // 5000 == 13421
+    assert chunk_rows(GRR(1.0, 5)) == 2 ** 23  # 8-byte indices
+    assert chunk_rows(wide, budget=100) == 1  # never below one report
+    assert ReportWriter.__init__.__kwdefaults__["row_group_rows"] is None
+
+
+def test_wide_uint8_reports_are_one_binary_value_each(tmp_path):
+    mechanism = OUE(1.0, 4000)  # 500 bytes per report
+    reports = reports_of(mechanism, 3000)
+    write_reports(tmp_path / "r.parquet", mechanism, reports, row_group_rows=1000)
+    column = pq.ParquetFile(tmp_path / "r.parquet").metadata.row_group(0).column(0)
+    assert column.physical_type == "FIXED_LEN_BYTE_ARRAY" and column.num_values == 1000
+    table = pq.read_table(tmp_path / "r.parquet")
+    assert table.column("report").chunk(0)[7].as_py() == reports[7].tobytes()
+    assert np.array_equal(np.concatenate(list(open_reports(tmp_path / "r.parquet", mechanism).batches(
+        (1, 3), batch_rows=333))), reports[1000:])
+
+
+def test_files_of_format_version_1_are_refused(tmp_path):
+    mechanism = OUE(1.0, 12)
+    width = mechanism.empty_reports().shape[1]
+    metadata = {**schema(mechanism).metadata, b"lipdesign.format_version": b"1"}
+    old = pa.schema([pa.field("report", pa.list_(pa.uint8(), width), nullable=False)], metadata=metadata)
+    values = pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(4 * width, dtype=np.uint8)), width)
+    pq.write_table(pa.Table.from_arrays([values], schema=old), tmp_path / "old.parquet")
+    with pytest.raises(FormatError, match="version '1'; a report file has 'lipdesign.reports' version 2"):
+        open_reports(tmp_path / "old.parquet", mechanism)
+
+
+def test_empty_writes_add_no_row_group(tmp_path):
+    mechanism = GRR(1.0, 4)
+    with ReportWriter(tmp_path / "r.parquet", mechanism) as writer:
+        writer.write(reports_of(mechanism, 100))
+        writer.write(mechanism.empty_reports())
+    assert pq.read_metadata(tmp_path / "r.parquet").num_row_groups == 1
+    assert open_reports(tmp_path / "r.parquet", mechanism).pieces(50) == [(0, 1)]
+
+
+def test_empty_row_groups_make_no_piece(tmp_path):
+    mechanism = GRR(1.0, 4)
+    reports = reports_of(mechanism, 100)
+    with pq.ParquetWriter(tmp_path / "r.parquet", schema(mechanism)) as writer:  # groups of 0, 60, 0, 40, 0 rows
+        for part in (reports[:0], reports[:60], reports[:0], reports[60:], reports[:0]):
+            writer.write_table(pa.table({"report": part}, schema=schema(mechanism)))
+    report_file = open_reports(tmp_path / "r.parquet", mechanism)
+    assert pq.read_metadata(tmp_path / "r.parquet").num_row_groups == 5
+    assert report_file.pieces(50) == [(0, 2), (2, 5)]  # empty groups join the piece being filled
+    assert report_file.pieces(40) == [(0, 2), (2, 4)]  # or, after a full piece, are left out
+    assert [report_file.piece_rows(piece) for piece in report_file.pieces(50)] == [60, 40]
+    assert all(batch.shape[0] for batch in report_file.batches(batch_rows=30))
+
+
+def test_page_checksums_refuse_a_corrupted_data_byte(tmp_path):
+    mechanism = GRR(1.0, 5)
+    reports = reports_of(mechanism, 300)
+    path = tmp_path / "r.parquet"
+    write_reports(path, mechanism, reports)
+    column = pq.read_metadata(path).row_group(0).column(0)
+    start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
+    raw = path.read_bytes()
+    refused = 0
+    for offset in range(start, start + column.total_compressed_size):  # every byte of the column chunk
+        damaged = bytearray(raw)
+        damaged[offset] ^= 0xFF
+        (tmp_path / "c.parquet").write_bytes(bytes(damaged))
+        try:
+            back = read_reports(tmp_path / "c.parquet", mechanism)
+        except FormatError as error:
+            assert "c.parquet: cannot read reports" in str(error)
+            refused += 1
+        else:  # a byte that does not reach the reports (an unused page header field) may pass
+            assert np.array_equal(back, reports), offset
+    assert refused >= column.total_compressed_size // 2
+    last = bytearray(raw)  # the last byte of the data page's values
+    last[start + column.total_compressed_size - 1] ^= 0x01
+    (tmp_path / "c.parquet").write_bytes(bytes(last))
+    with pytest.raises(FormatError, match="cannot read reports"):
+        read_reports(tmp_path / "c.parquet", mechanism)

@@ -265,6 +265,10 @@ def test_olh_parameters_and_files():
     (lambda: OLH(1.0, 20, seed=4), "seed is 4; only a pooled OLH"),
     (lambda: OLH(1.0, 20, pool=0), "pool"),
     (lambda: OLH(1.0, 5000, pool=5000), "MAX_POOL_K"),
+    (lambda: OLH(1.0, 1024, pool=1025), "S k\\^2 = 1074790400 exceeds MAX_POOL_PAIRS"),
+    (lambda: OLH(1.0, 32, pool=2**19 + 1), "S k = 16777248 exceeds MAX_POOL_VALUES"),
+    (lambda: OLH(1.0, 10, pool=3, seed=1), ("pool is 3, seed is 1; its collision matrix is singular .*rule is "
+                                            "smallest > 1e-09 x largest")),
 ])
 def test_olh_pool_errors(build, match):
     with pytest.raises(ValidationError, match=match):
@@ -283,9 +287,28 @@ def test_pooled_olh_refuses_foreign_reports_and_a_singular_pool():
         hashes = np.array(pool_hashes(seed, 2, 3, 2))
         collisions = np.array([[np.mean(hashes[:, v] == hashes[:, w]) for w in range(3)] for v in range(3)])
         assert np.linalg.matrix_rank(collisions) == rank
-        pool = OLH(1.0, 3, g=2, pool=2, seed=seed)
-        if rank < 3:
-            with pytest.raises(ValidationError, match="pool is 2; its collision matrix is singular"):
-                pool.estimate(pool.perturb([0, 1, 2], rng=0))
+        if rank < 3:  # refused when built, before any report is made
+            with pytest.raises(ValidationError, match=f"pool is 2, seed is {seed}; its collision matrix is singular"):
+                OLH(1.0, 3, g=2, pool=2, seed=seed)
         else:
+            pool = OLH(1.0, 3, g=2, pool=2, seed=seed)
             np.testing.assert_allclose(pool.collision_matrix, collisions, rtol=0, atol=1e-15)
+
+
+def test_collision_matrix_of_a_large_pool_is_exact():
+    """More hashes than the 16-bit counters hold (70000 > 2^16 - 1): the counts are still exact."""
+    mechanism = OLH(1.0, 3, g=2, pool=70_000, seed=5)
+    hashes = np.array(pool_hashes(5, 70_000, 3, 2))
+    same = [[int((hashes[:, v] == hashes[:, w]).sum()) for w in range(3)] for v in range(3)]
+    assert np.array_equal(mechanism.collision_matrix, np.array(same, dtype=float) / 70_000)
+    assert 0 < same[0][1] < 70_000
+
+
+def test_singular_pool_of_ten_values_is_refused_when_built():
+    """(eps, k, S, seed) = (1, 10, 3, 1) passes the rank bound S (g - 1) + 1 >= k but its pool is singular (from
+    the hashes' definition); it must not build, let alone export or aggregate."""
+    hashes = np.array(pool_hashes(1, 3, 10, 4))
+    collisions = np.array([[np.mean(hashes[:, v] == hashes[:, w]) for w in range(10)] for v in range(10)])
+    assert np.linalg.matrix_rank(collisions) < 10
+    with pytest.raises(ValidationError, match="pool is 3, seed is 1"):
+        OLH(1.0, 10, pool=3, seed=1)

@@ -13,7 +13,7 @@ import pytest
 import lipdesign as ld
 from lipdesign import vectors
 from lipdesign.errors import FormatError, ValidationError
-from lipdesign.mechanisms import HarmonyNumeric, TablePerturber
+from lipdesign.mechanisms import GRR, OLH, OUE, HarmonyNumeric, Hybrid, Piecewise, TablePerturber
 from lipdesign.mechanisms.registry import families, family_class
 from lipdesign.mechanisms.sampling import secure_generator
 
@@ -25,7 +25,9 @@ def designed():
 
 
 MECHANISMS = [family_class(name).example() for name in families()] + [
-    designed(), HarmonyNumeric(2.0, 5, coordinates="public", seed=11)]
+    designed(), HarmonyNumeric(2.0, 5, coordinates="public", seed=11),
+    OLH(2.0, 20, pool=16, seed=99),  # a public pool: reports (s, y)
+    Piecewise(6.0, d=3), Hybrid(7.5, d=4)]  # 2 and 3 attributes per report (epsilon >= 5)
 IDS = [f"{m.family}-{i}" for i, m in enumerate(MECHANISMS)]
 
 
@@ -116,9 +118,89 @@ def test_words_per_report(case):
             expected = 2 * n["d"] + 6 * n["attributes"]
         elif family == "hybrid":
             expected = 2 * n["d"] + 2 * n["attributes"] + (8 * n["attributes"] if n["piecewise_probability"] else 0)
+        elif family == "olh":
+            expected = 5 if "pool" not in n else 4  # (a, b, y) or (s, y) with S >= 2
         else:
-            expected = {"table": 2, "grr": 3, "olh": 5, "hadamard": 3, "hashing": 3, "harmony-categorical": 3}[family]
+            expected = {"table": 2, "grr": 3, "hadamard": 3, "hashing": 3, "harmony-categorical": 3}[family]
         assert used == expected
+
+
+def _constructed(mechanism, cases):
+    """A vectors document of ``mechanism`` whose cases are the given (input, 32-bit words), the reports left to
+    the Device (docs/runtime.md) and then replayed through the Python runtime by ``check_vectors``."""
+    document = json.loads(json.dumps(vectors.test_vectors(mechanism, n=1)))
+    document["cases"] = []
+    for value, words in cases:
+        case = {"input": value, "words": [f"{word:08x}" for word in words], "report": None}
+        device = Device(document, case)
+        case["report"] = device.report()
+        assert device.used == len(words)  # the Device drew exactly these words
+        document["cases"].append(case)
+    assert vectors.check_vectors(mechanism, document) == []  # the runtime: same reports, same word counts
+    return [case["report"] for case in document["cases"]]
+
+
+def test_oue_ties_draw_one_more_64_bit_word_each():
+    """A byte equal to hi is undecided (one more 64-bit draw: 1 when (w >> 8) < lo), except the user's own bit,
+    which is 1 when its byte is below 128 (docs/runtime.md §6): k = 6, x = 0, bytes (hi, hi, hi, hi - 1, hi + 1,
+    255) give bits (1, tie, tie, 1, 0, 0); the ties' words 0 and 2^64 - 1 give 1 and 0."""
+    mechanism = OUE.example()
+    high, low = divmod(mechanism.threshold, 2**56)
+    assert mechanism.k == 6 and 0 < high < 128 and low > 0
+    byte_values = [high, high, high, high - 1, high + 1, 255, 0, 0]
+    word = sum(b << (8 * j) for j, b in enumerate(byte_values))
+    words = [word & MASK32, word >> 32, 0, 0, MASK32, MASK32]  # 2 ceil(k / 8) + 2 per undecided bit
+    no_tie = sum(b << (8 * j) for j, b in enumerate([high - 1] * 6 + [0, 0]))
+    assert _constructed(mechanism, [(0, words), (0, [no_tie & MASK32, no_tie >> 32])]) == [
+        [0b001011], [0b111111]]
+
+
+def test_bounded_integers_redraw_below_the_threshold():
+    """Lemire's rejection (docs/runtime.md §3): r = 0 gives low = 0 < t = 2^32 mod n whenever t > 0, so the value
+    is drawn again; r = 2^32 - 1 gives low = 2^32 - n >= n, accepted, value n - 1."""
+    grr = GRR.example()  # k = 6: t = 4
+    assert grr.k == 6 and 2**32 % 6 == 4
+    lie = [MASK32, MASK32, 0, MASK32]  # the coin false (m = 2^53 - 1), r = 0 refused, then r = 2^32 - 1
+    keep = [0, 0, 0, 0, 5]  # the coin true; r = 0 refused twice, then r = 5: (5 * 6) >> 32 = 0
+    assert _constructed(grr, [(2, lie), (2, keep)]) == [5, 2]
+    olh, prime = OLH.example(), 2**31 - 1  # a in 1 + 0..P-2 (t = 4) and b in 0..P-1 (t = 2) both redrawn
+    assert olh.g == 8  # a power of 2: the bounded integer in 0..g-1 never redraws
+    words = [0, MASK32, 0, MASK32, 0, 0, 0]  # a = P - 1, b = P - 1, keep, lie 0: 5 words + 2 redraws
+    reports = _constructed(olh, [(x, words) for x in (0, 3, 19)])
+    assert reports == [{"a": prime - 1, "b": prime - 1, "y": (prime - 1 - x) % 8} for x in (0, 3, 19)]
+
+
+def test_pooled_olh_device_numbers_and_pool():
+    """A pooled OLH's device reads pool and seed and rebuilds hash s from them (docs/runtime.md §6), as
+    ``pool_members`` does."""
+    mechanism = OLH(2.0, 20, pool=16, seed=99)
+    numbers = vectors.device_numbers(mechanism)
+    assert numbers == {"k": 20, "g": 8, "prime": 2**31 - 1, "alpha": mechanism.alpha, "pool": 16, "seed": 99}
+    a, b = mechanism.pool_members
+    assert [(int(x), int(y)) for x, y in zip(a, b)] == [
+        (1 + Device.public_index(99, 2 * s, 2**31 - 2), Device.public_index(99, 2 * s + 1, 2**31 - 1))
+        for s in range(16)]
+    assert "pool" not in vectors.device_numbers(OLH.example())
+    words = [MASK32, 0, 0, 0]  # s = 15, keep, lie 0 (16 and 8 are powers of 2: no redraw)
+    hashed = (int(a[15]) * 7 + int(b[15])) % (2**31 - 1) % 8
+    assert _constructed(mechanism, [(7, words)]) == [{"s": 15, "y": hashed}]
+
+
+@pytest.mark.parametrize("family, value, match", [
+    ("grr", 9, r"case 1: vectors\['cases'\]\[1\]\['input'\] is 9; it must be an integer index in 0..5"),
+    ("grr", -1, r"case 1: .*\['input'\] is -1; it must be an integer index"),
+    ("grr", [1, 2], r"case 1: .*\['input'\] is \[1, 2\]; it must be an integer index"),
+    ("grr", True, r"case 1: .*\['input'\] is True"),
+    ("piecewise", [0.5], r"case 1: .*\['input'\] has shape \(1, 1\)"),
+    ("piecewise", [0.5, 2.0], r"case 1: .*\['input'\]\[0, 1\] is 2"),
+    ("harmony-mixed", 0.5, r"case 1: .*\['input'\]"),
+])
+def test_out_of_domain_inputs_are_refused(family, value, match):
+    mechanism = family_class(family).example()
+    document = json.loads(json.dumps(vectors.test_vectors(mechanism, n=3)))
+    document["cases"][1]["input"] = value
+    with pytest.raises(FormatError, match=match):
+        vectors.check_vectors(mechanism, document)
 
 
 def test_bad_documents_are_refused():
@@ -284,13 +366,28 @@ class Device:
         bits[x] = int(self.coin(self.numbers["a"][x]))
         return self.packed(bits)
 
+    @staticmethod
+    def public_index(seed, identifier, size):
+        """§6 (pooled OLH) and §7: SplitMix64 of the identifier and the seed, then multiply-shift into 0..size-1."""
+        z = (identifier + seed * 0x9E3779B97F4A7C15) & MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        z ^= z >> 31
+        return ((z >> 32) * size) >> 32
+
     def olh(self, x):
-        prime, g = self.numbers["prime"], self.numbers["g"]
-        a = 1 + self.below(prime - 1)
-        b = self.below(prime)
-        keep = self.coin(self.numbers["alpha"])
+        n = self.numbers
+        prime, g = n["prime"], n["g"]
+        if "pool" in n:  # a public pool: s, then the pool's hash s from the seed
+            s = self.below(n["pool"])
+            a, b = 1 + self.public_index(n["seed"], 2 * s, prime - 1), self.public_index(n["seed"], 2 * s + 1, prime)
+        else:
+            a = 1 + self.below(prime - 1)
+            b = self.below(prime)
+        keep = self.coin(n["alpha"])
         lie = self.below(g)
-        return {"a": a, "b": b, "y": (a * x + b) % prime % g if keep else lie}
+        y = (a * x + b) % prime % g if keep else lie
+        return {"s": s, "y": y} if "pool" in n else {"a": a, "b": b, "y": y}
 
     def hadamard(self, x):
         y = self.below(self.numbers["K"])
@@ -323,11 +420,7 @@ class Device:
         if n["coordinates"] == "private":
             coordinate = self.below(n["d"])
         else:
-            z = (self.case["user_id"] + n["seed"] * 0x9E3779B97F4A7C15) & MASK64
-            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-            z ^= z >> 31
-            coordinate = ((z >> 32) * n["d"]) >> 32
+            coordinate = self.public_index(n["seed"], self.case["user_id"], n["d"])
         sign = 1 if self.coin(self.plus(values[coordinate], n["exp_epsilon"])) else -1
         return {"coordinate": coordinate, "sign": sign}
 
@@ -364,32 +457,35 @@ class Device:
             if (2 * sum(bits) > d) == plus:
                 return [n["bound"] * (2 * bit - 1) * sign for bit, sign in zip(bits, v)]
 
-    def piecewise_value(self, t):
+    def piecewise_points(self, ts):
+        """§8: the three phases (rounding, alias, uniform), each over every chosen attribute before the next."""
         n = self.numbers
-        bin_ = self.alias(self.rounded(t, n["grid"]))
-        return n["edges"][bin_] + self.double() * n["widths"][bin_]
+        rows = [self.rounded(t, n["grid"]) for t in ts]
+        bins = [self.alias(row) for row in rows]
+        return [n["edges"][b] + self.double() * n["widths"][b] for b in bins]
 
     def chosen(self, d):
-        assert self.numbers["attributes"] == 1  # the examples sample one attribute: its argmin is portable
+        """The `attributes` attributes with the smallest of d doubles, in increasing attribute index."""
         draws = [self.double() for _ in range(d)]
-        return draws.index(min(draws))
+        return sorted(sorted(range(d), key=draws.__getitem__)[:self.numbers["attributes"]])
+
+    def spread(self, d, chosen, values):
+        report = [0.0] * d
+        for j, value in zip(chosen, values):
+            report[j] = (d / self.numbers["attributes"]) * value
+        return report
 
     def piecewise(self, values):
         d = len(values)
-        j = self.chosen(d)
-        report = [0.0] * d
-        report[j] = (d / 1) * self.piecewise_value(values[j])
-        return report
+        chosen = self.chosen(d)
+        return self.spread(d, chosen, self.piecewise_points([values[j] for j in chosen]))
 
     def hybrid(self, values):
         n, d = self.numbers, len(values)
-        j = self.chosen(d)
-        t = values[j]
-        bit = n["scale"] * (1.0 if self.coin(self.plus(t, n["exp_epsilon"])) else -1.0)
-        value = bit
+        chosen = self.chosen(d)
+        ts = [values[j] for j in chosen]
+        out = [n["scale"] * (1.0 if self.coin(self.plus(t, n["exp_epsilon"])) else -1.0) for t in ts]
         if n["piecewise_probability"]:
-            piecewise = self.piecewise_value(t)
-            value = piecewise if self.coin(n["piecewise_probability"]) else bit
-        report = [0.0] * d
-        report[j] = (d / 1) * value
-        return report
+            points = self.piecewise_points(ts)
+            out = [point if self.coin(n["piecewise_probability"]) else bit for point, bit in zip(points, out)]
+        return self.spread(d, chosen, out)

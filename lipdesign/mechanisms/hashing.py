@@ -41,8 +41,15 @@ MAX_POOL = 2**20
 #: ... at most this many (hash, bucket) cells (its aggregation counts them, 8 bytes each) ...
 MAX_POOL_CELLS = 2**26
 
-#: ... and k at most this (its estimator solves with the k x k collision matrix, 8 k^2 bytes).
-MAX_POOL_K = 4096
+#: ... k at most this (its estimator solves with the k x k collision matrix, 8 k^2 bytes, in O(k^3)) ...
+MAX_POOL_K = 1024
+
+#: ... S k^2 at most this (building the collision matrix, at construction, compares S k^2 pairs of hash values:
+#: about a second at this size) ...
+MAX_POOL_PAIRS = 2**30
+
+#: ... and S k at most this (the variance holds an S x k array of bucket masses, 8 bytes each).
+MAX_POOL_VALUES = 2**24
 
 #: The pool's collision matrix must have its smallest eigenvalue above this times its largest (else the pool does
 #: not separate the values well enough to estimate them).
@@ -63,9 +70,10 @@ class OLH(PureProtocol):
       draws one); the user draws s uniform in [0, S) and reports (s, y), structured [("s", "<i4"), ("y", "<i4")].
       Aggregation is a bincount over (s, y) and one pass over the S x k hash values, O(n + S k); the estimate
       solves with the pool's exact collision matrix C[v, w] = #{s: h_s(v) = h_s(w)} / S (docs/math.md §8.4), so it
-      is unbiased for the pool actually used, and ``variance`` is its exact variance. Building C costs O(S k^2)
-      once per mechanism. Requires S (g - 1) + 1 >= k (C's rank is at most that), S <= ``MAX_POOL``, S g <=
-      ``MAX_POOL_CELLS``, k <= ``MAX_POOL_K``; the privacy claim is the same (given the hash, y is GRR on h(x)).
+      is unbiased for the pool actually used, and ``variance`` is its exact variance. C is built, in O(S k^2), and
+      checked to be invertible when the mechanism is built. Requires S (g - 1) + 1 >= k (C's rank is at most that),
+      S <= ``MAX_POOL``, S g <= ``MAX_POOL_CELLS``, k <= ``MAX_POOL_K``, S k^2 <= ``MAX_POOL_PAIRS``, S k <=
+      ``MAX_POOL_VALUES``; the privacy claim is the same (given the hash, y is GRR on h(x)).
 
     ``g`` defaults to round(e^eps) + 1 (the survey's choice: the variance-minimising integer except in narrow windows
     of epsilon, where it costs up to about 2% variance; docs/math.md §8.4), capped at P so y fits int32. Requires k <
@@ -102,9 +110,15 @@ class OLH(PureProtocol):
         if self.k > MAX_POOL_K:
             raise ValidationError(f"k is {self.k}; a pooled OLH solves with the k x k collision matrix, built for k <= "
                                   f"MAX_POOL_K = {MAX_POOL_K} (use pool=None)")
+        for size, cap, name, what in ((self.pool * self.k**2, MAX_POOL_PAIRS, "MAX_POOL_PAIRS", "S k^2"),
+                                      (self.pool * self.k, MAX_POOL_VALUES, "MAX_POOL_VALUES", "S k")):
+            if size > cap:
+                raise ValidationError(f"pool is {self.pool}; with k = {self.k}, {what} = {size} exceeds {name} = {cap} "
+                                      "(the cost of the pool's collision matrix and variance; docs/math.md §8.4)")
         self.seed = public_seed(seed)
         self.q = None  # no single q: the pool's support probabilities depend on the pair (docs/math.md §8.4)
         self.report_dtype = self.pooled_dtype
+        _ = self.collision_matrix  # refuses a singular pool now, not at the first estimate
 
     def parameters(self):
         parameters = {"epsilon": self.epsilon, "k": self.k, "g": self.g}
@@ -150,8 +164,8 @@ class OLH(PureProtocol):
         return self._hash(a[s], b[s], v)
 
     def collision_probability(self, x, v):
-        """Pr[h(x) = h(v)] for values x != v over the hash a report uses: ``hash_collision(g)`` per user, the
-        pool's frequency C[x, v] with a pool."""
+        """Pr[h(x) = h(v)] over the hash a report uses. Per user: ``hash_collision(g)``, the probability for x != v
+        (returned whatever x and v are); with a pool: its frequency C[x, v], which is 1 when x = v."""
         if self.pool is None:
             return hash_collision(self.g)
         a, b = self.pool_members
@@ -214,20 +228,22 @@ class OLH(PureProtocol):
 
     def _pair_means(self, weights=None):
         """(1/S) sum_s 1[h_s(v) = h_s(w)] weights[s, v] as a k x k float array (weights None: 1, the collision
-        matrix C, from exact integer counts); O(S k^2)."""
+        matrix C, from exact integer counts); O(S k^2), vectorised over blocks of about BLOCK pairs."""
         total = np.zeros((self.k, self.k))
-        counts = np.zeros((self.k, self.k), dtype=np.uint8)  # moved to total every 255 hashes (exact)
-        same = np.empty((self.k, self.k), dtype=np.bool_)
+        counts, counted = np.zeros((self.k, self.k), dtype=np.uint16), 0  # moved to total before they can overflow
+        step = min(255, max(1, BLOCK // self.k**2))
         for hashes, first in self._pool_hash_blocks():
-            for row, hashed in enumerate(hashes):
-                np.equal(hashed[:, None], hashed[None, :], out=same)
+            for start in range(0, hashes.shape[0], step):
+                block = hashes[start:start + step]
+                same = block[:, :, None] == block[:, None, :]
                 if weights is not None:
-                    total += same * weights[first + row][:, None]
+                    total += np.einsum("svw,sv->vw", same, weights[first + start:first + start + block.shape[0]])
                     continue
-                np.add(counts, same.view(np.uint8), out=counts)
-                if (first + row) % 255 == 254:
+                np.add(counts, np.add.reduce(same.view(np.uint8), axis=0, dtype=np.uint16), out=counts)
+                counted += block.shape[0]
+                if counted > 2**16 - 1 - step:
                     total += counts
-                    counts[:] = 0
+                    counts[:], counted = 0, 0
         return (total + counts) / self.pool
 
     @cached_property
@@ -239,9 +255,10 @@ class OLH(PureProtocol):
         matrix = self._pair_means()
         eigenvalues = np.linalg.eigvalsh(matrix)
         if eigenvalues[0] <= MIN_CONDITION * eigenvalues[-1]:
-            raise ValidationError(f"pool is {self.pool}; its collision matrix is singular (smallest eigenvalue "
-                                  f"{eigenvalues[0]:.3g}): the pool does not tell the k = {self.k} values apart, use "
-                                  "a larger pool (docs/math.md §8.4)")
+            raise ValidationError(f"pool is {self.pool}, seed is {self.seed}; its collision matrix is singular "
+                                  f"(smallest eigenvalue {eigenvalues[0]:.3g}, largest {eigenvalues[-1]:.3g}; the rule "
+                                  f"is smallest > {MIN_CONDITION:g} x largest): the pool does not tell the k = "
+                                  f"{self.k} values apart, use a larger pool or another seed (docs/math.md §8.4)")
         matrix.setflags(write=False)
         return matrix
 

@@ -60,10 +60,7 @@ def unary_reports(values, k, keep, other, rng, name):
     Chunks of about ``BLOCK`` words: several users per chunk (first every user's k words in order, then one word per
     user for her own bit), or (k > BLOCK) one user's row in column blocks, which draws the same stream as the whole
     row at once."""
-    if values.size * k > MAX_OUE_BYTES:
-        raise ValidationError(f"values has {values.size} entries; {name} reports take n * k = {values.size} * {k} "
-                              f"bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call (perturb "
-                              "fewer users per call, or use OLH / HadamardResponse for large k)")
+    check_report_bytes(values.size, k, name, per_report="k")
     keep, other = _grid_thresholds(keep), _grid_thresholds(other)
     out = np.empty((values.size, k), dtype=np.bool_)
     step = max(1, BLOCK // k)
@@ -81,6 +78,24 @@ def unary_reports(values, k, keep, other, rng, name):
     return out.view(np.uint8)
 
 
+def check_report_bytes(n, width, name, per_report="ceil(k / 8)"):
+    """Refuse building n reports of ``width`` bytes (``per_report`` says how they are counted) beyond MAX_OUE_BYTES,
+    before allocating."""
+    if n * width > MAX_OUE_BYTES:
+        raise ValidationError(f"values has {n} entries; {name} reports take n * {per_report} = {n} * {width} bytes and "
+                              f"perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call (perturb fewer users "
+                              "per call, or use OLH / HadamardResponse for large k)")
+
+
+def check_spare_bits(reports, k):
+    """Refuse packed (n, ceil(k / 8)) reports that set any of the 8 ceil(k / 8) - k spare bits of their last byte."""
+    spare = 8 * reports.shape[1] - k
+    if spare and reports.size and (reports[:, -1] >> (8 - spare)).any():
+        row = int(np.argmax((reports[:, -1] >> (8 - spare)) != 0))
+        raise ValidationError(f"reports[{row}] sets bits beyond k = {k} in its last byte; it is not a report of this "
+                              "mechanism")
+
+
 def _grid_thresholds(probability):
     """ceil(p 2^53) as uint64: the number of 53-bit words below which ``unary_reports`` sets a bit."""
     return np.ceil(np.asarray(probability, dtype=float) * 2.0**53).astype(np.uint64)
@@ -92,10 +107,7 @@ def packed_unary_reports(values, k, keep, other, rng, name):
     more than about PACK_BLOCK bytes (the same stream as unpacked reports). Refuses n * ceil(k / 8) >
     ``MAX_OUE_BYTES``."""
     width = (k + 7) // 8
-    if values.size * width > MAX_OUE_BYTES:
-        raise ValidationError(f"values has {values.size} entries; {name} reports take n * ceil(k / 8) = {values.size} "
-                              f"* {width} bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call "
-                              "(perturb fewer users per call, or use OLH / HadamardResponse for large k)")
+    check_report_bytes(values.size, width, name)
     step = max(1, PACK_BLOCK // k)
     out = np.empty((values.size, width), dtype=np.uint8)
     for start in range(0, values.size, step):
@@ -114,10 +126,7 @@ def packed_bernoulli(values, k, threshold, rng):
     OUE_SEGMENT bits (several users, or 64-aligned column ranges of one user): first the bytes of the segment, then
     one word per tie, in row-major order. Checks n * ceil(k / 8) <= ``MAX_OUE_BYTES``."""
     width = (k + 7) // 8
-    if values.size * width > MAX_OUE_BYTES:
-        raise ValidationError(f"values has {values.size} entries; OUE reports take n * ceil(k / 8) = {values.size} * "
-                              f"{width} bytes and perturb builds at most MAX_OUE_BYTES = {MAX_OUE_BYTES} per call "
-                              "(perturb fewer users per call, or use OLH / HadamardResponse for large k)")
+    check_report_bytes(values.size, width, "OUE")
     high, low = divmod(int(threshold), 2**LOW_BITS)
     out = np.empty((values.size, width), dtype=np.uint8)
     users = max(1, OUE_SEGMENT // (8 * width))  # a user draws 8 ceil(k / 8) bytes
@@ -251,11 +260,7 @@ class OUE(PureProtocol):
         """(reports, packed): bit-packed (n, ceil(k / 8)) uint8, or the unpacked (n, k) bits of earlier versions."""
         reports = np.asarray(reports)
         if reports.ndim == 2 and reports.shape[1] == self.report_bytes and reports.dtype == np.uint8:
-            spare = 8 * self.report_bytes - self.k
-            if spare and reports.size and (reports[:, -1] >> (8 - spare)).any():
-                row = int(np.argmax((reports[:, -1] >> (8 - spare)) != 0))
-                raise ValidationError(f"reports[{row}] sets bits beyond k = {self.k} in its last byte; it is not a "
-                                      "report of this mechanism")
+            check_spare_bits(reports, self.k)
             return reports, True
         if reports.ndim != 2 or reports.shape[1] != self.k:
             raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {self.report_bytes}) "
@@ -731,11 +736,7 @@ class UnaryEncoding(PureProtocol):
         if reports.ndim != 2 or reports.shape[1] != self.report_bytes or reports.dtype != np.uint8:
             raise ValidationError(f"reports has shape {reports.shape} and dtype {reports.dtype}; unary reports are "
                                   f"uint8 of shape (n, {self.report_bytes}): k = {self.k} bits packed 8 to a byte")
-        spare = 8 * self.report_bytes - self.k
-        if spare and reports.size and (reports[:, -1] >> (8 - spare)).any():
-            row = int(np.argmax((reports[:, -1] >> (8 - spare)) != 0))
-            raise ValidationError(f"reports[{row}] sets bits beyond k = {self.k} in its last byte; it is not a report "
-                                  "of this mechanism")
+        check_spare_bits(reports, self.k)
         return reports
 
     def _statistics(self, reports):
