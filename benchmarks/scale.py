@@ -3,7 +3,7 @@ and by the Dask engine on a 2-worker LocalCluster, beside the limit: a raw ``np.
 from the same files. Each measurement runs in a fresh process, so its peak resident memory (ru_maxrss) is its own;
 the table shows how far aggregating raised it above the process's peak after imports.
 
-    python benchmarks/scale.py                      # 10^8 reports in 16 files
+    python benchmarks/scale.py                      # 10^8 reports in 16 files, then benchmarks/oracles.py's table
     python benchmarks/scale.py --reports 10000000 --files 8
 """
 
@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import oracles  # benchmarks/oracles.py, next to this script
 import pyarrow.parquet as pq
 
 import lipdesign as ld
@@ -68,6 +69,8 @@ def main():
     parser.add_argument("--files", type=int, default=16)
     parser.add_argument("-k", type=int, default=16, help="values of the designed table (default 16)")
     parser.add_argument("--batch-rows", type=int, default=1 << 20)
+    parser.add_argument("--no-oracles", action="store_true",
+                        help="skip the second part: OUE and OLH at k = 1024 beside pure-ldp (benchmarks/oracles.py)")
     args = parser.parse_args()
 
     mech = mechanism(args.k)
@@ -104,6 +107,9 @@ def main():
                   f"{seconds / results['raw np.bincount'][0]:6.2f} {peak:9.0f} {np.array_equal(counts, reference)}")
         peaks = ", ".join(f"{value:.0f}" for value in workers.values())
         print(f"{reference.sum()} reports counted; dask workers' peak MiB: {peaks} (+peak: growth of the process's peak RSS over its peak before aggregating)")
+    if not args.no_oracles:  # the issue's second figure, measured in the same run
+        print()
+        oracles.main([])
 
 
 if __name__ == "__main__":
