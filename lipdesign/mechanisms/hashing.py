@@ -283,9 +283,10 @@ class OLH(PureProtocol):
         collisions, f = self.collision_matrix, np.asarray(frequencies, dtype=float)
         bucket_mass = np.empty((self.pool, self.k))  # F_s(h_s(v)): the frequency hashed with v by hash s
         for hashes, first in self._pool_hash_blocks():
-            for row, hashed in enumerate(hashes):
-                _, bucket = np.unique(hashed, return_inverse=True)
-                bucket_mass[first + row] = np.bincount(bucket, weights=f)[bucket]
+            rows = hashes.shape[0]
+            cells = hashes + self.g * np.arange(rows)[:, None]  # (hash, bucket) cells of this block
+            masses = np.bincount(cells.ravel(), weights=np.tile(f, rows), minlength=rows * self.g)
+            bucket_mass[first:first + rows] = masses[cells]
         m = collisions @ f
         sigma = (self.lie * collisions + self.alpha * self._pair_means(bucket_mass) - self.lie**2
                  - self.lie * self.alpha * (m[:, None] + m[None, :]) - self.alpha**2 * (collisions * f) @ collisions)

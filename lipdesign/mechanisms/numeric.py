@@ -78,6 +78,15 @@ def numeric_reports(reports, d):
     return array
 
 
+def refuse_reports(reports, bad, rule):
+    """Raise ValidationError at the first entry of the (n, d) float ``reports`` that ``bad`` (a mask of the same
+    shape) flags, saying what the reports of the mechanism are (``rule``)."""
+    at = np.flatnonzero(bad.ravel())
+    if at.size:
+        row, column = np.unravel_index(at[0], reports.shape)
+        raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; {rule}")
+
+
 class NumericReports(Mechanism):
     """Mechanisms whose reports are d floats per user."""
 
@@ -198,12 +207,8 @@ class Laplace(MeanOfReports):
 
     def _checked_reports(self, reports):
         """Raise unless every report is one of the M + 1 ``outputs`` exactly."""
-        outside = np.flatnonzero(~np.isin(reports.ravel(), self.outputs))
-        if outside.size:
-            row, column = np.unravel_index(outside[0], reports.shape)
-            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; Laplace reports are the "
-                                  f"{self.grid + 1} values of its grid (reports of another mechanism, epsilon or "
-                                  "grid?)")
+        refuse_reports(reports, ~np.isin(reports, self.outputs), f"Laplace reports are the {self.grid + 1} values of "
+                       "its grid (reports of another mechanism, epsilon or grid?)")
         return reports
 
     def _variance(self, values, n, method, user_ids):
@@ -282,11 +287,8 @@ class Duchi(NumericReports):
 
     def _statistics(self, reports):
         reports = numeric_reports(reports, self.d)
-        off = np.flatnonzero(np.abs(np.abs(reports.ravel()) - self.bound) > REPORT_RTOL * self.bound)
-        if off.size:
-            row, column = np.unravel_index(off[0], reports.shape)
-            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; Duchi reports are "
-                                  f"+-B = +-{self.bound:.12g} (reports of another mechanism or epsilon?)")
+        refuse_reports(reports, np.abs(np.abs(reports) - self.bound) > REPORT_RTOL * self.bound,
+                       f"Duchi reports are +-B = +-{self.bound:.12g} (reports of another mechanism or epsilon?)")
         return reports.shape[0], {"positives": np.count_nonzero(reports > 0, axis=0)}
 
     def _estimate(self, aggregate, method):

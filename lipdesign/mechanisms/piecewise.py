@@ -16,7 +16,7 @@ import numpy as np
 from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, Guarantee
-from lipdesign.mechanisms.numeric import MeanOfReports, chunks
+from lipdesign.mechanisms.numeric import MeanOfReports, chunks, refuse_reports
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     REPORT_RTOL,
@@ -200,12 +200,8 @@ class _AttributeSampling(MeanOfReports):
     def _checked_reports(self, reports):
         """Raise unless every report lies in [-B, B], B = (d / k) C (up to rounding)."""
         bound = self.d / self.attributes * self.bound
-        outside = np.flatnonzero(np.abs(reports.ravel()) > bound * (1.0 + REPORT_RTOL))
-        if outside.size:
-            row, column = np.unravel_index(outside[0], reports.shape)
-            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; {type(self).__name__} "
-                                  f"reports lie in [-{bound:.12g}, {bound:.12g}] (reports of another mechanism or "
-                                  "epsilon?)")
+        refuse_reports(reports, np.abs(reports) > bound * (1.0 + REPORT_RTOL), f"{type(self).__name__} reports lie "
+                       f"in [-{bound:.12g}, {bound:.12g}] (reports of another mechanism or epsilon?)")
         return reports
 
     def _variance(self, values, n, method, user_ids):

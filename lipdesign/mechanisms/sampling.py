@@ -21,7 +21,6 @@ import numbers
 import secrets
 
 import numpy as np
-from randomgen import ChaCha
 
 from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
@@ -81,6 +80,8 @@ def secure_generator(key=None) -> np.random.Generator:
             0 <= int(key) < 2**SECURE_KEY_BITS):
         raise ValidationError(f"key is {fmt(key)}; a ChaCha20 key must be None (drawn from the OS) or an int in "
                               f"[0, 2**{SECURE_KEY_BITS})")
+    from randomgen import ChaCha  # here, so that seeded simulation and the estimators need numpy only
+
     return np.random.Generator(ChaCha(key=int(key), rounds=SECURE_ROUNDS))
 
 
