@@ -11,7 +11,7 @@ import pytest
 
 import lipdesign as ld
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms import OLH, OUE, unary
+from lipdesign.mechanisms import OLH, OUE, bitsums, parallel, unary
 from lipdesign.mechanisms.base import content_fingerprint
 from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.verification.exact import log_upper
@@ -112,13 +112,30 @@ def test_oue_privacy_table_is_the_realised_one_and_verifies_exactly():
         assert certificate.epsilon <= epsilon
 
 
+COLUMN_SUMS = ["numpy", "compiled"]
+
+
+def force(method, monkeypatch):
+    """Make ``bitsums.column_sums`` take ``method`` at every size (skip "compiled" without numba)."""
+    if method == "compiled":
+        pytest.importorskip("numba")
+        monkeypatch.setattr(parallel, "COMPILED_ROWS", 0)
+    else:
+        monkeypatch.setattr(parallel, "COMPILED_ROWS", math.inf)
+
+
+@pytest.mark.parametrize("method", COLUMN_SUMS)
 @pytest.mark.parametrize("k", [2, 13, 64, 100, 1000])
-@pytest.mark.parametrize("n", [0, 1, 26, 27, 28, 100, 1000])
-def test_oue_column_sums_equal_the_unpacked_counts(k, n, monkeypatch):
-    """Small OUE_LEVELS and OUE_CHUNKS, so that chunks, the planes of several chunks and the rows left over are all
-    exercised; padded rows when ceil(k / 8) is not a whole number of words."""
-    monkeypatch.setattr(unary, "OUE_LEVELS", 3)
-    monkeypatch.setattr(unary, "OUE_CHUNKS", 4)
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 26, 27, 28, 100, 1000])
+def test_oue_column_sums_equal_the_unpacked_counts(method, k, n, monkeypatch):
+    """Small LEVELS and CHUNKS (numpy), so that chunks, the planes of several chunks and the rows left over are all
+    exercised; small blocks and several threads (compiled); padded rows when ceil(k / 8) is not a whole number of
+    words."""
+    force(method, monkeypatch)
+    monkeypatch.setattr(bitsums, "LEVELS", 3)
+    monkeypatch.setattr(bitsums, "CHUNKS", 4)
+    monkeypatch.setattr(bitsums, "COMPILED_BLOCK", 48)
+    monkeypatch.setattr(parallel, "threads", lambda: 3)
     mechanism = OUE(1.0, k)
     reports = np.packbits(np.random.default_rng(n + k).integers(0, 2, (n, k), dtype=np.uint8), axis=1,
                           bitorder="little")
@@ -126,9 +143,13 @@ def test_oue_column_sums_equal_the_unpacked_counts(k, n, monkeypatch):
     assert support.dtype == np.int64 and np.array_equal(support, unpacked(reports, k).sum(axis=0))
 
 
-def test_oue_column_sums_at_full_size_and_on_non_contiguous_reports():
+@pytest.mark.parametrize("method", COLUMN_SUMS)
+def test_oue_column_sums_at_full_size_and_on_non_contiguous_reports(method, monkeypatch):
+    """Past the numpy adder's 3^9-row chunks and the compiled adder's 255-step lanes (16 * 255 rows), and all
+    ones in a column (a lane that would overflow at 256)."""
+    force(method, monkeypatch)
     k = 1024
-    n = 3**unary.OUE_LEVELS * 2 + 77
+    n = 3**bitsums.LEVELS * 2 + 77
     bits = np.random.default_rng(5).random((n, k)) < np.linspace(0.0, 1.0, k)  # columns 0 and 1 at the ends
     reports = np.packbits(bits, axis=1, bitorder="little")
     expected = bits.sum(axis=0)
@@ -136,6 +157,21 @@ def test_oue_column_sums_at_full_size_and_on_non_contiguous_reports():
     assert np.array_equal(mechanism.aggregate(reports)["support"], expected)
     assert expected[0] == 0 and expected[-1] == n
     assert np.array_equal(mechanism.aggregate(reports[::-1])["support"], expected)
+
+
+def test_the_two_column_sums_agree_on_oue_reports():
+    """The compiled and the numpy adders on 200,000 real OUE reports (k = 100: padded words), as ``aggregate``
+    calls them by default."""
+    pytest.importorskip("numba")
+    mechanism = OUE(1.0, 100)
+    reports = mechanism.perturb(np.random.default_rng(3).integers(0, 100, 200_000), rng=4)
+    words = np.zeros((reports.shape[0], 16), dtype=np.uint8)
+    words[:, :13] = reports
+    words = words.view("<u8")
+    compiled = bitsums.column_sums(lambda i, j: words[i:j], words.shape[0], 2)
+    assert parallel.compiled_kernels(words.shape[0]) is not None
+    assert np.array_equal(compiled, bitsums.numpy_column_sums(lambda i, j: words[i:j], words.shape[0], 2))
+    assert np.array_equal(mechanism.aggregate(reports)["support"], compiled[:100])
 
 
 def test_oue_estimate_is_unbiased_for_the_realised_q():
@@ -312,3 +348,22 @@ def test_singular_pool_of_ten_values_is_refused_when_built():
     assert np.linalg.matrix_rank(collisions) < 10
     with pytest.raises(ValidationError, match="pool is 3, seed is 1"):
         OLH(1.0, 10, pool=3, seed=1)
+
+
+@pytest.mark.parametrize("epsilon, g", [(1.0, None), (10.0, None), (1.0, 2), (1.0, PRIME)])
+def test_compiled_olh_support_equals_python_integers(epsilon, g, monkeypatch):
+    """The compiled per-user count (no division per value) against ((a v + b) mod P) mod g in Python integers,
+    with the extreme multipliers and offsets (a = 1, P - 1; b = 0, P - 1) and a g up to P; and the numpy count."""
+    pytest.importorskip("numba")
+    k = 300
+    mechanism = OLH(epsilon, k, g=g)
+    reports = mechanism.perturb(np.random.default_rng(8).integers(0, k, 400), rng=9)
+    reports["a"][:4], reports["b"][:4] = [1, PRIME - 1, 1, PRIME - 1], [0, 0, PRIME - 1, PRIME - 1]
+    expected = np.array([sum(((int(a) * v + int(b)) % PRIME) % mechanism.g == int(y) for a, b, y in reports)
+                         for v in range(k)])
+    monkeypatch.setattr(parallel, "COMPILED_ROWS", math.inf)
+    assert np.array_equal(mechanism.aggregate(reports)["support"], expected)
+    monkeypatch.setattr(parallel, "COMPILED_ROWS", 0)
+    monkeypatch.setattr(parallel, "threads", lambda: 3)
+    assert parallel.compiled_kernels(reports.size) is not None
+    assert np.array_equal(mechanism.aggregate(reports)["support"], expected)

@@ -1,5 +1,5 @@
 """Local hashing: optimised local hashing (OLH) under LDP, with a hash per user or from a public pool
-(docs/math.md §7, §8). Numpy only."""
+(docs/math.md §7, §8). Numpy only (numba, when installed, counts large batches of per-user reports)."""
 
 import math
 from functools import cached_property
@@ -7,6 +7,7 @@ from functools import cached_property
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms import parallel
 from lipdesign.mechanisms.oracle import PureProtocol
 from lipdesign.mechanisms.rr import (
     grr_mixing_probability,
@@ -65,7 +66,8 @@ class OLH(PureProtocol):
       and b uniform in [0, P-1] from her own rng and reports (a, b, y), structured [("a", "<i8"), ("b", "<i8"),
       ("y", "<i4")]. A report supports v when h(v) = y: with probability p = p' if v is the user's value, and
       otherwise q = coll p' + (1 - coll)(1 - p')/(g - 1), coll = ``hash_collision(g)`` (exact for this family;
-      the idealised q = 1/g is not). Aggregating costs O(n k): every report is tested against every value.
+      the idealised q = 1/g is not). Aggregating costs O(n k): every report is tested against every value
+      (compiled, on every core, when numba is installed).
     - ``pool=S``: a public pool of S hashes (a_s, b_s), derived from the public ``seed`` (``pool_members``; None
       draws one); the user draws s uniform in [0, S) and reports (s, y), structured [("s", "<i4"), ("y", "<i4")].
       Aggregation is a bincount over (s, y) and one pass over the S x k hash values, O(n + S k); the estimate
@@ -210,6 +212,16 @@ class OLH(PureProtocol):
                 support += counts[rows, hashes].sum(axis=0)
             return support, s.size
         a, b, y = self._per_user_fields(reports)
+        kernels = parallel.compiled_kernels(a.size)
+        if kernels is not None:  # the same counts, compiled, on every core (docs/math.md §8.4)
+            a, b, y = (np.ascontiguousarray(field, dtype=np.int64) for field in (a, b, y))
+
+            def count(start, stop):
+                support = np.zeros(self.k, dtype=np.int64)
+                kernels.add_hash_support(a[start:stop], b[start:stop], y[start:stop], HASH_PRIME, self.g, support)
+                return support
+
+            return parallel.sum_in_threads(a.size, max(1, BLOCK // self.k), count), a.size
         a, b, y = a[:, None], b[:, None], y[:, None]
         support = np.zeros(self.k, dtype=np.int64)
         step = max(1, BLOCK // max(1, a.size))

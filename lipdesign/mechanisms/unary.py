@@ -11,6 +11,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.bitsums import column_sums
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
 from lipdesign.mechanisms.postprocess import CONSISTENCY
@@ -32,15 +33,6 @@ OUE_SEGMENT = 2**22
 
 #: A threshold T of OUE's sampler is split as T = hi 2^56 + lo: one random byte decides unless it equals hi.
 LOW_BITS = 56
-
-#: OUE's column sums compress 3^OUE_LEVELS reports at a time into 2^OUE_LEVELS bit planes (docs/math.md §8.3) ...
-OUE_LEVELS = 9
-
-#: ... and the planes of up to this many such chunks together.
-OUE_CHUNKS = 81
-
-#: Fewer rows than this are counted by unpacking them.
-UNPACKED_ROWS = 27
 
 #: OUE and ``UnaryEncoding`` perturb, and ``UnaryEncoding`` aggregates, in blocks of about this many unpacked bits.
 PACK_BLOCK = 2**22
@@ -150,73 +142,6 @@ def packed_bernoulli(values, k, threshold, rng):
     return out
 
 
-def _plane_weights(levels):
-    """2^popcount(p) for each plane p of ``_compress``: bit l of p says the plane took the carry at level l."""
-    planes = np.arange(2**levels)
-    return np.left_shift(1, np.bitwise_count(planes).astype(np.int64))
-
-
-def _compress(words, levels, work):
-    """Add 3^levels rows of 64-bit words (3^levels, W) as binary numbers, bit position by bit position: ``levels``
-    rounds of full adders over the row thirds (sum a ^ b ^ c keeps its weight, carry maj(a, b, c) doubles it), which
-    leaves 2^levels planes (2^levels, W); the column sums are sum_p 2^popcount(p) (bits of plane p)."""
-    width = words.shape[1]
-    state = words.reshape(1, -1, width)
-    for level in range(levels):
-        planes, rows, _ = state.shape
-        third = rows // 3
-        size = planes * third * width
-        nxt = work[level % 2][:2 * size].reshape(2 * planes, third, width)
-        a, b, c = state[:, :third], state[:, third:2 * third], state[:, 2 * third:]
-        total, carry, both = nxt[:planes], nxt[planes:], work[2][:size].reshape(planes, third, width)
-        np.bitwise_xor(a, b, out=total)
-        np.bitwise_and(a, b, out=carry)
-        np.bitwise_and(total, c, out=both)
-        np.bitwise_or(carry, both, out=carry)
-        np.bitwise_xor(total, c, out=total)
-        state = nxt
-    return state.reshape(2**levels, width)
-
-
-def _levels(rows):
-    """The largest l <= OUE_LEVELS with 3^l <= rows."""
-    levels = 0
-    while levels < OUE_LEVELS and 3**(levels + 1) <= rows:
-        levels += 1
-    return levels
-
-
-def _unpacked_sums(words):
-    return np.unpackbits(words.astype("<u8", copy=False).view(np.uint8), axis=1,
-                         bitorder="little").sum(axis=0, dtype=np.int64)
-
-
-def column_sums(rows, n, width, work=None):
-    """int64 (64 width,): the number of 1 bits in each bit column of ``n`` rows of ``width`` 64-bit words, bit b of
-    word w being column 64 w + b; ``rows(start, stop)`` returns rows start..stop-1, uint64 (stop - start, width).
-    Exact integer arithmetic (``_compress``), about 5 word operations per 64 bits; the planes of OUE_CHUNKS chunks
-    are counted by the same method."""
-    if work is None:
-        size = 3**_levels(n) * width
-        work = (np.empty(size, np.uint64), np.empty(size, np.uint64), np.empty(size // 3, np.uint64))
-    total = np.zeros(64 * width, dtype=np.int64)
-    start = 0
-    while n - start >= UNPACKED_ROWS:
-        levels = _levels(n - start)
-        step = 3**levels
-        chunks = min((n - start) // step, OUE_CHUNKS)
-        planes = np.empty((chunks, 2**levels * width), dtype=np.uint64)
-        for chunk in range(chunks):
-            begin = start + chunk * step
-            planes[chunk] = _compress(rows(begin, begin + step), levels, work).ravel()
-        sums = column_sums(lambda i, j, planes=planes: planes[i:j], chunks, 2**levels * width)
-        total += _plane_weights(levels) @ sums.reshape(2**levels, 64 * width)
-        start += chunks * step
-    if start < n:
-        total += _unpacked_sums(rows(start, n))
-    return total
-
-
 class OUE(PureProtocol):
     """Optimised unary encoding (docs/math.md §8.3): one bit per value; the bit of the true value is 1 with
     probability p = 1/2, every other bit with q = ceil(2^53 fl(1/(e^eps + 1))) / 2^53 (the double rounded up to the
@@ -283,7 +208,7 @@ class OUE(PureProtocol):
         return (reports[:, columns // 8] >> (columns % 8).astype(np.uint8)) & np.uint8(1)
 
     def _support(self, reports):
-        """Bit sums: over packed reports by ``column_sums`` (64-bit words, no unpacking), O(k) per report."""
+        """Bit sums: over packed reports by ``bitsums.column_sums`` (64-bit words, no unpacking), O(k) per report."""
         reports, packed = self._checked(reports)
         if not packed:
             return reports.sum(axis=0, dtype=np.int64), reports.shape[0]

@@ -1,0 +1,48 @@
+"""When the server's counting loops run compiled, and on how many threads (docs/math.md §8.3, §8.4).
+
+The compiled kernels (``compiled``) need numba (``pip install "lipdesign[fast]"``); without it, or below
+``COMPILED_ROWS`` reports (so that small aggregates never import numba), the numpy code counts. Both give the
+same integers. Numpy only.
+"""
+
+import importlib.util
+import os
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+
+import numpy as np
+
+#: Reports from which the compiled kernels count (when numba is installed).
+COMPILED_ROWS = 2**14
+
+
+@cache
+def _kernels():
+    if not np.little_endian or importlib.util.find_spec("numba") is None:
+        return None
+    from lipdesign.mechanisms import compiled
+
+    return compiled
+
+
+def compiled_kernels(n):
+    """The module ``compiled`` for counting ``n`` reports, or None: numba is not installed, n < COMPILED_ROWS, or
+    the machine is big-endian (report bytes are read as little-endian words)."""
+    return _kernels() if n >= COMPILED_ROWS else None
+
+
+def threads():
+    """Threads for the compiled kernels: the cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def sum_in_threads(n, rows_per_thread, count):
+    """sum of ``count(start, stop)`` (integer arrays) over n rows split into contiguous ranges, one per thread
+    (``threads``, at most one per ``rows_per_thread`` rows); the kernels release the GIL, and integer sums are
+    exact in any order."""
+    parts = max(1, min(threads(), -(-n // rows_per_thread)))
+    bounds = [n * part // parts for part in range(parts + 1)]
+    if parts == 1:
+        return count(0, n)
+    with ThreadPoolExecutor(parts) as pool:
+        return sum(pool.map(count, bounds[:-1], bounds[1:]))
