@@ -5,12 +5,15 @@ assertions (issue 12, docs/math.md §8.3, §8.4).
 Run: ``python benchmarks/oracles.py`` (``--quick`` for fewer users, ``--k K``, ``--epsilon E``, ``--pool S``,
 ``--seed S``, ``--repeats R``).
 
-- lipdesign OUE: bit-packed reports (k / 8 bytes each), one 64-bit word per bit compared with an integer
-  threshold; the server counts the bits over 64-bit words (``unary.column_sums``).
+- lipdesign OUE: bit-packed reports (k / 8 bytes each), one random byte per bit compared with an integer
+  threshold; the server counts the bits over 64-bit words (``bitsums.column_sums``).
 - lipdesign OLH, a hash per user (reports (a, b, y); the server tests every report against every value, O(n k)),
   and with a public pool of S hashes (reports (s, y); a bincount and one pass over the S x k hashes, O(n + S k)).
   The pooled estimator solves with the pool's k x k collision matrix, built once per mechanism in O(S k^2): that
   set-up is shown on its own row and is not part of the per-report figures.
+- The server runs twice when numba is installed (``lipdesign[fast]``): with the compiled kernels on every core
+  (``parallel.compiled_kernels``: OUE's Harley-Seal adder, per-user OLH's division-free count), as ``aggregate``
+  does, and with numpy alone (the column "numpy us"), as it does without numba. The ratios are against the first.
 - Every lipdesign client runs twice: with a seeded PCG64 (simulation) and with ``rng=None`` (ChaCha20 keyed from
   the OS, what a device uses).
 - pure-ldp privatises one user per Python call and aggregates one report per call; its server time is
@@ -38,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lipdesign.mechanisms import OLH, OUE
+from lipdesign.mechanisms import OLH, OUE, parallel
 
 
 def best_of(fn, repeats):
@@ -116,14 +119,24 @@ def pure_run(client, server, values, k, seed):
 
 # ------------------------------------------------------------------------------------------------- lipdesign
 
-def lipdesign_run(mechanism, values, repeats, seed):
-    """(PCG64 client, ChaCha20 client, server) seconds: perturb with a seed and with rng=None, then aggregate +
-    estimate of the seeded reports; the estimate from the reports must equal the one from the aggregate."""
+def lipdesign_run(mechanism, values, repeats, seed, kernels):
+    """(PCG64 client, ChaCha20 client, server, numpy-only server or None) seconds: perturb with a seed and with
+    rng=None, then aggregate + estimate of the seeded reports, as ``aggregate`` runs and with the compiled kernels
+    off; the estimate from the reports must equal the one from the aggregate, and the two servers' estimates agree
+    exactly. ``kernels``: whether the family has compiled kernels."""
     t_client, reports = best_of(lambda: mechanism.perturb(values, rng=np.random.default_rng([seed, 1])), repeats)
     t_secure, _ = best_of(lambda: mechanism.perturb(values, rng=None), repeats)
     t_server, estimate = best_of(lambda: mechanism.estimate(mechanism.aggregate(reports)), repeats)
     assert np.array_equal(estimate, mechanism.estimate(reports))
-    return t_client, t_secure, t_server
+    if not kernels or parallel.compiled_kernels(len(values) * mechanism.k) is None:
+        return t_client, t_secure, t_server, None
+    compiled_work, parallel.COMPILED_WORK = parallel.COMPILED_WORK, math.inf
+    try:
+        t_numpy, numpy_estimate = best_of(lambda: mechanism.estimate(mechanism.aggregate(reports)), repeats)
+    finally:
+        parallel.COMPILED_WORK = compiled_work
+    assert np.array_equal(numpy_estimate, estimate)
+    return t_client, t_secure, t_server, t_numpy
 
 
 def main(argv=None):
@@ -149,10 +162,11 @@ def main(argv=None):
     start = time.perf_counter()
     _ = pooled.collision_matrix, pooled._inverse_collisions
     setup = time.perf_counter() - start
-    for name, mechanism in (("lipdesign OUE", oue), ("lipdesign OLH", olh), ("lipdesign pooled OLH", pooled)):
+    for name, mechanism, kernels in (("lipdesign OUE", oue, True), ("lipdesign OLH", olh, True),
+                                     ("lipdesign pooled OLH", pooled, False)):
         n = users[name]
-        seconds = lipdesign_run(mechanism, population(n, k, args.seed), args.repeats, args.seed)
-        rows[name] = (n, *(s / n for s in seconds))
+        seconds = lipdesign_run(mechanism, population(n, k, args.seed), args.repeats, args.seed, kernels)
+        rows[name] = (n, *(None if s is None else s / n for s in seconds))
     loaded, reason = load_pure_ldp()
     overhead = 0.0
     if loaded is None:
@@ -164,22 +178,26 @@ def main(argv=None):
                 ("pure-ldp OLH", modules["LHClient"](eps, k, use_olh=True), modules["LHServer"](eps, k, use_olh=True))):
             n = users[name]
             t_client, t_server = pure_run(client, server, population(n, k, args.seed), k, args.seed)
-            rows[name] = (n, t_client / n, None, t_server / n)
-    print(f"\n{'':<22} {'users':>9} {'client us':>10} {'ChaCha us':>10} {'server us':>10}   "
-          f"{'client x':>9} {'ChaCha x':>9} {'server x':>9}  (x: pure-ldp time / lipdesign time)")
-    for name, (n, client, secure, server) in rows.items():
+            rows[name] = (n, t_client / n, None, t_server / n, None)
+    compiled = parallel.compiled_kernels(parallel.COMPILED_WORK) is not None
+    print("server: " + (f"compiled kernels (numba) on {parallel.threads()} threads" if compiled else
+                        "numpy (numba is not installed)"))
+    print(f"\n{'':<22} {'users':>9} {'client us':>10} {'ChaCha us':>10} {'server us':>10} {'numpy us':>10}   "
+          f"{'client x':>9} {'ChaCha x':>9} {'server x':>9} {'numpy x':>9}  (x: pure-ldp time / lipdesign time)")
+    for name, (n, client, secure, server, numpy_server) in rows.items():
         pure = rows.get("pure-ldp " + name.split()[-1]) if name.startswith("lipdesign") else None
-        ratios = ("", "", "")
+        ratios = ("", "", "", "")
         if pure is not None:
             ratios = tuple(f"{pure[i] / value:9.1f}" if value else "" for i, value in ((1, client), (1, secure),
-                                                                                        (3, server)))
+                                                                                        (3, server), (3, numpy_server)))
         secure_text = f"{secure * 1e6:10.3f}" if secure is not None else f"{'-':>10}"
-        print(f"{name:<22} {n:>9,} {client * 1e6:10.3f} {secure_text} {server * 1e6:10.4f}   "
-              f"{ratios[0]:>9} {ratios[1]:>9} {ratios[2]:>9}")
+        numpy_text = f"{numpy_server * 1e6:10.4f}" if numpy_server is not None else f"{'-':>10}"
+        print(f"{name:<22} {n:>9,} {client * 1e6:10.3f} {secure_text} {server * 1e6:10.4f} {numpy_text}   "
+              f"{ratios[0]:>9} {ratios[1]:>9} {ratios[2]:>9} {ratios[3]:>9}")
     print(f"{'pooled OLH set-up':<22} {'':>9} {'':>10} {'':>10} {setup:9.2f}s   (once per mechanism: the S x k "
           f"hashes, the {k} x {k} collision matrix and its inverse, S = {args.pool})")
     if "pure-ldp OLH" in rows:
-        n, client, _, server = rows["pure-ldp OLH"]
+        n, client, _, server, _ = rows["pure-ldp OLH"]
         print(f"pure-ldp OLH without its xxhash wrapper ({overhead * 1e9:.0f} ns per hash): client "
               f"{(client - overhead) * 1e6:.3f} us, server {(server - k * overhead) * 1e6:.3f} us per report")
         print(f"pure-ldp {metadata.version('pure-ldp')}")

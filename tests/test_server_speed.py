@@ -11,7 +11,7 @@ import pytest
 
 import lipdesign as ld
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms import OLH, OUE, bitsums, parallel, unary
+from lipdesign.mechanisms import OLH, OUE, bitsums, hashing, parallel, unary
 from lipdesign.mechanisms.base import content_fingerprint
 from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.verification.exact import log_upper
@@ -119,9 +119,9 @@ def force(method, monkeypatch):
     """Make ``bitsums.column_sums`` take ``method`` at every size (skip "compiled" without numba)."""
     if method == "compiled":
         pytest.importorskip("numba")
-        monkeypatch.setattr(parallel, "COMPILED_ROWS", 0)
+        monkeypatch.setattr(parallel, "COMPILED_WORK", 0)
     else:
-        monkeypatch.setattr(parallel, "COMPILED_ROWS", math.inf)
+        monkeypatch.setattr(parallel, "COMPILED_WORK", math.inf)
 
 
 @pytest.mark.parametrize("method", COLUMN_SUMS)
@@ -159,17 +159,18 @@ def test_oue_column_sums_at_full_size_and_on_non_contiguous_reports(method, monk
     assert np.array_equal(mechanism.aggregate(reports[::-1])["support"], expected)
 
 
-def test_the_two_column_sums_agree_on_oue_reports():
+def test_the_two_column_sums_agree_on_oue_reports(monkeypatch):
     """The compiled and the numpy adders on 200,000 real OUE reports (k = 100: padded words), as ``aggregate``
-    calls them by default."""
+    calls them when the work is large enough."""
     pytest.importorskip("numba")
+    monkeypatch.setattr(parallel, "COMPILED_WORK", 2**18)
     mechanism = OUE(1.0, 100)
     reports = mechanism.perturb(np.random.default_rng(3).integers(0, 100, 200_000), rng=4)
     words = np.zeros((reports.shape[0], 16), dtype=np.uint8)
     words[:, :13] = reports
     words = words.view("<u8")
     compiled = bitsums.column_sums(lambda i, j: words[i:j], words.shape[0], 2)
-    assert parallel.compiled_kernels(words.shape[0]) is not None
+    assert parallel.compiled_kernels(words.size) is not None
     assert np.array_equal(compiled, bitsums.numpy_column_sums(lambda i, j: words[i:j], words.shape[0], 2))
     assert np.array_equal(mechanism.aggregate(reports)["support"], compiled[:100])
 
@@ -296,6 +297,31 @@ def test_olh_parameters_and_files():
     assert OLH(1.0, 20, pool=8).seed != OLH(1.0, 20, pool=8).seed  # seed=None draws one
 
 
+def test_a_drawn_seed_is_drawn_again_while_the_pool_is_singular(monkeypatch):
+    """S = 8 hashes for k = 20 values: some seeds give a singular pool (seed 1 with S = 3, k = 10 always does);
+    seed=None draws again, and only an explicit seed is refused."""
+    singular = [seed for seed in range(200) if not _regular(OLH, 20, 8, seed)]
+    assert singular, "no singular pool among 200 seeds: the test would not exercise the redraw"
+    drawn = iter(singular[:3] + [next(seed for seed in range(200) if seed not in singular)])
+    monkeypatch.setattr(hashing, "public_seed", lambda seed: next(drawn) if seed is None else seed)
+    mechanism = OLH(1.0, 20, pool=8)
+    assert mechanism.seed not in singular and _regular(OLH, 20, 8, mechanism.seed)
+    assert np.array_equal(mechanism.collision_matrix, OLH(1.0, 20, pool=8, seed=mechanism.seed).collision_matrix)
+    with pytest.raises(ValidationError, match="singular"):
+        OLH(1.0, 20, pool=8, seed=singular[0])
+    monkeypatch.setattr(hashing, "public_seed", lambda seed: singular[0] if seed is None else seed)
+    with pytest.raises(ValidationError, match="singular"):  # SEED_DRAWS singular pools in a row
+        OLH(1.0, 20, pool=8)
+
+
+def _regular(olh, k, pool, seed):
+    try:
+        olh(1.0, k, pool=pool, seed=seed)
+    except ValidationError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("build, match", [
     (lambda: OLH(1.0, 20, pool=3), "pool is 3; .* k = 20 needs S >= 7"),
     (lambda: OLH(1.0, 20, seed=4), "seed is 4; only a pooled OLH"),
@@ -361,9 +387,9 @@ def test_compiled_olh_support_equals_python_integers(epsilon, g, monkeypatch):
     reports["a"][:4], reports["b"][:4] = [1, PRIME - 1, 1, PRIME - 1], [0, 0, PRIME - 1, PRIME - 1]
     expected = np.array([sum(((int(a) * v + int(b)) % PRIME) % mechanism.g == int(y) for a, b, y in reports)
                          for v in range(k)])
-    monkeypatch.setattr(parallel, "COMPILED_ROWS", math.inf)
+    monkeypatch.setattr(parallel, "COMPILED_WORK", math.inf)
     assert np.array_equal(mechanism.aggregate(reports)["support"], expected)
-    monkeypatch.setattr(parallel, "COMPILED_ROWS", 0)
+    monkeypatch.setattr(parallel, "COMPILED_WORK", 0)
     monkeypatch.setattr(parallel, "threads", lambda: 3)
-    assert parallel.compiled_kernels(reports.size) is not None
+    assert parallel.compiled_kernels(1) is not None
     assert np.array_equal(mechanism.aggregate(reports)["support"], expected)

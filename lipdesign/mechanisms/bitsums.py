@@ -5,7 +5,7 @@ Rows are 64-bit words, bit b of word w being column 64 w + b. Two exact integer 
   numbers, bit position by bit position, about 5 word operations per 64 bits;
 - a compiled Harley-Seal adder (``compiled.add_columns``) when numba is installed (``pip install
   "lipdesign[fast]"``): the same full adders, 16 rows per step, in one pass over memory, on every core.
-``column_sums`` takes the compiled one from ``parallel.COMPILED_ROWS`` rows on. Numpy only.
+``column_sums`` takes the compiled one from ``parallel.COMPILED_WORK`` words on. Numpy only.
 """
 
 import numpy as np
@@ -29,7 +29,7 @@ def column_sums(rows, n, width):
     """int64 (64 width,): the number of 1 bits in each bit column of ``n`` rows of ``width`` 64-bit words;
     ``rows(start, stop)`` returns rows start..stop-1 as uint64 (stop - start, width). Exact integers: by the
     compiled adder on every core when ``parallel.compiled_kernels`` has it, else by the numpy adder."""
-    kernels = parallel.compiled_kernels(n)
+    kernels = parallel.compiled_kernels(n * width)
     if kernels is None:
         return numpy_column_sums(rows, n, width)
 

@@ -1,7 +1,7 @@
-"""The compiled server kernels, imported only when numba is installed (``pip install "lipdesign[fast]"``): the
-column sums of OUE's bit-packed reports (docs/math.md §8.3; ``bitsums.column_sums`` uses them from
-``bitsums.COMPILED_ROWS`` rows on) and the support counts of OLH reports with a hash per user (§8.4). Each gives the
-same integers as its numpy counterpart, which the tests check."""
+"""The compiled server kernels, imported only when numba is installed (``pip install "lipdesign[fast]"``) and the
+work is large (``parallel.compiled_kernels``): the column sums of OUE's bit-packed reports (docs/math.md §8.3) and
+the support counts of OLH reports with a hash per user (§8.4). Each gives the same integers as its numpy
+counterpart, which the tests check."""
 
 import numba
 import numpy as np
@@ -27,7 +27,8 @@ def add_columns(words, out):
     twos = np.zeros(width, np.uint64)
     fours = np.zeros(width, np.uint64)
     eights = np.zeros(width, np.uint64)
-    sixteens = np.zeros((width, 8), np.uint64)  # sixteens[w, b]: byte j counts the carries into column 64w+8j+b
+    carries = np.zeros(width, np.uint64)
+    sixteens = np.zeros((8, width), np.uint64)  # sixteens[b, w]: byte j counts the carries into column 64w+8j+b
     steps = 0
     row = 0
     while row + 16 <= n:
@@ -48,18 +49,19 @@ def add_columns(words, out):
             t, f2 = full_adder(t, t1, t2)
             f, e2 = full_adder(f, f1, f2)
             e, carry = full_adder(e, e1, e2)
-            ones[w], twos[w], fours[w], eights[w] = o, t, f, e
-            for b in range(8):
-                sixteens[w, b] += (carry >> np.uint64(b)) & lanes
+            ones[w], twos[w], fours[w], eights[w], carries[w] = o, t, f, e, carry
+        for b in range(8):  # a loop of its own, so that it runs on vectors of words
+            for w in range(width):
+                sixteens[b, w] += (carries[w] >> np.uint64(b)) & lanes
         row += 16
         steps += 1
         if steps == 255 or row + 16 > n:  # before a lane can overflow, and after the last step
             for w in range(width):
                 for b in range(8):
                     for j in range(8):
-                        out[64 * w + 8 * j + b] += np.uint64(16) * ((sixteens[w, b] >> np.uint64(8 * j))
+                        out[64 * w + 8 * j + b] += np.uint64(16) * ((sixteens[b, w] >> np.uint64(8 * j))
                                                                      & np.uint64(255))
-                    sixteens[w, b] = 0
+                    sixteens[b, w] = 0
             steps = 0
     for w in range(width):
         for bit in range(64):

@@ -56,6 +56,10 @@ MAX_POOL_VALUES = 2**24
 #: not separate the values well enough to estimate them).
 MIN_CONDITION = 1e-9
 
+#: With seed=None, a pooled OLH draws up to this many public seeds until its collision matrix passes MIN_CONDITION
+#: (the seed is public and chosen before any report, so the choice costs no privacy).
+SEED_DRAWS = 16
+
 
 class OLH(PureProtocol):
     """Optimised local hashing (docs/math.md §8.4). Each user hashes her value with h_{a,b}(x) = ((a x + b) mod P)
@@ -69,7 +73,7 @@ class OLH(PureProtocol):
       the idealised q = 1/g is not). Aggregating costs O(n k): every report is tested against every value
       (compiled, on every core, when numba is installed).
     - ``pool=S``: a public pool of S hashes (a_s, b_s), derived from the public ``seed`` (``pool_members``; None
-      draws one); the user draws s uniform in [0, S) and reports (s, y), structured [("s", "<i4"), ("y", "<i4")].
+      draws one, again while the pool is singular, up to ``SEED_DRAWS`` times); the user draws s uniform in [0, S) and reports (s, y), structured [("s", "<i4"), ("y", "<i4")].
       Aggregation is a bincount over (s, y) and one pass over the S x k hash values, O(n + S k); the estimate
       solves with the pool's exact collision matrix C[v, w] = #{s: h_s(v) = h_s(w)} / S (docs/math.md §8.4), so it
       is unbiased for the pool actually used, and ``variance`` is its exact variance. C is built, in O(S k^2), and
@@ -117,10 +121,19 @@ class OLH(PureProtocol):
             if size > cap:
                 raise ValidationError(f"pool is {self.pool}; with k = {self.k}, {what} = {size} exceeds {name} = {cap} "
                                       "(the cost of the pool's collision matrix and variance; docs/math.md §8.4)")
-        self.seed = public_seed(seed)
         self.q = None  # no single q: the pool's support probabilities depend on the pair (docs/math.md §8.4)
         self.report_dtype = self.pooled_dtype
-        _ = self.collision_matrix  # refuses a singular pool now, not at the first estimate
+        draws = 1 if seed is not None else SEED_DRAWS
+        for draw in range(draws):
+            self.seed = public_seed(seed)
+            for name in ("pool_members", "collision_matrix"):  # cached for the previous seed
+                self.__dict__.pop(name, None)
+            try:
+                _ = self.collision_matrix  # refuses a singular pool now, not at the first estimate
+                break
+            except ValidationError:
+                if draw == draws - 1:
+                    raise
 
     def parameters(self):
         parameters = {"epsilon": self.epsilon, "k": self.k, "g": self.g}
@@ -212,7 +225,7 @@ class OLH(PureProtocol):
                 support += counts[rows, hashes].sum(axis=0)
             return support, s.size
         a, b, y = self._per_user_fields(reports)
-        kernels = parallel.compiled_kernels(a.size)
+        kernels = parallel.compiled_kernels(a.size * self.k)
         if kernels is not None:  # the same counts, compiled, on every core (docs/math.md §8.4)
             a, b, y = (np.ascontiguousarray(field, dtype=np.int64) for field in (a, b, y))
 

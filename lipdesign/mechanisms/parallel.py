@@ -1,8 +1,7 @@
 """When the server's counting loops run compiled, and on how many threads (docs/math.md §8.3, §8.4).
 
-The compiled kernels (``compiled``) need numba (``pip install "lipdesign[fast]"``); without it, or below
-``COMPILED_ROWS`` reports (so that small aggregates never import numba), the numpy code counts. Both give the
-same integers. Numpy only.
+The compiled kernels (``compiled``) need numba (``pip install "lipdesign[fast]"``); without it, or for less than
+``COMPILED_WORK`` of work, the numpy code counts. Both give the same integers. Numpy only.
 """
 
 import importlib.util
@@ -12,8 +11,11 @@ from functools import cache
 
 import numpy as np
 
-#: Reports from which the compiled kernels count (when numba is installed).
-COMPILED_ROWS = 2**14
+#: The work (64-bit words of OUE reports, or OLH hash tests: about a tenth of a second in numpy) from which the
+#: compiled kernels count. Loading them costs a process about a second once (numba's import and its cache on
+#: disk; a few seconds the first time after an install, when they are compiled), which a smaller batch would not
+#: repay.
+COMPILED_WORK = 2**24
 
 
 @cache
@@ -25,10 +27,10 @@ def _kernels():
     return compiled
 
 
-def compiled_kernels(n):
-    """The module ``compiled`` for counting ``n`` reports, or None: numba is not installed, n < COMPILED_ROWS, or
-    the machine is big-endian (report bytes are read as little-endian words)."""
-    return _kernels() if n >= COMPILED_ROWS else None
+def compiled_kernels(work):
+    """The module ``compiled`` for a count of ``work`` (see COMPILED_WORK), or None: numba is not installed, work
+    < COMPILED_WORK, or the machine is big-endian (report bytes are read as little-endian words)."""
+    return _kernels() if work >= COMPILED_WORK else None
 
 
 def threads():
