@@ -17,6 +17,7 @@ import numpy as np
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.numeric import sample_standard_errors
 from lipdesign.mechanisms.postprocess import norm_sub
 from lipdesign.reports import BATCH_ROWS, first_line, open_reports
 from lipdesign.validation import choice, fmt, integer
@@ -195,7 +196,9 @@ def estimate_with_errors(mechanism, aggregate, *, method=None, consistency=None)
     """``mechanism.estimate(aggregate)`` as an Estimate with standard errors for every family (docs/math.md §15):
     the family's own where it gives an Estimate; for the other frequency oracles the plug-in standard errors, the
     square roots of ``mechanism.variance`` at the Norm-Sub projection of the estimate (docs/math.md §8.1, §8.6);
-    nan for the numeric families, whose variance depends on the users' unknown values."""
+    for the numeric families (a mean of per-user terms, ``term_moments``) the sample-variance standard errors
+    (``sample_standard_errors``, Proposition 15.3): conservative when the users' values differ, exact in
+    expectation when they share one value; nan where fewer than 2 reports estimate an entry."""
     result = mechanism.estimate(aggregate, method=method, consistency=consistency)
     if isinstance(result, Estimate):
         return result
@@ -207,5 +210,17 @@ def estimate_with_errors(mechanism, aggregate, *, method=None, consistency=None)
         return Estimate(result, errors, n=aggregate.n, method=method, names=names, raw=raw,
                         note="plug-in standard errors (the variance at the Norm-Sub estimate)")
     values = np.concatenate([np.atleast_1d(part) for part in result]) if isinstance(result, list) else result
-    return Estimate(values, np.full(np.size(values), np.nan), n=aggregate.n, method=method, kind="mean",
-                    names=names, note="no standard errors: this family's variance depends on the users' values")
+    term_moments = getattr(mechanism, "term_moments", None)
+    if term_moments is None:  # a registered family that does not state its per-user terms
+        return Estimate(values, np.full(np.size(values), np.nan), n=aggregate.n, method=method, kind="mean",
+                        names=names, note="no standard errors: this family's variance depends on the users' values")
+    sums, squares, users = (np.broadcast_to(np.asarray(part, dtype=float), np.shape(values))
+                            for part in term_moments(aggregate))
+    note = ("sample-variance standard errors of the per-user terms: conservative when the users' values differ, "
+            "exact in expectation when they share one value (docs/math.md §15)")
+    if (users < 2).any():
+        note += "; nan where fewer than 2 reports estimate an entry (n < 2, or a bucket of fewer than 2 users)"
+    if np.isnan(users).any():
+        note += "; none for the frequencies of the categorical attributes"
+    return Estimate(values, sample_standard_errors(sums, squares, users), n=aggregate.n, method=method, kind="mean",
+                    names=names, note=note)

@@ -158,12 +158,14 @@ def test_plug_in_standard_errors_of_a_frequency_oracle():
     assert np.array_equal(result.values, f)
 
 
-def test_numeric_estimates_have_no_standard_errors():
+def test_numeric_estimates_have_sample_standard_errors():
     mechanism = family_class("duchi").example()
-    result = estimate_with_errors(mechanism, mechanism.aggregate(simulated(mechanism, 2000)))
-    assert result.values.size == mechanism.input_domain.d and np.isnan(result.standard_errors).all()
-    with pytest.raises(ValidationError, match="no standard errors"):
-        result.confidence_interval()
+    reports = simulated(mechanism, 2000)
+    result = estimate_with_errors(mechanism, mechanism.aggregate(reports))
+    assert result.values.size == mechanism.input_domain.d
+    # the reports' own sample standard deviation over sqrt(n), from the aggregate alone (docs/math.md §15)
+    np.testing.assert_allclose(result.standard_errors, reports.std(axis=0, ddof=1) / np.sqrt(2000), rtol=1e-9)
+    assert "conservative" in result.note and len(result.confidence_interval()[0]) == mechanism.input_domain.d
 
 
 # -- Dask ---------------------------------------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 Counting happens where the reports are (per file, per partition, per machine); the aggregates are added with
 ``+`` or ``sum`` and estimated once: ``mechanism.estimate(a + b) == mechanism.estimate(reports_a + reports_b)``.
 Integer statistics add exactly in any order: counts in [0, n] (a statistic named "counts" sums to n) and signed
-sums of +-1 signs in [-n, n] (names ending in "sums"); floating-point sums (Laplace, Piecewise, Hybrid reports) add
-up to rounding. ``to_dict`` / ``from_dict`` give a JSON form; ``check_like`` refuses an aggregate that cannot be
-one of a given mechanism. Numpy only.
+sums of +-1 signs in [-n, n] (names ending in "sums"); floating-point sums (Laplace, Piecewise, Hybrid reports, and
+sums of their squares, names ending in "squares", never negative) add up to rounding. ``to_dict`` / ``from_dict``
+give a JSON form; ``check_like`` refuses an aggregate that cannot be one of a given mechanism. Numpy only.
 """
 
 import numpy as np
@@ -91,6 +91,8 @@ class Aggregate:
             raise ValidationError(f"aggregate statistics are {_describe(actual)}; the {self.family} mechanism's are "
                                   f"{_describe(expected)}")
         for name, array in self.statistics.items():
+            if name.endswith("squares") and array.size and array.min() < 0:
+                raise ValidationError(f"statistics[{name!r}] reaches {array.min()}; a sum of squares is never negative")
             if array.dtype.kind != "i":
                 continue
             low = -self.n if name.endswith("sums") else 0

@@ -16,6 +16,9 @@ A mechanism is an immutable object built in one step. It has
   for a categorical input domain, at the true frequencies (default: the design prior of a designed table, the
   uniform distribution otherwise) of ``n`` users (default 1: the per-user variance), given their values (docs/math.md
   §8, §11); for a numeric domain the first argument is the users' values, on which the variance depends;
+- ``term_moments(aggregate)`` (numeric families, optional): (sum Y, sum Y^2, users) per entry of the estimate, a mean
+  of independent per-user terms Y, from which ``lipdesign.engine.estimate_with_errors`` gives sample-variance
+  standard errors (docs/math.md §15);
 - ``report_bits`` and ``client_cost``: the size of a report and what a client computes for it, where stated;
 - ``parameters()`` / ``from_parameters``, ``to_dict()`` (the versioned envelope that ``lipdesign.load`` reads),
   ``to_json(path)``.

@@ -146,6 +146,18 @@ class HarmonyMixed(Mechanism):
                 if j in self.categorical else float(weight * aggregate["sign_sums"][j] / aggregate.n)
                 for j in range(self.d)]
 
+    def term_moments(self, aggregate):
+        """(sum Y, sum Y^2, users) per entry of the flattened estimate (docs/math.md §15): for numeric attribute j,
+        Y = d c sign when the user drew j and 0 otherwise, and the aggregate does not count the users who drew j, so
+        sum Y^2 is its expectation n d c^2 (s^2 is affine in it: its expectation is unchanged); nan for the
+        frequencies of a categorical attribute."""
+        weight = self.d * one_bit_scale(self.exp_epsilon)
+        n = aggregate.n
+        parts = [np.full((3, self.categorical[j].k), np.nan) if j in self.categorical else
+                 np.array([[weight * aggregate["sign_sums"][j]], [n * weight**2 / self.d], [n]], dtype=float)
+                 for j in range(self.d)]
+        return tuple(np.hstack(parts))
+
     def _consistent(self, estimate, consistency):
         if consistency is None:
             return estimate

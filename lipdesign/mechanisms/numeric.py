@@ -5,7 +5,9 @@
 - ``HarmonyNumeric``: Harmony Alg. 2, one randomized bit for one coordinate per user.
 
 Every ``estimate`` is unbiased and every ``variance(values)`` is the exact variance of ``estimate(perturb(values))``
-for that population.
+for that population. Every estimate is also a mean of independent per-user terms whose sums and sums of squares the
+aggregate determines (``term_moments``), which gives sample-variance standard errors from the aggregate alone
+(``sample_standard_errors``, docs/math.md §15).
 
 Every mechanism here has a finite output space and a privacy table verified exactly on what its sampler realises.
 """
@@ -87,6 +89,18 @@ def refuse_reports(reports, bad, rule):
         raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; {rule}")
 
 
+def sample_standard_errors(sums, squares, users):
+    """sqrt(s^2 / m) per entry of a mean of m = ``users`` independent per-user terms Y with sum ``sums`` and sum of
+    squares ``squares``, s^2 = (sum Y^2 - (sum Y)^2 / m) / (m - 1) their sample variance: E[s^2 / m] is the variance
+    of the mean plus sum (E[Y_i] - their mean)^2 / (m (m - 1)), never too small, exact when the users share one value
+    (docs/math.md §15, Proposition 15.3). nan where m < 2 (no sample variance) or an input is nan; s^2 is floored at
+    0 (float sums add up to rounding)."""
+    sums, squares, users = np.broadcast_arrays(*(np.asarray(part, dtype=float) for part in (sums, squares, users)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.maximum(squares - sums**2 / users, 0.0) / (users - 1.0)
+        return np.where(users >= 2, np.sqrt(spread / users), np.nan)
+
+
 class NumericReports(Mechanism):
     """Mechanisms whose reports are d floats per user."""
 
@@ -95,11 +109,16 @@ class NumericReports(Mechanism):
 
 
 class MeanOfReports(NumericReports):
-    """Mechanisms whose estimate is the mean of the reports: the aggregate holds their sum per coordinate."""
+    """Mechanisms whose estimate is the mean of the reports: the aggregate holds their sum ("sums") and the sum of
+    their squares ("squares", for the standard errors) per coordinate, float sums that add up to rounding."""
 
     def _statistics(self, reports):
         reports = self._checked_reports(numeric_reports(reports, self.d))
-        return reports.shape[0], {"sums": reports.sum(axis=0)}
+        return reports.shape[0], {"sums": reports.sum(axis=0), "squares": np.square(reports).sum(axis=0)}
+
+    def term_moments(self, aggregate):
+        """(sum Y, sum Y^2, users) per coordinate, Y the report (docs/math.md §15)."""
+        return aggregate["sums"], aggregate["squares"], aggregate.n
 
     def _checked_reports(self, reports):
         return reports
@@ -294,6 +313,11 @@ class Duchi(NumericReports):
     def _estimate(self, aggregate, method):
         return self.bound * (2 * aggregate["positives"] - aggregate.n) / aggregate.n
 
+    def term_moments(self, aggregate):
+        """(sum Y, sum Y^2, users) per coordinate, Y = +-B the report: every Y^2 is B^2 (docs/math.md §15)."""
+        n = aggregate.n
+        return self.bound * (2 * aggregate["positives"] - n), np.full(self.d, n * self.bound**2), n
+
     def _expected(self, values, method, user_ids):
         return values.mean(axis=0)
 
@@ -412,6 +436,14 @@ class HarmonyNumeric(Mechanism):
             return self.d * self.scale * sums / aggregate.n
         with np.errstate(invalid="ignore"):
             return self.scale * sums / aggregate["counts"]
+
+    def term_moments(self, aggregate):
+        """(sum Y, sum Y^2, users) per coordinate (docs/math.md §15). Private: Y = d c sign on the user's coordinate
+        and 0 elsewhere, over all n users, so sum Y^2 = (d c)^2 counts. Public: Y = c sign over the counts[j] users of
+        bucket j."""
+        weight = self.d * self.scale if self.coordinates == "private" else self.scale
+        users = aggregate.n if self.coordinates == "private" else aggregate["counts"]
+        return weight * aggregate["sign_sums"], weight**2 * aggregate["counts"], users
 
     def _expected(self, values, method, user_ids):
         """The mean of each coordinate (private), or given the hashed buckets the mean of t_j over the users of

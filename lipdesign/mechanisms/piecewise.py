@@ -156,8 +156,8 @@ class _AttributeSampling(MeanOfReports):
     attributes drawn uniformly without replacement, each with eps / k, scaled by d / k; the others report 0.
     The attribute subset is drawn independently of the data, so sequential composition gives eps-LDP from the
     per-attribute table (``privacy_table``, verified at eps / k; ``verify`` reports k times its epsilon).
-    Reports: float (n, d); the aggregate holds their sums. ``grid`` (M, 2..MAX_GRID): the input grid of the
-    finite-output Piecewise part. Epsilon in [1e-6, 10]."""
+    Reports: float (n, d); the aggregate holds their sums and sums of squares. ``grid`` (M, 2..MAX_GRID): the input
+    grid of the finite-output Piecewise part. Epsilon in [1e-6, 10]."""
 
     def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
         self.epsilon = self.checked_epsilon(epsilon)
