@@ -168,18 +168,24 @@ def empirical_epsilon(hits, other_hits, n, other_n, alpha):
     return log_lower(Fraction(lower) / Fraction(upper))
 
 
-def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, progress=None, events=EVENTS):
+def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, progress=None, events=EVENTS,
+          progress_reports=None):
     """Black-box audit of ``mechanism``'s perturber (docs/math.md §14): an AuditResult with the empirical epsilon
     lower bound beside the claim and the chi-square test of the sampled report classes against the table.
 
     ``reports``: reports drawn per population; ``confidence``: a sound mechanism passes with at least this
     probability (half the error budget for the epsilon bounds, half for the distribution test); ``rng``: seed,
-    Generator or None (``as_generator``); ``progress``: None or a callable receiving one-line strings; ``events``:
-    how many comparisons are bounded (Bonferroni)."""
+    Generator or None (``as_generator``); ``progress``: None or a callable receiving one-line strings (a text bar,
+    at every 10 % of the reports); ``events``: how many comparisons are bounded (Bonferroni); ``progress_reports``:
+    None or a callable receiving ``(done, total)``, the reports drawn so far and the total to draw (``reports`` per
+    audited population), after every batch of reports: what a progress bar counts."""
     reports = integer(reports, "reports", low=1)
     events = integer(events, "events", low=1)
     if progress is not None and not callable(progress):
         raise ValidationError(f"progress is {fmt(progress)}; it must be None or a callable taking one line of text")
+    if progress_reports is not None and not callable(progress_reports):
+        raise ValidationError(f"progress_reports is {fmt(progress_reports)}; it must be None or a callable taking "
+                              "(reports done, reports in all)")
     confidence = real_number(confidence, "confidence", 0.0, 1.0)
     if not 0.0 < confidence < 1.0:
         raise ValidationError(f"confidence is {fmt(confidence)}; it must lie strictly between 0 and 1")
@@ -191,7 +197,7 @@ def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, prog
     for numerator, denominator, _ in chosen:
         for name, weights in (numerator, denominator):
             needed.setdefault(name, weights)
-    counts = _draw(mechanism, plan, needed, reports, as_generator(rng), progress)
+    counts = _draw(mechanism, plan, needed, reports, as_generator(rng), progress, progress_reports)
     found = []
     for (name, weights), (other, other_weights), y in chosen:
         p1, p2 = (sum(Fraction(float(w)) * Fraction(float(q)) for w, q in zip(row, plan.table[:, y]))
@@ -265,8 +271,9 @@ def _choose(plan, pairs, n, side, events):
     return [(*pairs[flat // p1.shape[1]], int(flat % p1.shape[1])) for flat in order]
 
 
-def _draw(mechanism, plan, populations, n, rng, progress):
-    """Class counts of n reports per population, drawn in batches with ``perturb`` (progress lines per 10 %)."""
+def _draw(mechanism, plan, populations, n, rng, progress, progress_reports=None):
+    """Class counts of n reports per population, drawn in batches with ``perturb`` (progress lines per 10 %,
+    ``progress_reports(done, total)`` per batch)."""
     total, done, shown = n * len(populations), 0, -1
     counts, ids = {}, 0
     classes = plan.table.shape[1]
@@ -281,6 +288,8 @@ def _draw(mechanism, plan, populations, n, rng, progress):
             drawn = mechanism.perturb(_values(mechanism, plan.inputs[rows]), rng=rng, user_ids=user_ids)
             count += np.bincount(plan.classify(drawn), minlength=classes)
             done += size
+            if progress_reports is not None:
+                progress_reports(done, total)
             if progress is not None and (10 * done // total > shown or done == total):
                 shown = 10 * done // total
                 bar = "#" * shown + "." * (10 - shown)

@@ -29,8 +29,8 @@ def _design(args):
     from lipdesign.io import read_json, spec_to_problem
 
     prior, notion, objective, options = spec_to_problem(read_json(args.spec), args.spec)
-    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    mechanism = design(prior, notion, objective, progress=progress, **options)
+    with _Progress(args) as progress:
+        mechanism = design(prior, notion, objective, progress=progress.line, **options)
     mechanism.to_json(args.output)
     print(mechanism.summary())
     print(f"wrote {args.output} (fingerprint {mechanism.fingerprint})")
@@ -41,9 +41,9 @@ def _compare(args):
     from lipdesign.io import read_json, spec_to_problem
 
     prior, notion, objective, options = spec_to_problem(read_json(args.spec), args.spec)
-    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    comparison = compare(prior, notion, objective, progress=progress,
-                         **{key: value for key, value in options.items() if key != "family"})
+    with _Progress(args) as progress:
+        comparison = compare(prior, notion, objective, progress=progress.line,
+                             **{key: value for key, value in options.items() if key != "family"})
     print(comparison.summary())
     if "family" in options:
         print(f"(the spec names family {options['family']!r}; compare designs every family, `lipdesign design` "
@@ -74,8 +74,9 @@ def _audit(args):
     from lipdesign.io import load
 
     mechanism = load(args.mechanism)
-    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    result = audit(mechanism, reports=args.reports, confidence=args.confidence, rng=args.seed, progress=progress)
+    with _Progress(args, "reports", f"audit {mechanism.family}") as progress:
+        result = audit(mechanism, reports=args.reports, confidence=args.confidence, rng=args.seed,
+                       progress=progress.line, progress_reports=progress.count)
     print(json.dumps(result.to_dict(), indent=1) if args.json else result.summary())
     return 0 if result.passed else 1
 
@@ -152,20 +153,79 @@ def _simulate(args):
                                   "value, e.g. '[0.5, 0.3, 0.2]'") from None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = simulate(mechanism, args.n, rng=args.seed, truth=truth, repetitions=args.repetitions,
-                          method=args.method, drift=not args.no_drift)
+        with _Progress(args, "repetitions", "simulate") as progress:
+            result = simulate(mechanism, args.n, rng=args.seed, truth=truth, repetitions=args.repetitions,
+                              method=args.method, drift=not args.no_drift, progress=progress.count)
     print(repr(mechanism))
     print(result.summary())
     for message in dict.fromkeys(str(warning.message) for warning in caught):
         print(f"lipdesign: warning: {message}", file=sys.stderr)
 
 
-def _bar(args, total):
-    """A progress bar of reports on stderr: off with --quiet, and when stderr is not a terminal."""
+def _bar(args, total, unit, desc=None):
+    """The progress bar of every command: a tqdm bar of ``total`` (None: a counter) ``unit`` (reports counted in k
+    and M) on stderr, off with --quiet and when stderr is not a terminal, and gone from the terminal once closed
+    (stdout never sees it)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="reports", unit_scale=True, disable=True if args.quiet else None, file=sys.stderr,
-                leave=False)
+    return tqdm(total=total, unit=unit, unit_scale=unit == "reports", desc=desc, disable=True if args.quiet else None,
+                file=sys.stderr, leave=False)
+
+
+class _Progress:
+    """A command's progress on stderr, for the library's progress callables: one bar (``_bar``) at a time.
+
+    ``line`` takes the lines of text of a ``progress`` callable (ld.design, ld.compare, ld.audit); ``count`` is a
+    ``progress(done, total)`` callable (ld.simulate's ``progress``, ld.audit's ``progress_reports``); both are None
+    with --quiet. Each phase has its bar: a ``ProgressLine`` (lipdesign.progress) moves the bar of its phase to its
+    count, its detail beside the bar; ``count`` moves the command's own bar (``desc``, ``unit``), where a plain line
+    belongs too. When a phase ends (a line or a count of another phase, or the end of the block) its bar goes and
+    its last line is written in its place, so a short log of the phases stays (not after an error: the error's line
+    is then the only one). When stderr is not a terminal there is no bar, and the lines are printed as they come."""
+
+    def __init__(self, args, unit="steps", desc=None):
+        self.args, self.unit, self.desc = args, unit, desc
+        self.bar = self.phase = self.last = None
+        self.line = None if args.quiet else self._line
+        self.count = None if args.quiet else self._count
+
+    def _open(self, phase, total, unit):
+        """The bar of ``phase`` (None: the command's own), opened when another phase's is open or none is."""
+        if self.bar is None or phase != self.phase:
+            self._end(write=True)
+            self.bar = _bar(self.args, total, unit, desc=self.desc if phase is None else phase)
+            self.phase = phase
+        return self.bar
+
+    def _line(self, line):
+        if getattr(line, "phase", None) is None:
+            bar = self._open(None, None, self.unit)
+        else:  # a few lines a second at most: the bar is redrawn at each
+            bar = self._open(line.phase, line.total, line.unit)
+            bar.total, bar.n = line.total, line.done
+            bar.set_postfix_str(line.detail)
+        if bar.disable:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            self.last = line
+
+    def _count(self, done, total):
+        bar = self._open(None, total, self.unit)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    def _end(self, write):
+        if self.bar is not None:
+            self.bar.close()
+            if write and self.last is not None:
+                self.bar.write(self.last, file=sys.stderr)
+        self.bar = self.phase = self.last = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        self._end(write=kind is None)
 
 
 def _input_columns(mechanism):
@@ -250,7 +310,7 @@ def _perturb(args):
     partial = Path(f"{args.output}.partial")
     done = 0
     try:
-        with ReportWriter(partial, mechanism) as writer, _bar(args, None) as bar:
+        with ReportWriter(partial, mechanism) as writer, _bar(args, None, "reports") as bar:
             for chunk in _chunks(batches, rows):
                 arrays = [chunk.column(name).to_numpy() for name in columns]
                 user_ids = arrays.pop() if mechanism.uses_user_ids else None
@@ -277,7 +337,7 @@ def _aggregate(args):
 
     mechanism = load(args.mechanism)
     total = sum(open_reports(path, mechanism).rows for path in args.reports)
-    with _bar(args, total) as bar:
+    with _bar(args, total, "reports") as bar:
         result = aggregate(mechanism, args.reports, engine=args.engine, scheduler=args.scheduler,
                            progress=bar.update, batch_rows=args.batch_rows)
     text = json.dumps(result.to_dict(), allow_nan=False) + "\n"
@@ -372,12 +432,12 @@ def build_parser():
     command = commands.add_parser("design", help="design the optimal table for a JSON spec (default objective: the population histogram)")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
-    command.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_design)
     command = commands.add_parser("compare", help="design every family (rr, unary, hashing) for a JSON spec and "
                                                   "print their figures side by side")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
-    command.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_compare)
     command = commands.add_parser("mechanism", aliases=["harmony"],
                                   help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
@@ -407,7 +467,7 @@ def build_parser():
     command.add_argument("--confidence", type=float, default=0.99,
                          help="a sound mechanism passes with at least this probability (default 0.99)")
     command.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
-    command.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.add_argument("--json", action="store_true", help="print the result as JSON")
     command.set_defaults(run=_audit)
     command = commands.add_parser("simulate", help="perturb a simulated population and estimate; compare with theory")
@@ -421,6 +481,7 @@ def build_parser():
                          help="perturb-and-estimate runs on the same users (default 20): bias, sd and coverage")
     command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
     command.add_argument("--no-drift", action="store_true", help="skip the drifted population")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_simulate)
     command = commands.add_parser("perturb", help="perturb the values in a CSV or Parquet file into a Parquet "
                                                   "report file (simulation and gateway use)")

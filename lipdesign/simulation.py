@@ -8,6 +8,7 @@ and the squared error of the whole estimate: the accuracy of the estimate the us
 By default it also runs a population drifted away from the design prior, where a shrinking estimator shows.
 """
 
+import itertools
 import warnings
 from dataclasses import dataclass, replace
 
@@ -194,7 +195,7 @@ def _truth(mechanism, truth):
 
 
 def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetitions=1, method=None, level=0.95,
-             drift=True):
+             drift=True, progress=None):
     """Run ``mechanism`` on a population of ``n`` users ``repetitions`` times and compare every estimate with its
     closed form (the CLI's ``simulate``).
 
@@ -206,10 +207,15 @@ def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetition
     interval with the closed-form sd). ``drift=True`` (categorical inputs, no ``values`` or ``truth`` given) also
     runs a population at TV distance DRIFT from the default (``result.drifted``), where an estimator that shrinks
     toward the prior shows its bias. Users get ids 0..n-1 where public randomness is keyed by user id. ``method``:
-    the estimation method (None: the mechanism's default).
+    the estimation method (None: the mechanism's default). ``progress``: None, or a callable receiving
+    ``(done, total)`` after every repetition: the repetitions run so far and in all (``repetitions``, twice that
+    with the drifted population), so it is called exactly ``total`` times, the last with ``done == total``.
     """
     generator = as_generator(rng)
     repetitions = integer(repetitions, "repetitions", low=1, high=MAX_REPETITIONS)
+    if progress is not None and not callable(progress):
+        raise ValidationError(f"progress is {fmt(progress)}; it must be None or a callable taking (repetitions done, "
+                              "repetitions in all)")
     level = real_number(level, "level")
     if not 0 < level < 1:
         raise ValidationError(f"level is {fmt(level)}; it must lie strictly between 0 and 1")
@@ -236,14 +242,17 @@ def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetition
         n = _users(len(values))
         _check_size(mechanism, n)
         population = "the given values"
-    result = _run(mechanism, values, generator, repetitions, method, level, population)
-    if drift and categorical and truth is None and population != "the given values":
+    drifting = drift and categorical and truth is None and population != "the given values"
+    total, done = repetitions * (2 if drifting else 1), itertools.count(1)
+    tick = None if progress is None else lambda: progress(next(done), total)
+    result = _run(mechanism, values, generator, repetitions, method, level, population, tick)
+    if drifting:
         base = getattr(mechanism, "prior", None)
         base = base.probabilities if base is not None else mechanism.input_domain.truth(values)
         moved = drifted(base, DRIFT)
         users = generator.choice(moved.size, size=n, p=moved)
         label = f"a drifted population (TV {0.5 * np.abs(moved - base).sum():.2g} from {population})"
-        result = replace(result, drifted=_run(mechanism, users, generator, repetitions, method, level, label))
+        result = replace(result, drifted=_run(mechanism, users, generator, repetitions, method, level, label, tick))
     return result
 
 
@@ -253,7 +262,8 @@ def _flat(part):
     return np.atleast_1d(np.asarray(part, dtype=float))
 
 
-def _run(mechanism, values, generator, repetitions, method, level, population):
+def _run(mechanism, values, generator, repetitions, method, level, population, tick=None):
+    """The Simulation of ``repetitions`` runs on ``values``; ``tick()`` (None or a callable) after each run."""
     n = len(values)
     user_ids = np.arange(n) if mechanism.uses_user_ids else None
     method = mechanism.default_method if method is None else method
@@ -278,6 +288,8 @@ def _run(mechanism, values, generator, repetitions, method, level, population):
         inside = ((low <= truth) & (truth <= high)).astype(float)
         inside[~np.isfinite(low) | ~np.isfinite(high)] = np.nan
         covered.append(inside)
+        if tick is not None:
+            tick()
     if method == "mmse":
         warnings.warn("method 'mmse' shrinks toward the design prior: its bias shows on a drifted population",
                       ShrinkageWarning, stacklevel=3)

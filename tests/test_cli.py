@@ -1,11 +1,16 @@
 """The command line as a user runs it: real processes, exit codes, one-line errors."""
 
+import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import lipdesign as ld
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +104,6 @@ def test_bad_specs_exit_2_with_one_line(spec, message, tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("lipdesign: error: ")
-    import re
     assert re.search(message, result.stderr), result.stderr
     assert not (tmp_path / "m.json").exists()
 
@@ -123,3 +127,167 @@ def test_a_spec_without_objective_designs_for_the_population_and_a_mean_needs_va
     result = lipdesign("design", spec, "-o", tmp_path / "m.json", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "objective: 'mean' needs its values" in result.stderr
+
+
+# Progress bars: on stderr only, off with --quiet and when stderr is not a terminal, never on stdout.
+
+#: A spec whose design reports progress in two phases (two rounds of column generation, then the baselines at eps
+#: and 2 eps) in about a second.
+SMALL_COLUMNS_SPEC = {"prior": {"probabilities": [0.4, 0.2, 0.14, 0.1, 0.08, 0.08]},
+                      "notion": {"kind": "LIP", "epsilon": 1.0}, "method": "columns", "max_rounds": 2}
+
+
+@pytest.fixture(scope="module")
+def progress_files(tmp_path_factory):
+    """A small design spec and a GRR mechanism file, in a folder of their own."""
+    folder = tmp_path_factory.mktemp("progress")
+    (folder / "spec.json").write_text(json.dumps(SMALL_COLUMNS_SPEC))
+    made = lipdesign("mechanism", "grr", "--epsilon", 1, "-p", "k=4", "-o", "m.json", cwd=folder)
+    assert made.returncode == 0, made.stderr
+    return folder
+
+
+#: Every long command, on the small inputs: design, compare, simulate, audit.
+LONG_COMMANDS = {"design": ["design", "spec.json", "-o", "out.json"],
+                 "compare": ["compare", "spec.json"],
+                 "simulate": ["simulate", "m.json", "-n", 2000, "-r", 30, "--seed", 1],
+                 "audit": ["audit", "m.json", "--reports", 200_000, "--seed", 1]}
+
+
+def timeless(stdout):
+    """``stdout`` without compare's design times (seconds, before the client cost), which differ run to run."""
+    return re.sub(r" \d+\.\d\d(?=  O\()", " <time>", stdout)
+
+
+@pytest.mark.parametrize("command", sorted(LONG_COMMANDS))
+def test_quiet_leaves_stderr_empty_and_stdout_as_it_is(command, progress_files):
+    quiet = lipdesign(*LONG_COMMANDS[command], "--quiet", cwd=progress_files)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "" and quiet.stdout
+    loud = lipdesign(*LONG_COMMANDS[command], cwd=progress_files)  # stderr is a pipe: no bar, the lines as text
+    assert loud.returncode == 0, loud.stderr
+    assert timeless(loud.stdout) == timeless(quiet.stdout)
+    if command != "simulate":  # simulate has no lines of text, only its bar
+        assert loud.stderr and "\r" not in loud.stderr and "%|" not in loud.stderr
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal: what tqdm's disable=None checks before it draws."""
+
+    def isatty(self):
+        return True
+
+
+def in_process(monkeypatch, folder, args, terminal):
+    """(exit code, stdout, stderr) of ``lipdesign.cli.main(args)`` run in ``folder``, stderr a terminal or not."""
+    from lipdesign.cli import main
+
+    out, err = io.StringIO(), _Terminal() if terminal else io.StringIO()
+    monkeypatch.chdir(folder)
+    with monkeypatch.context() as patch:
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        code = main([str(arg) for arg in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("command, shown", [
+    ("design", ["column generation:", "/2 [", "rounds", "baselines:", "epsilons",
+                "column generation round 2: ", "baselines: optimal LDP table and fixed protocols at eps=2 (2 of 2)"]),
+    ("compare", ["compare:", "families", "column generation:", "rounds", "compare: designing local hashing"]),
+    ("simulate", ["simulate:", "/60 [", "repetitions"]),
+    ("audit", ["audit grr:", "reports", "audit grr: [##########] 100 % (400000 of 400000 reports)"]),
+])
+def test_a_terminal_sees_a_bar_on_stderr_and_stdout_stays_byte_identical(command, shown, progress_files,
+                                                                          monkeypatch):
+    args = LONG_COMMANDS[command]
+    code, quiet_out, quiet_err = in_process(monkeypatch, progress_files, [*args, "-q"], terminal=True)
+    assert code == 0 and quiet_err == ""
+    code, out, err = in_process(monkeypatch, progress_files, args, terminal=True)
+    assert code == 0
+    assert timeless(out) == timeless(quiet_out)
+    assert "%|" in err and "\r" in err, err  # a tqdm bar, redrawn in place
+    for text in shown:
+        assert text in err, (text, err)
+    # the bars are gone once closed (leave=False): what stays is the last line of each phase, on a line of its own
+    kept = [line.rsplit("\r", 1)[-1] for line in err.split("\n")]
+    assert all("%|" not in line for line in kept), kept
+
+
+def test_a_real_terminal_draws_the_bar(progress_files):
+    """End to end: stderr on a pseudo-terminal (of 100 columns), stdout on a pipe."""
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import os
+    import select
+    import struct
+    import termios
+
+    args = [sys.executable, "-m", "lipdesign.cli", *map(str, LONG_COMMANDS["simulate"])]
+    master, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    process = subprocess.Popen(args, cwd=progress_files, stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    drawn = b""
+    try:
+        while select.select([master], [], [], 120)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the command has closed the terminal
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        else:
+            pytest.fail("the command stopped writing to its terminal for 2 minutes")
+        stdout = process.communicate(timeout=120)[0]
+    finally:
+        os.close(master)
+        process.kill()
+    assert process.returncode == 0, drawn
+    text = drawn.decode("utf-8", "replace")
+    assert "simulate:" in text and "%|" in text and "/60 [" in text and "repetitions" in text, text
+    quiet = lipdesign(*LONG_COMMANDS["simulate"], "-q", cwd=progress_files)
+    assert stdout.decode() == quiet.stdout
+
+
+def test_simulate_reports_each_repetition_and_checks_the_callable():
+    from lipdesign.mechanisms import GRR
+
+    calls = []
+    ld.simulate(GRR(1.0, 4), 1000, rng=0, repetitions=3, drift=False, progress=lambda *call: calls.append(call))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+    calls.clear()
+    result = ld.simulate(GRR(1.0, 4), 1000, rng=0, repetitions=3, progress=lambda *call: calls.append(call))
+    assert result.drifted is not None and calls == [(done, 6) for done in range(1, 7)]  # and the drifted run's
+    plain = ld.simulate(GRR(1.0, 4), 1000, rng=0, repetitions=3)
+    assert np.array_equal(plain.estimates, result.estimates)  # progress draws nothing
+    for bad in (3, "print"):
+        with pytest.raises(ld.ValidationError, match="progress is"):
+            ld.simulate(GRR(1.0, 4), 1000, rng=0, progress=bad)
+
+
+def test_audit_counts_reports_for_a_bar_beside_its_lines():
+    from lipdesign.auditor import BATCH
+    from lipdesign.mechanisms import GRR
+
+    counts, lines = [], []
+    ld.audit(GRR(1.0, 4), reports=3 * BATCH, rng=0, progress=lines.append,
+             progress_reports=lambda *call: counts.append(call))
+    total = counts[-1][1]
+    assert total % (3 * BATCH) == 0 and total > 0
+    assert counts == [(done, total) for done in range(BATCH, total + 1, BATCH)]  # one call per batch
+    assert lines[-1].endswith(f"({total} of {total} reports)")  # the lines are as they were
+    with pytest.raises(ld.ValidationError, match="progress_reports is"):
+        ld.audit(GRR(1.0, 4), reports=1000, rng=0, progress_reports=3)
+
+
+def test_design_lines_are_strings_that_count_their_phase():
+    lines = []
+    spec = SMALL_COLUMNS_SPEC
+    ld.design(spec["prior"]["probabilities"], ld.LIP(1.0), method="columns", max_rounds=2, progress=lines.append)
+    assert all(isinstance(line, str) for line in lines)
+    assert [(line.phase, line.done, line.total, line.unit) for line in lines] == [
+        ("column generation", 1, 2, "rounds"), ("column generation", 2, 2, "rounds"),
+        ("baselines", 0, 2, "epsilons"), ("baselines", 1, 2, "epsilons")]
+    assert lines[0].startswith("column generation round 1: ") and lines[0].endswith(lines[0].detail)

@@ -31,6 +31,7 @@ from lipdesign.designer.population import (
 from lipdesign.errors import InfeasibleError, ValidationError
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
+from lipdesign.progress import ProgressLine
 from solvers.ray_lp import solve_ray_lp
 from solvers.slices import BoxSlice, PolytopeSlice, StaircaseSlice, ascend, prices
 
@@ -174,13 +175,18 @@ def _bound_target(bounds, target_gap):
     return name, bounds[name], bounds[name] / (1 - target_gap)
 
 
-def _report(progress, kind, bound_name, bound):
+def _report(progress, kind, bound_name, bound, max_rounds):
+    """None without ``progress``, else a ``report(rounds, columns, figure)`` passing ``progress`` a ``ProgressLine``
+    per round (phase "column generation", rounds out of the budget of ``max_rounds``)."""
     if progress is None:
         return None
 
     def report(rounds, columns, figure):
         gap = "" if bound is None else f", gap {(figure - bound) / figure:.2%} to the {bound_name}"
-        progress(f"column generation round {rounds}: {columns} columns, {kind} {figure:.6g}{gap}")
+        detail = f"{columns} columns, {kind} {figure:.6g}{gap}"
+        progress(ProgressLine(f"column generation round {rounds}: {detail}",
+                              phase="column generation", done=rounds, total=max_rounds, unit="rounds",
+                              detail=detail))
     return report
 
 
@@ -194,7 +200,7 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     criterion = _Criterion(values)
     name, bound, target = _bound_target(bounds, target_gap)
     slice_ = notion_slice(prior, notion)
-    report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound)
+    report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound, max_rounds)
     seeds = seed_columns(prior, notion, slice_=slice_)
     basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS, columns_only=True,
                                 slice_=slice_)
@@ -262,7 +268,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
     slice_ = notion_slice(prior, notion) if slice_ is None else slice_
     pricer = SlicePricer(slice_)
     columns = seed_columns(prior, notion, slice_=slice_)
-    report = _report(progress, "MSE", "bound", bound)
+    report = _report(progress, "MSE", "bound", bound, max_rounds)
     stop, ended, best_dual, best_bound = _Stop(target), "budget", None, math.inf
 
     def solve(columns):

@@ -16,6 +16,7 @@ from lipdesign.mechanisms.base import Mechanism
 from lipdesign.model import Prior
 from lipdesign.notions import LIP
 from lipdesign.objectives import Frequencies, as_objective
+from lipdesign.progress import ProgressLine
 
 #: What each family is, in the table.
 NAMES = {"rr": "randomized response (optimal table)", "unary": "unary encoding", "hashing": "local hashing (g = 2)"}
@@ -130,7 +131,8 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
     ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``buckets`` is local hashing's
     g (3..8: the pooled design); ``method``, ``target_gap`` and ``max_rounds`` choose how the randomized-response
     table is designed (exactly, or by column generation past enumeration: docs/math.md §12). ``progress`` receives
-    a line per family, and the design's own lines."""
+    a line per family (a ``ProgressLine`` of phase "compare": the families done before it, of all), and the design's
+    own lines."""
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
     families = tuple(families)
@@ -138,9 +140,10 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
         if family not in FAMILIES:
             raise ValidationError(f"families has {family!r}; each must be one of {', '.join(FAMILIES)}")
     rows = []
-    for family in families:
+    for index, family in enumerate(families):
         if progress is not None:
-            progress(f"compare: designing {NAMES[family]}")
+            progress(ProgressLine(f"compare: designing {NAMES[family]}", phase="compare", done=index,
+                                  total=len(families), unit="families", detail=NAMES[family]))
         start = time.perf_counter()
         try:
             rr = {"method": method, "target_gap": target_gap, "max_rounds": max_rounds} if family == "rr" else {}

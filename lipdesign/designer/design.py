@@ -41,6 +41,7 @@ from lipdesign.mechanisms.unary import OUE
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies, as_objective, gains
+from lipdesign.progress import ProgressLine
 from lipdesign.validation import MAX_EPSILON, choice, fmt, integer, real_number
 from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
@@ -85,7 +86,9 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     only when the prior is the truth). ``baselines=True`` also evaluates the optimal LDP table, GRR, OUE, OLH and subset
     selection at the same epsilon and prior, and at 2 eps for an LIP design (``mechanism.baselines``).
     ``progress``: None, or a callable that receives a line of text now and then during long work (the extreme-ray
-    enumeration of a latent secret or a prior set). ``family="unary"`` designs a unary encoding instead
+    enumeration of a latent secret or a prior set, the rounds of column generation, the baselines): each line a
+    ``lipdesign.progress.ProgressLine``, a str that also says how far its phase has come (for a progress bar).
+    ``family="unary"`` designs a unary encoding instead
     (docs/math.md §7.1: ld.LIP for X and ld.Frequencies only; a ``UnaryEncoding``, with the optimal RR table's
     figure among its baselines for k <= 10); ``family="hashing"`` designs local hashing (docs/math.md §7.2: a
     ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies); with ``buckets`` g in
@@ -173,7 +176,7 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
         info["optimality"] = _optimality(objective.value(table, prior), bounds)
     if baselines:
         skipped = {}
-        info["baselines"] = baseline_figures(prior, notion, objective, max_rays, skipped)
+        info["baselines"] = baseline_figures(prior, notion, objective, max_rays, skipped, progress=progress)
         if skipped:
             info["baselines_skipped"] = skipped
         designed, ldp = objective.value(table, prior), info["baselines"].get("optimal LDP")
@@ -274,19 +277,25 @@ def subset_selection_variance(prior, epsilon):
     return best
 
 
-def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS, skipped=None):
+def baseline_figures(prior, notion, objective, max_rays=MAX_RAYS, skipped=None, progress=None):
     """The figure of the objective (docs/math.md §4, §11) for the optimal LDP table (where its rays can be
     enumerated: column generation would double the design's time for an inexact figure) and GRR at the notion's
     epsilon and prior; for ``Frequencies`` also OUE, OLH and subset selection, each with its own unbiased estimate
     (its variance given the users' values, docs/math.md §8); and, for LIP or BP-LIP protecting X itself, all of them
     again at 2 eps (the LDP level an eps-LIP table reaches at worst, docs/math.md §2). GRR is taken with its own
     estimate under population objectives and as the table it realises under the Bayesian ones. A baseline that
-    cannot be computed never blocks the design: it is left out, with the reason in ``skipped`` when given."""
+    cannot be computed never blocks the design: it is left out, with the reason in ``skipped`` when given.
+    ``progress`` (None or a callable taking a line of text) hears when each epsilon's figures start (the optimal
+    LDP table is the long part): ``ProgressLine``s of phase "baselines", counting the epsilons done before."""
     levels = [("", notion.epsilon)]
     if isinstance(notion, LIP) and notion.secret is None and 2 * notion.epsilon <= MAX_EPSILON:
         levels.append((" at 2 eps", 2 * notion.epsilon))
     figures = {}
-    for suffix, epsilon in levels:
+    for done, (suffix, epsilon) in enumerate(levels):
+        if progress is not None:
+            detail = f"optimal LDP table and fixed protocols at eps={epsilon:g}"
+            progress(ProgressLine(f"baselines: {detail} ({done + 1} of {len(levels)})", phase="baselines", done=done,
+                                  total=len(levels), unit="epsilons", detail=detail))
         try:
             figures["optimal LDP" + suffix] = design(prior, LDP(epsilon), objective, max_rays=max_rays,
                                                      baselines=False, method="exact").mse

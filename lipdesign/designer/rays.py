@@ -8,6 +8,7 @@ import numpy as np
 from lipdesign.errors import ProblemTooLargeError
 from lipdesign.model.prior_set import GREEDY_KINDS
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
+from lipdesign.progress import ProgressLine
 from solvers.rays import (
     EnumerationLimitError,
     bit_patterns,
@@ -30,8 +31,10 @@ MAX_DD_K = 16
 
 def _report(progress, added, left, rays, work):
     if added % 25 == 0 or left == 0:
-        progress(f"double description: {added} constraints added, at most {left} left, {rays} rays, "
-                 f"{work / DD_WORK:.0%} of the work budget")
+        detail = f"{rays} rays, {work / DD_WORK:.0%} of the work budget"
+        progress(ProgressLine(f"double description: {added} constraints added, at most {left} left, {detail}",
+                              phase="double description", done=added, total=added + left, unit="constraints",
+                              detail=detail))
 
 
 def extreme_rays(prior, notion, max_rays, progress=None):
@@ -40,7 +43,8 @@ def extreme_rays(prior, notion, max_rays, progress=None):
     LDP (and worst-case LIP without a secret): the 2^k - 2 staircases {1, e^eps}^k; LIP with G = X: the vertices
     of the box slice [e^-eps, e^eps]^k cut by P.q = 1; otherwise a double description enumeration. Raises
     ProblemTooLargeError before the expensive work when more than ``max_rays`` rays would be needed. ``progress``
-    (None or a callable taking a line of text) hears about the double description's steps.
+    (None or a callable taking a line of text) hears about the double description's steps (``ProgressLine``s of
+    phase "double description", counting constraints added out of at most all of them).
     """
     k, e = prior.k, math.exp(notion.epsilon)
     if isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and notion.secret is None:
