@@ -360,11 +360,14 @@ def _estimate(args):
     if args.json:
         document = {"mechanism": mechanism.fingerprint, "family": mechanism.family, **result.to_dict(),
                     "note": result.note, "level": args.level}
-        finite = np.isfinite(result.standard_errors).all()
-        low, high = (np.atleast_1d(bound).tolist() for bound in result.confidence_interval(args.level)) \
-            if finite else ([None] * result.values.size,) * 2
-        document["standard_errors"] = document["standard_errors"] if finite else [None] * result.values.size
-        document["confidence_interval"] = {"low": low, "high": high}
+        finite = np.isfinite(result.standard_errors)
+
+        def entries(array):  # null where an entry has no standard error
+            return [float(value) if ok else None for value, ok in zip(np.atleast_1d(array), finite)]
+
+        low, high = result.confidence_interval(args.level) if finite.any() else (result.standard_errors,) * 2
+        document["standard_errors"] = entries(result.standard_errors)
+        document["confidence_interval"] = {"low": entries(low), "high": entries(high)}
         print(json.dumps(document, indent=1, allow_nan=False))
     else:
         print(result.summary(args.level))

@@ -255,3 +255,30 @@ def test_lipdesign_estimate_prints_finite_errors_for_laplace(tmp_path):
     assert None not in document["confidence_interval"]["low"] and "conservative" in document["note"]
     result = lipdesign("estimate", "laplace.json", "agg.json", cwd=tmp_path)
     assert result.returncode == 0 and "95% interval" in result.stdout and "mean[1]" in result.stdout
+
+
+def test_a_mixed_tuple_shows_the_errors_it_has(tmp_path):
+    """Errors for the numeric attributes, none for the frequencies: the summary and the CLI's JSON show each entry
+    as it is (an interval, or null), not all or nothing."""
+    mechanism = FAMILIES["harmony-mixed"]()
+    values = population(mechanism, 3000, np.random.default_rng(14))
+    aggregate = mechanism.aggregate(mechanism.perturb(values, rng=15))
+    result = estimate_with_errors(mechanism, aggregate)
+    numeric = numeric_entries(mechanism)
+    low, high = result.confidence_interval(0.9)
+    half = stats.norm.ppf(0.95) * result.standard_errors[numeric]
+    np.testing.assert_allclose(high[numeric] - result.values[numeric], half, rtol=1e-12)
+    assert np.isnan(np.delete(low, numeric)).all()
+    lines = result.summary(0.9).splitlines()[1:1 + result.values.size]
+    assert [("90% interval" in line) for line in lines] == [i in numeric for i in range(result.values.size)]
+    assert all(line.endswith("(no standard error)") for i, line in enumerate(lines) if i not in numeric)
+    mechanism.to_json(tmp_path / "mixed.json")
+    (tmp_path / "agg.json").write_text(json.dumps(aggregate.to_dict()))
+    run = lipdesign("estimate", "mixed.json", "agg.json", "--json", "--level", 0.9, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    document = json.loads(run.stdout)
+    for i, error in enumerate(document["standard_errors"]):
+        assert (error is None) == (i not in numeric)
+        assert (document["confidence_interval"]["low"][i] is None) == (i not in numeric)
+    np.testing.assert_allclose([document["standard_errors"][i] for i in numeric],
+                               result.standard_errors[numeric], rtol=1e-12)

@@ -55,14 +55,15 @@ class Estimate(NDArrayOperatorsMixin):
 
     def confidence_interval(self, level=0.95):
         """(low, high): per entry, the normal interval raw +- z sd at confidence ``level`` around the unbiased
-        (``raw``) values; frequencies are clipped to [0, 1], which keeps every interval that covered the truth
-        covering it. ValidationError when the method has no standard errors."""
+        (``raw``) values, nan where an entry has no standard error (the note says why); frequencies are clipped to
+        [0, 1], which keeps every interval that covered the truth covering it. ValidationError when no entry has a
+        standard error."""
         from scipy import stats
 
         level = real_number(level, "level")
         if not 0 < level < 1:
             raise ValidationError(f"level is {fmt(level)}; it must lie strictly between 0 and 1")
-        if not np.isfinite(self.standard_errors).all():
+        if not np.isfinite(self.standard_errors).any():
             raise ValidationError(f"method is {self.method!r}; its estimate has no standard errors, so no confidence "
                                   "interval (use method='unbiased' or 'mle')")
         half = stats.norm.ppf(0.5 + level / 2) * self.standard_errors
@@ -77,9 +78,10 @@ class Estimate(NDArrayOperatorsMixin):
 
     def summary(self, level=0.95):
         lines = [f"{self.kind} from n = {self.n} reports, method {self.method!r}"]
-        if np.isfinite(self.standard_errors).all():
+        if np.isfinite(self.standard_errors).any():
             low, high = (np.atleast_1d(bound) for bound in self.confidence_interval(level))
             lines += [f"  {name}: {value:.6g} +- {error:.2g} ({level:.0%} interval {lo:.6g} .. {hi:.6g})"
+                      if np.isfinite(error) else f"  {name}: {value:.6g} (no standard error)"
                       for name, value, error, lo, hi in zip(self.names, self.values, self.standard_errors, low, high)]
         else:
             lines += [f"  {name}: {value:.6g}" for name, value in zip(self.names, self.values)]
