@@ -119,16 +119,17 @@ def pure_run(client, server, values, k, seed):
 
 # ------------------------------------------------------------------------------------------------- lipdesign
 
-def lipdesign_run(mechanism, values, repeats, seed, kernels):
+def lipdesign_run(mechanism, values, repeats, seed, work):
     """(PCG64 client, ChaCha20 client, server, numpy-only server or None) seconds: perturb with a seed and with
     rng=None, then aggregate + estimate of the seeded reports, as ``aggregate`` runs and with the compiled kernels
     off; the estimate from the reports must equal the one from the aggregate, and the two servers' estimates agree
-    exactly. ``kernels``: whether the family has compiled kernels."""
+    exactly. ``work``: what ``parallel.compiled_kernels`` is asked for these reports (None: the family has no
+    compiled kernel)."""
     t_client, reports = best_of(lambda: mechanism.perturb(values, rng=np.random.default_rng([seed, 1])), repeats)
     t_secure, _ = best_of(lambda: mechanism.perturb(values, rng=None), repeats)
     t_server, estimate = best_of(lambda: mechanism.estimate(mechanism.aggregate(reports)), repeats)
     assert np.array_equal(estimate, mechanism.estimate(reports))
-    if not kernels or parallel.compiled_kernels(len(values) * mechanism.k) is None:
+    if work is None or parallel.compiled_kernels(work) is None:
         return t_client, t_secure, t_server, None
     compiled_work, parallel.COMPILED_WORK = parallel.COMPILED_WORK, math.inf
     try:
@@ -162,10 +163,11 @@ def main(argv=None):
     start = time.perf_counter()
     _ = pooled.collision_matrix, pooled._inverse_collisions
     setup = time.perf_counter() - start
-    for name, mechanism, kernels in (("lipdesign OUE", oue, True), ("lipdesign OLH", olh, True),
-                                     ("lipdesign pooled OLH", pooled, False)):
+    work = {"lipdesign OUE": lambda n: n * -(-oue.report_bytes // 8), "lipdesign OLH": lambda n: n * k,
+            "lipdesign pooled OLH": lambda n: None}  # words of OUE reports, per-user OLH hash tests
+    for name, mechanism in (("lipdesign OUE", oue), ("lipdesign OLH", olh), ("lipdesign pooled OLH", pooled)):
         n = users[name]
-        seconds = lipdesign_run(mechanism, population(n, k, args.seed), args.repeats, args.seed, kernels)
+        seconds = lipdesign_run(mechanism, population(n, k, args.seed), args.repeats, args.seed, work[name](n))
         rows[name] = (n, *(None if s is None else s / n for s in seconds))
     loaded, reason = load_pure_ldp()
     overhead = 0.0
@@ -180,8 +182,9 @@ def main(argv=None):
             t_client, t_server = pure_run(client, server, population(n, k, args.seed), k, args.seed)
             rows[name] = (n, t_client / n, None, t_server / n, None)
     compiled = parallel.compiled_kernels(parallel.COMPILED_WORK) is not None
-    print("server: " + (f"compiled kernels (numba) on {parallel.threads()} threads" if compiled else
-                        "numpy (numba is not installed)"))
+    print("server: " + (f"compiled kernels (numba) on {parallel.threads()} threads for OUE and per-user OLH (batches "
+                        f"of {parallel.COMPILED_WORK:,} words or hash tests and more), beside numpy alone" if compiled
+                        else "numpy (numba is not installed)"))
     print(f"\n{'':<22} {'users':>9} {'client us':>10} {'ChaCha us':>10} {'server us':>10} {'numpy us':>10}   "
           f"{'client x':>9} {'ChaCha x':>9} {'server x':>9} {'numpy x':>9}  (x: pure-ldp time / lipdesign time)")
     for name, (n, client, secure, server, numpy_server) in rows.items():

@@ -208,7 +208,7 @@ def _run(code):
     return result.stdout.strip()
 
 
-HEAVY = "('scipy', 'cvxpy', 'networkx', 'jsonschema', 'matplotlib', 'randomgen', 'pyarrow')"
+HEAVY = "('scipy', 'cvxpy', 'networkx', 'jsonschema', 'matplotlib', 'randomgen', 'pyarrow', 'numba')"
 
 
 def test_perturbing_aggregating_estimating_and_learning_need_numpy_only():

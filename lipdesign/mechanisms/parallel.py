@@ -11,11 +11,11 @@ from functools import cache
 
 import numpy as np
 
-#: The work (64-bit words of OUE reports, or OLH hash tests: about a tenth of a second in numpy) from which the
-#: compiled kernels count. Loading them costs a process about a second once (numba's import and its cache on
-#: disk; a few seconds the first time after an install, when they are compiled), which a smaller batch would not
-#: repay.
-COMPILED_WORK = 2**24
+#: The work in one batch (64-bit words of OUE reports, or OLH hash tests: 20-40 ms in numpy) from which the
+#: compiled kernels count. Loading them costs a process under a second once (numba's import and its cache on
+#: disk; a few seconds the first time after an install, when they are compiled), which a server counting many
+#: batches repays; smaller batches never load numba.
+COMPILED_WORK = 2**22
 
 
 @cache
