@@ -4,6 +4,7 @@ its exact variance, both against brute force over a small pool."""
 
 import itertools
 import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -393,3 +394,19 @@ def test_compiled_olh_support_equals_python_integers(epsilon, g, monkeypatch):
     monkeypatch.setattr(parallel, "threads", lambda: 3)
     assert parallel.compiled_kernels(1) is not None
     assert np.array_equal(mechanism.aggregate(reports)["support"], expected)
+
+
+def test_kernels_that_do_not_load_leave_numpy_counting(monkeypatch):
+    """numba installed but unusable: one RuntimeWarning, and the numpy counts."""
+    pytest.importorskip("numba")
+    monkeypatch.setitem(sys.modules, "lipdesign.mechanisms.compiled", None)  # importing it raises ImportError
+    monkeypatch.delattr(ld.mechanisms, "compiled", raising=False)  # as if it had never been imported
+    parallel._kernels.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="kernels did not load"):
+            assert parallel.compiled_kernels(2**40) is None
+        mechanism = OUE(1.0, 64)
+        reports = mechanism.perturb(np.arange(64).repeat(10), rng=1)
+        assert np.array_equal(mechanism.aggregate(reports)["support"], unpacked(reports, 64).sum(axis=0))
+    finally:
+        parallel._kernels.cache_clear()

@@ -6,6 +6,7 @@ The compiled kernels (``compiled``) need numba (``pip install "lipdesign[fast]"`
 
 import importlib.util
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
@@ -22,8 +23,13 @@ COMPILED_WORK = 2**22
 def _kernels():
     if not np.little_endian or importlib.util.find_spec("numba") is None:
         return None
-    from lipdesign.mechanisms import compiled
-
+    try:
+        from lipdesign.mechanisms import compiled
+    except (ImportError, RuntimeError, OSError) as error:  # numba present but unusable (a numpy it does not
+        # support, no writable cache): numpy counts the same
+        warnings.warn(f"numba is installed but its kernels did not load ({type(error).__name__}: {error}); the "
+                      "server counts with numpy (the same counts, slower)", RuntimeWarning, stacklevel=3)
+        return None
     return compiled
 
 
