@@ -45,6 +45,7 @@ _EXPORTS = {
     "save": "lipdesign.io",
     "simulate": "lipdesign.simulation",
     "aggregate": "lipdesign.engine",
+    "estimate_with_errors": "lipdesign.engine",
     "perturb_blocks": "lipdesign.engine",
     "read_reports": "lipdesign.reports",
     "write_reports": "lipdesign.reports",

@@ -237,8 +237,9 @@ def _input_columns(mechanism):
 
 
 def _input_batches(path, rows):
-    """(column names, record batches of about ``rows`` rows) of a CSV or Parquet file of values; a file that cannot
-    be read, at the start or further on (a CSV whose type changes after the first block), is a FormatError."""
+    """(column names, record batches of about ``rows`` rows, the number of rows if known) of a CSV or Parquet file of
+    values; a file that cannot be read, at the start or further on (a CSV whose type changes after the first block),
+    is a FormatError."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from pyarrow import csv
@@ -257,9 +258,9 @@ def _input_batches(path, rows):
     try:
         if Path(path).suffix == ".parquet":
             handle = pq.ParquetFile(path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
-            return handle.schema_arrow.names, guarded(handle.iter_batches(batch_size=rows))
+            return handle.schema_arrow.names, guarded(handle.iter_batches(batch_size=rows)), handle.metadata.num_rows
         reader = csv.open_csv(path)
-        return reader.schema.names, guarded(reader)
+        return reader.schema.names, guarded(reader), None
     except pa.ArrowException as error:
         raise refused(error) from None
 
@@ -295,13 +296,20 @@ def _chunks(batches, rows):
 def _perturb(args):
     import numpy as np
 
-    from lipdesign.engine import perturb_blocks
+    from lipdesign.engine import BLOCK_ROWS, perturb_blocks
     from lipdesign.io import load
     from lipdesign.reports import ReportWriter
 
     mechanism = load(args.mechanism)
+    if args.start is not None and args.seed is None:
+        raise ValidationError(f"--start is {args.start}; it numbers the users of a seeded simulation, so it needs "
+                              "--seed")
+    start = 0 if args.start is None else args.start
+    if start < 0 or start % BLOCK_ROWS:
+        raise ValidationError(f"--start is {start}; it must be a non-negative multiple of {BLOCK_ROWS} (the users "
+                              "of a simulation come in blocks of that many, each with its own stream)")
     rows = _perturb_rows(mechanism, args.seed is not None)
-    names, batches = _input_batches(args.values, rows)
+    names, batches, total = _input_batches(args.values, rows)
     columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
     missing = [name for name in columns if name not in names]
     if missing:
@@ -310,15 +318,20 @@ def _perturb(args):
     partial = Path(f"{args.output}.partial")
     done = 0
     try:
-        with ReportWriter(partial, mechanism) as writer, _bar(args, None, "reports") as bar:
+        with ReportWriter(partial, mechanism) as writer, _bar(args, total, "reports") as bar:
             for chunk in _chunks(batches, rows):
                 arrays = [chunk.column(name).to_numpy() for name in columns]
                 user_ids = arrays.pop() if mechanism.uses_user_ids else None
                 values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
+                try:  # checked here first, so that a bad value is placed in the file, not in a block
+                    mechanism.input_domain.validate(values)
+                except ValidationError as error:
+                    where = "" if done == 0 else f", the rows from data row {done} on (positions count from there)"
+                    raise ValidationError(f"{args.values}{where}: {error}") from None
                 if args.seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
                     reports = mechanism.perturb(values, user_ids=user_ids)
                 else:
-                    reports = perturb_blocks(mechanism, values, args.seed, start=done, user_ids=user_ids)
+                    reports = perturb_blocks(mechanism, values, args.seed, start=start + done, user_ids=user_ids)
                 writer.write(reports)
                 done += chunk.num_rows
                 bar.update(chunk.num_rows)
@@ -328,6 +341,11 @@ def _perturb(args):
     finally:
         partial.unlink(missing_ok=True)
     print(f"wrote {done} reports of {mechanism.family} mechanism {mechanism.fingerprint} to {args.output}")
+    if args.seed is not None:
+        following = start + -(-done // BLOCK_ROWS) * BLOCK_ROWS
+        print(f"simulation seed {args.seed}: users {start}..{start + done - 1}; the next file of this simulation "
+              f"takes --seed {args.seed} --start {following} (the same seed and start repeat these reports' random "
+              "streams)")
 
 
 def _aggregate(args):
@@ -436,12 +454,12 @@ def build_parser():
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_design)
+    command.set_defaults(run=_design, inputs=("spec",))
     command = commands.add_parser("compare", help="design every family (rr, unary, hashing) for a JSON spec and "
                                                   "print their figures side by side")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_compare)
+    command.set_defaults(run=_compare, inputs=("spec",))
     command = commands.add_parser("mechanism", aliases=["harmony"],
                                   help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
     command.add_argument("family", help="family id: grr, oue, olh, hadamard, duchi, harmony-numeric, "
@@ -453,7 +471,7 @@ def build_parser():
     command.set_defaults(run=_mechanism)
     command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
     command.add_argument("mechanism")
-    command.set_defaults(run=_verify)
+    command.set_defaults(run=_verify, inputs=("mechanism",))
     command = commands.add_parser("vectors", help="test vectors (input, random words, expected report) for another "
                                                   "implementation of a mechanism JSON's sampler (docs/runtime.md)")
     command.add_argument("mechanism")
@@ -461,7 +479,7 @@ def build_parser():
     command.add_argument("--cases", type=int, default=32, help="number of cases (default 32)")
     command.add_argument("--seed", type=int, default=0, help="ChaCha20 key of the recorded words (default 0)")
     command.add_argument("--check", metavar="VECTORS.json", help="replay these vectors instead of writing")
-    command.set_defaults(run=_vectors)
+    command.set_defaults(run=_vectors, inputs=("mechanism",))
     command = commands.add_parser("audit", help="black-box statistical audit of a mechanism JSON's perturber: "
                                                 "empirical epsilon lower bound and distribution test")
     command.add_argument("mechanism")
@@ -472,7 +490,7 @@ def build_parser():
     command.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.add_argument("--json", action="store_true", help="print the result as JSON")
-    command.set_defaults(run=_audit)
+    command.set_defaults(run=_audit, inputs=("mechanism",))
     command = commands.add_parser("simulate", help="perturb a simulated population and estimate; compare with theory")
     command.add_argument("mechanism")
     command.add_argument("-n", type=int, default=100_000, help="number of users (default 100000)")
@@ -485,7 +503,7 @@ def build_parser():
     command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
     command.add_argument("--no-drift", action="store_true", help="skip the drifted population")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_simulate)
+    command.set_defaults(run=_simulate, inputs=("mechanism",))
     command = commands.add_parser("perturb", help="perturb the values in a CSV or Parquet file into a Parquet "
                                                   "report file (simulation and gateway use)")
     command.add_argument("mechanism")
@@ -494,10 +512,14 @@ def build_parser():
                                         "where the mechanism keys public randomness by user)")
     command.add_argument("-o", "--output", required=True, help="where to write the reports (Parquet)")
     command.add_argument("--seed", type=int, default=None,
-                         help="simulation seed (one PCG64 stream per block of users); default: the cryptographic "
-                              "stream keyed from the OS, what a deployment uses")
+                         help="simulation seed (one PCG64 stream per block of 65536 users); default: the "
+                              "cryptographic stream keyed from the OS, what a deployment uses")
+    command.add_argument("--start", type=int, default=None,
+                         help="with --seed: the index of this file's first user in the simulation, a multiple of "
+                              "65536 (default 0); give each file of one simulation its own range (perturb prints "
+                              "the next file's --start)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_perturb)
+    command.set_defaults(run=_perturb, inputs=("mechanism", "values"))
     command = commands.add_parser("aggregate", help="aggregate report files (streaming, any number, local or Dask) "
                                                     "into an aggregate JSON")
     command.add_argument("mechanism")
@@ -510,7 +532,7 @@ def build_parser():
                               "LocalCluster)")
     command.add_argument("--batch-rows", type=int, default=1 << 20, help="reports read at a time (default 1048576)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_aggregate)
+    command.set_defaults(run=_aggregate, inputs=("mechanism", "reports"))
     command = commands.add_parser("estimate", help="the estimate of an aggregate JSON, with standard errors and "
                                                    "confidence intervals")
     command.add_argument("mechanism")
@@ -519,16 +541,27 @@ def build_parser():
     command.add_argument("--consistency", default=None, choices=["norm-sub"], help="make frequencies consistent")
     command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     command.add_argument("--json", action="store_true", help="print the estimate as JSON")
-    command.set_defaults(run=_estimate)
+    command.set_defaults(run=_estimate, inputs=("mechanism", "aggregate"))
     command = commands.add_parser("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
     command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")
     command.set_defaults(run=_demo)
     return parser
 
 
+def _check_inputs(args):
+    """Refuse an input file that does not exist before any work, naming the argument."""
+    for name in getattr(args, "inputs", ()):
+        paths = getattr(args, name)
+        for path in [paths] if isinstance(paths, str) else paths:
+            if not Path(path).is_file():
+                raise ValidationError(f"{name} is {path!r}; no such file" + ("" if not Path(path).exists() else
+                                                                               " (it is a folder)"))
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
+        _check_inputs(args)
         return args.run(args) or 0
     except LipdesignError as error:
         print(f"lipdesign: error: {error}", file=sys.stderr)

@@ -184,7 +184,10 @@ class ReportFile:
     def _check(self, file_schema):
         stored = {name: file_schema.metadata.get(key, b"").decode()
                   for name, key in _KEYS.items()} if file_schema.metadata else {}
-        if stored.get("format") != FORMAT or stored.get("format_version") != str(FORMAT_VERSION):
+        if stored.get("format") != FORMAT:
+            raise FormatError(f"{self.path}: not a lipdesign report file (its Parquet metadata has no {FORMAT!r} "
+                              "format; `lipdesign perturb` and lipdesign.write_reports write report files)")
+        if stored.get("format_version") != str(FORMAT_VERSION):
             raise FormatError(f"{self.path}: format is {stored.get('format')!r} version "
                               f"{stored.get('format_version')!r}; a report file has {FORMAT!r} version "
                               f"{FORMAT_VERSION} in its Parquet metadata (write it with lipdesign.reports)")

@@ -2,6 +2,7 @@
 perturb, aggregate (local and Dask), estimate; errors are one line with exit code 2."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -153,6 +154,50 @@ def test_unreadable_inputs_and_schedulers_are_one_line_errors(tmp_path):
     line = one_line_error(lipdesign("aggregate", grr, "r.parquet", "-o", "x.json", "--engine", "dask",
                                     "--scheduler", "notanaddress", "-q", cwd=tmp_path))
     assert "scheduler is 'notanaddress'" in line
+
+
+def test_files_of_one_simulation_take_their_own_start(tmp_path):
+    """Split on a block, with --start from the previous file's message, two files give exactly the reports of the
+    whole."""
+    grr = tmp_path / "grr.json"
+    GRR(1.0, 5).to_json(grr)
+    values = np.random.default_rng(4).integers(0, 5, 3 * 65536 + 100)
+    for name, part in (("all", values), ("first", values[:2 * 65536]), ("second", values[2 * 65536:])):
+        pq.write_table(pa.table({"value": part}), tmp_path / f"{name}.parquet")
+    whole = lipdesign("perturb", grr, "all.parquet", "-o", "r-all.parquet", "--seed", 9, "-q", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    first = lipdesign("perturb", grr, "first.parquet", "-o", "r-first.parquet", "--seed", 9, "-q", cwd=tmp_path)
+    assert "users 0..131071; the next file of this simulation takes --seed 9 --start 131072" in first.stdout
+    second = lipdesign("perturb", grr, "second.parquet", "-o", "r-second.parquet", "--seed", 9, "--start", 131072,
+                       "-q", cwd=tmp_path)
+    assert second.returncode == 0 and "users 131072..196707" in second.stdout
+    mechanism = GRR(1.0, 5)
+    split = np.concatenate([read_reports(tmp_path / f"r-{name}.parquet", mechanism) for name in ("first", "second")])
+    assert np.array_equal(split, read_reports(tmp_path / "r-all.parquet", mechanism))
+    for start, rule in ((5, "multiple of 65536"), (-65536, "non-negative")):
+        line = one_line_error(lipdesign("perturb", grr, "second.parquet", "-o", "x.parquet", "--seed", 9, "--start",
+                                        start, cwd=tmp_path))
+        assert f"--start is {start}" in line and rule in line
+    line = one_line_error(lipdesign("perturb", grr, "second.parquet", "-o", "x.parquet", "--start", 0, cwd=tmp_path))
+    assert "needs --seed" in line
+
+
+def test_a_bad_value_is_placed_in_the_file_and_missing_files_are_named(tmp_path):
+    grr = tmp_path / "grr.json"
+    GRR(1.0, 5).to_json(grr)
+    values = np.zeros(300_000, dtype=np.int64)
+    values[250_000] = 7
+    pq.write_table(pa.table({"value": values}), tmp_path / "v.parquet")
+    for seed in ((), ("--seed", 1)):  # chunks of users, and blocks of 65536 within them
+        line = one_line_error(lipdesign("perturb", grr, "v.parquet", "-o", "r.parquet", *seed, cwd=tmp_path))
+        match = re.search(r"(?:from data row (\d+) on .*)?contains 7 at position (\d+);", line)
+        assert match, line
+        assert int(match.group(1) or 0) + int(match.group(2)) == 250_000, line
+    for command, expected in ((("perturb", grr, "nope.csv", "-o", "r.parquet"), "values is 'nope.csv'"),
+                              (("aggregate", grr, "nope.parquet", "-o", "a.json"), "reports is 'nope.parquet'"),
+                              (("estimate", grr, "nope.json"), "aggregate is 'nope.json'"),
+                              (("verify", "nope.json"), "mechanism is 'nope.json'")):
+        assert one_line_error(lipdesign(*command, cwd=tmp_path)).endswith(f"{expected}; no such file")
 
 
 def test_perturb_chunks_are_sized_in_bytes():

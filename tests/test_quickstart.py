@@ -23,3 +23,11 @@ def test_quick_start_has_exactly_two_commands():
 def test_ci_runs_the_readme_test_command_exactly():
     lines = [line.strip() for line in (ROOT / ".ci/run").read_text().splitlines()]
     assert quick_start_commands()[1] in lines
+
+
+def test_the_installed_version_is_the_one_files_record():
+    import tomllib
+
+    import lipdesign
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == lipdesign.__version__

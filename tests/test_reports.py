@@ -70,8 +70,15 @@ def test_reports_of_another_mechanism_are_refused(tmp_path):
 def test_files_without_the_metadata_or_with_other_columns_are_refused(tmp_path):
     mechanism = GRR(1.0, 5)
     pq.write_table(pa.table({"report": np.zeros(4, dtype=np.int64)}), tmp_path / "plain.parquet")
-    with pytest.raises(FormatError, match="format is None"):
+    with pytest.raises(FormatError, match="plain.parquet: not a lipdesign report file"):
         open_reports(tmp_path / "plain.parquet", mechanism)
+    metadata = dict(schema(mechanism).metadata)
+    key = next(key for key, value in metadata.items() if value == b"2")  # the format version
+    older = pa.table({"report": np.zeros(4, dtype=np.int64)}, schema=pa.schema(
+        [pa.field("report", pa.int64(), nullable=False)], metadata={**metadata, key: b"1"}))
+    pq.write_table(older, tmp_path / "older.parquet")
+    with pytest.raises(FormatError, match="format is 'lipdesign.reports' version '1'; a report file has"):
+        open_reports(tmp_path / "older.parquet", mechanism)
     renamed = pa.table({"code": np.zeros(4, dtype=np.int64)}, schema=pa.schema(
         [pa.field("code", pa.int64(), nullable=False)], metadata=schema(mechanism).metadata))
     pq.write_table(renamed, tmp_path / "renamed.parquet")

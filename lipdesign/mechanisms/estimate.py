@@ -78,6 +78,9 @@ class Estimate(NDArrayOperatorsMixin):
 
     def summary(self, level=0.95):
         lines = [f"{self.kind} from n = {self.n} reports, method {self.method!r}"]
+        if self.kind == "frequencies" and np.isfinite(self.standard_errors).any() and \
+                ((self.raw < 0) | (self.raw > 1)).any():
+            lines[0] += " (unbiased values may fall outside [0, 1]; their intervals are clipped to it)"
         if np.isfinite(self.standard_errors).any():
             low, high = (np.atleast_1d(bound) for bound in self.confidence_interval(level))
             lines += [f"  {name}: {value:.6g} +- {error:.2g} ({level:.0%} interval {lo:.6g} .. {hi:.6g})"
