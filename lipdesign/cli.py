@@ -1,5 +1,5 @@
 """Command line: ``lipdesign design | compare | mechanism | verify | audit | simulate | perturb | aggregate | estimate
-| demo``.
+| plot | demo``.
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
 with exit code 2 and one line on stderr, never a traceback; a verification or an audit that runs but fails exits 1.
@@ -12,6 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from lipdesign import __version__
 from lipdesign.errors import FormatError, LipdesignError, ValidationError, VerificationError
 
 #: At most this many rows of input are read, perturbed and written at a time by ``lipdesign perturb`` (fewer when
@@ -101,9 +102,64 @@ def _vectors(args):
     return 0
 
 
-def _mechanism(args):
+def _family_id(name):
+    """The family id of a name on the command line (lipdesign 0.1.0's class names map to theirs)."""
     from lipdesign.io.envelope import LEGACY_CLASS_NAMES
-    from lipdesign.mechanisms import families, family_class
+
+    return LEGACY_CLASS_NAMES.get(name, name)
+
+
+def _fixed_families():
+    """The families ``lipdesign mechanism`` builds: those of an epsilon (the designed ones take a notion and a prior,
+    from ``lipdesign design``)."""
+    from lipdesign.mechanisms import families
+    from lipdesign.mechanisms.registry import describe
+
+    return [family for family in families() if describe(family)[0][0] == "epsilon"]
+
+
+def _parameter_lines(family):
+    """Help lines of ``family``'s parameters: name, default (or required) and rule (``registry.describe``)."""
+    from lipdesign.mechanisms import family_class
+    from lipdesign.mechanisms.registry import describe
+
+    lines = [f"  {family} ({family_class(family).__name__})"]
+    for name, default, rule in describe(family):
+        given = "required" if default is inspect.Parameter.empty else (
+            "optional" if default is None else f"default {json.dumps(default)}")
+        lines.append(f"    {'--epsilon' if name == 'epsilon' else '-p ' + name:<16} {given:<18} {rule}")
+    return lines
+
+
+def _families_help(family=None):
+    """The parameters of every fixed family, or of ``family`` alone (``lipdesign mechanism NAME --help``)."""
+    from lipdesign.mechanisms import families
+
+    fixed = _fixed_families()
+    shown = [family] if family in fixed else fixed
+    designed = [name for name in families() if name not in fixed]
+    return "\n".join(["families and their parameters (-p NAME=VALUE reads VALUE as JSON):",
+                      *(line for name in shown for line in _parameter_lines(name)),
+                      f"designed families (from `lipdesign design SPEC`, not built here): {', '.join(designed)}"])
+
+
+class _FamilyHelp(argparse.Action):
+    """-h of ``lipdesign mechanism``: its usage and every fixed family's parameters, or NAME's with ``mechanism NAME
+    --help``."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show this help (with a family: its parameters only) and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.epilog = _families_help(_family_id(getattr(namespace, "family", None)))
+        parser.print_help()
+        parser.exit()
+
+
+def _mechanism(args):
+    from lipdesign.mechanisms import family_class
+    from lipdesign.mechanisms.registry import describe
 
     parameters = {"epsilon": args.epsilon}
     for item in args.param:
@@ -117,18 +173,20 @@ def _mechanism(args):
             parameters[name] = json.loads(text)
         except json.JSONDecodeError:
             parameters[name] = text
-    family = LEGACY_CLASS_NAMES.get(args.family, args.family)
-    if family == "table" or family not in families():
-        raise ValidationError(f"family is {args.family!r}; it must be one of "
-                              f"{', '.join(f for f in families() if f != 'table')} (designed tables come from "
-                              "`lipdesign design`)")
+    family = _family_id(args.family)
+    if family not in _fixed_families():
+        raise ValidationError(f"family is {args.family!r}; it must be one of {', '.join(_fixed_families())} "
+                              "(designed tables come from `lipdesign design`)")
+    described = describe(family)
+    takes = f"{family} takes {', '.join(f'-p {name}' for name, _, _ in described if name != 'epsilon')} and --epsilon"
+    unknown = sorted(set(parameters) - {name for name, _, _ in described})
+    if unknown:
+        raise ValidationError(f"--param is {unknown[0]!r}; {takes} (their ranges: `lipdesign mechanism {family} "
+                              "--help`)")
+    for name, default, rule in described:
+        if default is inspect.Parameter.empty and name not in parameters:
+            raise ValidationError(f"{name} is missing; pass -p {name}=VALUE ({rule}); {takes}")
     cls = family_class(family)
-    signature = {name: value for name, value in inspect.signature(cls.__init__).parameters.items() if name != "self"}
-    unknown = sorted(set(parameters) - set(signature))
-    missing = [name for name, value in signature.items() if value.default is value.empty and name not in parameters]
-    if unknown or missing:
-        problem = f"--param is {unknown[0]!r}" if unknown else f"{missing[0]} is missing (-p {missing[0]}=VALUE)"
-        raise ValidationError(f"{problem}; {family} takes {', '.join(signature)}")
     mechanism = cls(**parameters)
     mechanism.to_json(args.output)
     print(repr(mechanism))
@@ -447,8 +505,35 @@ def _demo(args):
     print(f"\nwrote {table_path} (LIP for X, eps={epsilon:g}; `lipdesign verify` re-verifies it) and {plot_path}")
 
 
+def _epsilons(text):
+    """The epsilons of ``--epsilons``: numbers separated by commas (each checked by the notion or mechanism)."""
+    try:
+        return [float(item) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of numbers separated by commas, e.g. "
+                                         "0.5,1,2") from None
+
+
+def _plot(args):
+    from lipdesign import plot
+    from lipdesign.io import mechanism_from_dict, read_json, spec_to_problem
+
+    document = read_json(args.input)
+    name = Path(args.input).name
+    with _Progress(args) as progress:
+        if isinstance(document, dict) and "format" in document:
+            figure = plot.mechanism_figure(mechanism_from_dict(document, args.input), name, args.epsilons,
+                                           progress.line)
+        else:
+            prior, notion, objective, options = spec_to_problem(document, args.input)
+            figure = plot.design_figure(prior, notion, objective, options, name, args.epsilons, progress.line)
+    figure.savefig(args.output, dpi=120)
+    print(f"wrote {args.output}: {figure.axes[0].get_title()}")
+
+
 def build_parser():
     parser = _Parser(prog="lipdesign", description="Design, verify and run local privacy mechanisms.")
+    parser.add_argument("--version", action="version", version=f"lipdesign {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     command = commands.add_parser("design", help="design the optimal table for a JSON spec (default objective: the population histogram)")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
@@ -460,10 +545,11 @@ def build_parser():
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_compare, inputs=("spec",))
-    command = commands.add_parser("mechanism", aliases=["harmony"],
+    command = commands.add_parser("mechanism", aliases=["harmony"], add_help=False,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                   help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
-    command.add_argument("family", help="family id: grr, oue, olh, hadamard, duchi, harmony-numeric, "
-                                        "harmony-mixed, ... (lipdesign 0.1.0's class names work too)")
+    command.add_argument("-h", "--help", action=_FamilyHelp)
+    command.add_argument("family", help="family id, listed below (lipdesign 0.1.0's class names work too)")
     command.add_argument("--epsilon", type=float, required=True)
     command.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                          help="constructor argument, VALUE read as JSON (repeat: -p d=4 -p seed=7)")
@@ -542,6 +628,15 @@ def build_parser():
     command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     command.add_argument("--json", action="store_true", help="print the estimate as JSON")
     command.set_defaults(run=_estimate, inputs=("mechanism", "aggregate"))
+    command = commands.add_parser("plot", help="plot accuracy against epsilon of a spec's design (or of a mechanism "
+                                               "JSON) beside its LDP counterparts and the lower bound, as a PNG")
+    command.add_argument("input", help="spec file or mechanism JSON")
+    command.add_argument("-o", "--output", required=True, help="where to write the PNG")
+    command.add_argument("--epsilons", type=_epsilons, default=None, metavar="EPS,EPS,...",
+                         help="the epsilons to plot (default: 1/4, 1/2, 1, 2 and 4 times the file's own, within "
+                              "the families' range)")
+    command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    command.set_defaults(run=_plot, inputs=("input",))
     command = commands.add_parser("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
     command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")
     command.set_defaults(run=_demo)

@@ -19,6 +19,7 @@ from lipdesign.errors import ShrinkageWarning
 from lipdesign.model import Prior, PriorSet, SecretModel
 from lipdesign.notions import LIP
 from lipdesign.objectives import BayesHistogram
+from lipdesign.plot import accuracy_figure
 from lipdesign.simulation import drifted, simulate
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0)
@@ -93,23 +94,10 @@ def secret_story(epsilon=1.0):
 
 
 def plot(rows, path):
-    """PNG of n x sum Var against epsilon for the mechanisms of COLUMNS (log scale)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """PNG of n x sum Var against epsilon for the mechanisms of COLUMNS (log scale, ``lipdesign.plot``)."""
     data = np.array(rows)
-    figure, axes = plt.subplots(figsize=(6.5, 4))
-    for column, label in enumerate(COLUMNS, 1):
-        style = "--" if label.endswith("2 eps") else "-"
-        axes.plot(data[:, 0], data[:, column], style, marker="o", label=label)
-    axes.set_xlabel("epsilon")
-    axes.set_yscale("log")
-    axes.set_ylabel("n x sum of variances (unbiased estimate)")
-    axes.set_title("Screen-time buckets: accuracy of this year's histogram")
-    axes.legend(fontsize=8)
-    axes.grid(alpha=0.3)
-    figure.tight_layout()
+    figure = accuracy_figure(data[:, 0], dict(zip(COLUMNS, data[:, 1:].T)),
+                             title="Screen-time buckets: accuracy of this year's histogram",
+                             ylabel="n x sum of variances (unbiased estimate)",
+                             dashed=[label for label in COLUMNS if label.endswith("2 eps")])
     figure.savefig(path, dpi=120)
-    plt.close(figure)

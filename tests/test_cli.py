@@ -95,6 +95,14 @@ def test_demo_writes_the_table_and_the_plot(tmp_path):
     ({"prior": {"probabilities": [0.5, 0.0, 0.5]}, "notion": {"kind": "LIP", "epsilon": 1}}, r"prior\[1\] \(1\) is 0"),
     ({"prior": {"probabilities": [0.2, 0.8]}, "notion": {"kind": "BP-LIP", "epsilon": 1,
       "prior_set": {"kind": "box", "lower": [0.3, 0.5], "upper": [0.5, 0.7]}}}, "not in the box prior_set"),
+    # a field the notion cannot use is refused, never stripped from the design
+    ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LDP", "epsilon": 1, "secret": {"dag": {
+        "secret": "a", "observed": "b", "nodes": {"a": {"states": 2, "cpt": [0.5, 0.5]}, "b": {
+            "states": 2, "parents": ["a"], "cpt": [[0.9, 0.1], [0.1, 0.9]]}}}}}}, "notion.secret is set; an LDP"),
+    ({"prior": {"probabilities": [0.2, 0.8]}, "notion": {"kind": "LDP", "epsilon": 1, "prior_set": {
+        "kind": "box", "lower": [0.1, 0.7], "upper": [0.3, 0.9]}}}, "notion.prior_set is set; an LDP"),
+    ({"prior": {"probabilities": [0.2, 0.8]}, "notion": {"kind": "WC-LIP", "epsilon": 1, "prior_set": {
+        "kind": "box", "lower": [0.1, 0.7], "upper": [0.3, 0.9]}}}, "notion.prior_set is set; a WC-LIP"),
 ])
 def test_bad_specs_exit_2_with_one_line(spec, message, tmp_path):
     path = tmp_path / "spec.json"
@@ -291,3 +299,97 @@ def test_design_lines_are_strings_that_count_their_phase():
         ("column generation", 1, 2, "rounds"), ("column generation", 2, 2, "rounds"),
         ("baselines", 0, 2, "epsilons"), ("baselines", 1, 2, "epsilons")]
     assert lines[0].startswith("column generation round 1: ") and lines[0].endswith(lines[0].detail)
+
+
+def run_main(capsys, *args):
+    """(exit code, stdout, stderr) of ``lipdesign.cli.main(args)`` in this process (--help and --version exit)."""
+    from lipdesign.cli import main
+
+    try:
+        code = main([str(arg) for arg in args])
+    except SystemExit as exit:
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version_prints_the_package_version(capsys):
+    assert run_main(capsys, "--version") == (0, f"lipdesign {ld.__version__}\n", "")
+
+
+def test_mechanism_help_lists_every_family_and_one_familys_parameters(capsys):
+    from lipdesign.mechanisms import families
+    from lipdesign.mechanisms.numeric import DUCHI_MAX_D
+    from lipdesign.mechanisms.oracle import MAX_K
+
+    code, out, _ = run_main(capsys, "harmony", "--help")
+    assert code == 0
+    for family in ("grr", "oue", "olh", "hadamard", "harmony-categorical", "laplace", "duchi", "harmony-numeric",
+                   "piecewise", "hybrid", "harmony-mixed"):
+        assert re.search(rf"^  {family} \(", out, re.MULTILINE), family
+    assert all(family in out for family in families())  # the designed ones on the last line
+    assert re.search(rf"-p k +required +integer in 2\.\.{MAX_K}$", out, re.MULTILINE)
+    code, out, _ = run_main(capsys, "mechanism", "Duchi", "--help")  # lipdesign 0.1.0's class name too
+    assert code == 0 and "duchi (Duchi)" in out and "grr (GRR)" not in out
+    assert re.search(r"--epsilon +required +in \[1e-06, 10\]$", out, re.MULTILINE)
+    assert re.search(rf"-p d +default 1 +integer in 1\.\.{DUCHI_MAX_D}$", out, re.MULTILINE)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["harmony", "Duchi", "--epsilon", 1, "-p", "dd=4"],
+     "--param is 'dd'; duchi takes -p d and --epsilon (their ranges: `lipdesign mechanism duchi --help`)"),
+    (["mechanism", "olh", "--epsilon", 1, "-p", "k=4", "-p", "buckets=3"],
+     "--param is 'buckets'; olh takes -p k, -p g, -p pool, -p seed and --epsilon"),
+    (["mechanism", "grr", "--epsilon", 1],
+     "k is missing; pass -p k=VALUE (integer in 2..4611686018427387903); grr takes -p k and --epsilon"),
+    (["mechanism", "harmony-mixed", "--epsilon", 1], "attributes is missing; pass -p attributes=VALUE (list of"),
+    (["mechanism", "unary", "--epsilon", 1], "family is 'unary'; it must be one of duchi, grr,"),
+])
+def test_bad_or_missing_parameters_exit_2_with_one_line_naming_them(args, message, capsys, tmp_path):
+    code, out, err = run_main(capsys, *args, "-o", tmp_path / "m.json")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"lipdesign: error: {message}"), err
+    assert "__init__" not in err and not (tmp_path / "m.json").exists()
+
+
+def png_written(path):
+    return Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_draws_a_spec_design_beside_its_baselines_and_bound(capsys, tmp_path):
+    from lipdesign.io import read_json, spec_to_problem
+    from lipdesign.plot import design_figure
+
+    spec = ROOT / "examples/screen-time-lip.json"
+    code, out, _ = run_main(capsys, "plot", spec, "-o", tmp_path / "p.png", "--epsilons", "0.5,1", "-q")
+    assert code == 0 and png_written(tmp_path / "p.png")
+    assert out == "wrote " + str(tmp_path / "p.png") + ": screen-time-lip.json: k = 4, LIP, objective frequencies\n"
+    figure = design_figure(*spec_to_problem(read_json(spec)), "screen-time-lip.json", epsilons=[0.5, 1.0])
+    axes = figure.axes[0]
+    assert axes.get_title() == "screen-time-lip.json: k = 4, LIP, objective frequencies"
+    assert axes.get_ylabel() == "n x sum of variances of the unbiased estimate at the design prior"
+    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert labels == ["LIP design", "optimal LDP", "GRR", "OUE", "OLH", "subset selection", "lower bound"]
+    assert all(list(line.get_xdata()) == [0.5, 1.0] for line in axes.get_lines())
+    design, bound = axes.get_lines()[0].get_ydata(), axes.get_lines()[-1].get_ydata()
+    assert (bound <= design * (1 + 1e-6)).all()
+    assert all((design <= line.get_ydata()).all() for line in axes.get_lines()[1:-1])
+
+
+def test_plot_draws_mechanism_files(capsys, tmp_path):
+    from lipdesign.io import load
+    from lipdesign.plot import mechanism_figure
+
+    assert run_main(capsys, "mechanism", "oue", "--epsilon", 2, "-p", "k=8", "-o", tmp_path / "oue.json")[0] == 0
+    code, out, _ = run_main(capsys, "plot", tmp_path / "oue.json", "-o", tmp_path / "oue.png")
+    assert code == 0 and png_written(tmp_path / "oue.png") and out.endswith(": oue.json: oue, k = 8\n")
+    axes = mechanism_figure(load(tmp_path / "oue.json"), "oue.json").axes[0]
+    assert [text.get_text() for text in axes.get_legend().get_texts()] == ["OUE", "GRR", "OLH"]
+    assert list(axes.get_lines()[0].get_xdata()) == [0.5, 1.0, 2.0, 4.0, 8.0]
+    assert run_main(capsys, "design", ROOT / "examples/screen-time-age-secret.json", "-o", tmp_path / "t.json",
+                    "-q")[0] == 0
+    code, out, _ = run_main(capsys, "plot", tmp_path / "t.json", "-o", tmp_path / "t.png", "--epsilons", "0.5", "-q")
+    assert code == 0 and png_written(tmp_path / "t.png")
+    assert out.endswith(": t.json: k = 4, LIP for a latent secret, objective frequencies\n")
+    code, _, err = run_main(capsys, "plot", tmp_path / "t.json", "-o", tmp_path / "t.png", "--epsilons", "1,x")
+    assert code == 2 and "--epsilons" in err and err.count("\n") == 1

@@ -40,7 +40,7 @@ from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
-from lipdesign.mechanisms.sampling import ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
+from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
 from lipdesign.model import PriorSet
 from lipdesign.notions import LDP, LIP
 from lipdesign.validation import choice, fmt, integer, probability_vector
@@ -55,6 +55,9 @@ FORMAT_VERSION = 2
 EXACT_TABLE = "exact table"
 COMPOSITION = "composition of exact tables"
 CLOSED_FORM = "ideal-arithmetic closed form"
+
+#: The rule of a ``seed`` of public randomness (``sampling.public_seed``), for ``parameter_rules``.
+SEED_RULE = f"integer in 0..{MAX_SEED - 1} (by default drawn from the OS and stored in the file)"
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,10 @@ class Mechanism(Immutable):
     #: The epsilons the family accepts, [low, high] (low = 0 means any epsilon > 0). The default is the range of
     #: the mechanisms with a flip probability computed in floating point (``sampling.ONE_BIT_MIN_EPSILON``).
     epsilon_range: ClassVar[tuple] = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
+    #: (name, rule) of each constructor argument but epsilon (``epsilon_range``): what it accepts, in words, from the
+    #: constants the constructor checks with; ``registry.describe`` sets them beside the signature's defaults (the
+    #: CLI's help and errors).
+    parameter_rules: ClassVar[tuple] = ()
     #: Design provenance written with the envelope (designed tables); None for the fixed mechanisms.
     provenance = None
     #: What a client computes per report, in words (``ld.compare`` shows it; empty where not stated).

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from lipdesign.mechanisms.oracle import PureProtocol
+from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
 from lipdesign.mechanisms.rr import MAX_FULL_K, full_table_size
 from lipdesign.mechanisms.sampling import index_reports
 
@@ -37,6 +37,7 @@ class HadamardResponse(PureProtocol):
     """
 
     family = "hadamard"
+    parameter_rules = (("k", f"integer in 2..{MAX_K}"),)
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)

@@ -8,6 +8,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import parallel
+from lipdesign.mechanisms.base import SEED_RULE
 from lipdesign.mechanisms.oracle import PureProtocol
 from lipdesign.mechanisms.rr import (
     grr_mixing_probability,
@@ -87,6 +88,11 @@ class OLH(PureProtocol):
     """
 
     family = "olh"
+    parameter_rules = (("k", f"integer in 2..{HASH_PRIME - 1}"),
+                       ("g", f"integer in 2..{HASH_PRIME} (by default round(e^eps) + 1)"),
+                       ("pool", (f"integer in 1..{MAX_POOL} with pool (g - 1) + 1 >= k and k <= {MAX_POOL_K} "
+                                 "(by default none: a hash per user)")),
+                       ("seed", f"with a pool only: {SEED_RULE}"))
     client_cost = "O(1) per report (one hash)"
     report_dtype = np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
     pooled_dtype = np.dtype([("s", "<i4"), ("y", "<i4")])

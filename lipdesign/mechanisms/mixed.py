@@ -10,7 +10,7 @@ import numpy as np
 
 from lipdesign.domains import MixedTuple
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.base import SEED_RULE, Mechanism
 from lipdesign.mechanisms.postprocess import consistent
 from lipdesign.mechanisms.projection import MAX_SIGNS, HarmonyCategorical, signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
@@ -53,6 +53,10 @@ class HarmonyMixed(Mechanism):
     """
 
     family = "harmony-mixed"
+    parameter_rules = (("attributes", 'list of "numeric" or a category count k >= 2, e.g. ["numeric", 3]'),
+                       ("m", (f"integer >= 1, all projections together at most {MAX_SIGNS} signs (by default "
+                              "max(4096, 4 k) per attribute)")),
+                       ("seed", SEED_RULE))
     methods = ("unbiased", "projection")
 
     def __init__(self, epsilon, attributes, m=None, seed=None):

@@ -18,7 +18,7 @@ import numpy as np
 
 from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, Guarantee, Mechanism
+from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, SEED_RULE, Guarantee, Mechanism
 from lipdesign.mechanisms.projection import signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
@@ -145,6 +145,8 @@ class Laplace(MeanOfReports):
     """
 
     family = "laplace"
+    parameter_rules = (("d", f"integer in 1..{LAPLACE_MAX_D} with epsilon / d >= {ONE_BIT_MIN_EPSILON:g}"),
+                       ("grid", f"integer in 2..{LAPLACE_MAX_GRID}"))
 
     def __init__(self, epsilon, d=1, grid=LAPLACE_GRID):
         self.epsilon = self.checked_epsilon(epsilon)
@@ -258,6 +260,7 @@ class Duchi(NumericReports):
     """
 
     family = "duchi"
+    parameter_rules = (("d", f"integer in 1..{DUCHI_MAX_D}"),)
 
     def __init__(self, epsilon, d=1):
         self.epsilon = self.checked_epsilon(epsilon)
@@ -368,6 +371,8 @@ class HarmonyNumeric(Mechanism):
 
     family = "harmony-numeric"
     MODES = ("private", "public")
+    parameter_rules = (("d", "integer >= 1"), ("coordinates", " or ".join(map(repr, MODES))),
+                       ("seed", f"with coordinates 'public' only: {SEED_RULE}"))
 
     def __init__(self, epsilon, d=1, coordinates="private", seed=None):
         self.epsilon = self.checked_epsilon(epsilon)

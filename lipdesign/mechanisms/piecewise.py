@@ -159,6 +159,8 @@ class _AttributeSampling(MeanOfReports):
     Reports: float (n, d); the aggregate holds their sums and sums of squares. ``grid`` (M, 2..MAX_GRID): the input
     grid of the finite-output Piecewise part. Epsilon in [1e-6, 10]."""
 
+    parameter_rules = (("d", "integer >= 1"), ("grid", f"integer in 2..{MAX_GRID}"))
+
     def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
         self.epsilon = self.checked_epsilon(epsilon)
         self.d = integer(d, "d")

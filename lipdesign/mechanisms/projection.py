@@ -7,7 +7,7 @@ import numpy as np
 
 from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.base import SEED_RULE, Mechanism
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     BLOCK,
@@ -55,6 +55,9 @@ class HarmonyCategorical(Mechanism):
     """
 
     family = "harmony-categorical"
+    parameter_rules = (("k", "integer >= 2"),
+                       ("m", f"integer >= 1 with m k <= {MAX_SIGNS} (by default max(4096, 4 k))"),
+                       ("seed", SEED_RULE))
     methods = ("unbiased", "projection")
     report_dtype = np.dtype([("row", "<i4"), ("sign", "i1")])
 

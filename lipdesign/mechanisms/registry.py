@@ -2,6 +2,8 @@
 so that a user class named like one of ours changes nothing on load). ``register`` adds a family and refuses an id
 that is taken."""
 
+import inspect
+
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.hadamard import HadamardResponse
@@ -47,6 +49,17 @@ def family_class(family):
 def families():
     """The registered family ids, sorted."""
     return sorted(_FAMILIES)
+
+
+def describe(family):
+    """(name, default, rule) of each constructor argument of ``family``'s class, in the signature's order: the default
+    from the signature (``inspect.Parameter.empty`` where the argument is required), the rule from the class's
+    ``parameter_rules`` and, for epsilon, its ``epsilon_range`` ("" where the class states none)."""
+    cls = family_class(family)
+    low, high = cls.epsilon_range
+    rules = {"epsilon": f"in {'(' if low == 0 else '['}{low:g}, {high:g}]", **dict(cls.parameter_rules)}
+    return [(name, parameter.default, rules.get(name, ""))
+            for name, parameter in inspect.signature(cls.__init__).parameters.items() if name != "self"]
 
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,

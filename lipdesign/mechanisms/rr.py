@@ -127,6 +127,7 @@ class GRR(PureProtocol):
 
     family = "grr"
     epsilon_range = (0.0, MAX_EPSILON)
+    parameter_rules = (("k", f"integer in 2..{MAX_K}"),)
 
     client_cost = "O(1) per report"
 

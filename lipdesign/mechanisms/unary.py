@@ -13,7 +13,7 @@ from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.bitsums import column_sums
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
-from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
+from lipdesign.mechanisms.oracle import MAX_K, PureProtocol, pure_variance
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability
 from lipdesign.model import Prior, PriorSet
@@ -153,6 +153,7 @@ class OUE(PureProtocol):
     [1e-6, 10] (``sampling.ONE_BIT_MIN_EPSILON``, ``ONE_BIT_MAX_EPSILON``)."""
 
     family = "oue"
+    parameter_rules = (("k", f"integer in 2..{MAX_K}"),)
     client_cost = "O(k) per report (k bits)"
 
     @property
