@@ -134,9 +134,27 @@ class WorstCaseLIP(_PosteriorRatio):
         return {"kind": self.kind, "epsilon": self.epsilon, "secret": self._secret_dict()}
 
 
+#: The notion fields each kind cannot use, and why: a spec or mechanism file carrying one is refused,
+#: never stripped on the way.
+UNUSABLE_FIELDS = {
+    "LDP": {"secret": "an LDP notion protects X itself under every prior and takes no secret (a latent secret is "
+                      "kind LIP's)",
+            "prior_set": "an LDP notion holds under every prior and takes no prior_set (a set of priors is kind "
+                         "BP-LIP's)"},
+    "WC-LIP": {"prior_set": "a WC-LIP notion holds under every prior and takes no prior_set (a set of priors is kind "
+                            "BP-LIP's)"},
+    "LIP": {},
+    "BP-LIP": {},
+}
+
+
 def notion_from_dict(data):
-    """Rebuild a notion from its ``to_dict`` form (spec files and the export envelope)."""
+    """Rebuild a notion from its ``to_dict`` form (spec files and the export envelope); a field the kind cannot use
+    (``UNUSABLE_FIELDS``) is refused."""
     kind = data.get("kind")
+    for field, rule in UNUSABLE_FIELDS.get(kind, {}).items():
+        if data.get(field) is not None:
+            raise ValidationError(f"notion.{field} is set; {rule}")
     secret = None if data.get("secret") is None else SecretModel.from_dict(data["secret"])
     if kind == "LDP":
         return LDP(data["epsilon"])

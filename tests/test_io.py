@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import lipdesign as ld
+from lipdesign.errors import LipdesignError
 
 #: The same design as the ``exported`` fixture, written by lipdesign 0.1.0.
 LEGACY = Path(__file__).resolve().parent / "data" / "v1" / "bp-lip-tv-secret-weighted-sum.json"
@@ -191,3 +192,15 @@ def test_a_table_whose_sampler_breaks_its_claim_is_refused(tmp_path):
     rewrite(path, lambda d: d["parameters"].update(table=table.tolist()))
     with pytest.raises(ld.VerificationError, match="realises"):
         ld.load(path)
+
+
+def test_a_mechanism_file_whose_ldp_notion_carries_a_secret_is_refused(exported, tmp_path):
+    """A notion field the kind cannot use is refused in a mechanism file too, never dropped on loading."""
+    mechanism, _ = exported
+    ldp = ld.design(mechanism.prior, ld.LDP(1.0), baselines=False)
+    ldp_path = tmp_path / "ldp.json"
+    ldp.to_json(ldp_path)
+    secret = mechanism.notion.secret.to_dict()
+    rewrite(ldp_path, lambda document: document["parameters"]["notion"].update(secret=secret))
+    with pytest.raises(LipdesignError, match="notion.secret is set; an LDP notion"):
+        ld.load(ldp_path)

@@ -6,18 +6,6 @@ from lipdesign.model import Prior
 from lipdesign.notions import notion_from_dict
 from lipdesign.objectives import as_objective
 
-#: The notion fields each kind cannot use, and why: a spec carrying one is refused, never stripped on the way.
-UNUSABLE_FIELDS = {
-    "LDP": {"secret": "an LDP notion protects X itself under every prior and takes no secret (a latent secret is "
-                      "kind LIP's)",
-            "prior_set": "an LDP notion holds under every prior and takes no prior_set (a set of priors is kind "
-                         "BP-LIP's)"},
-    "WC-LIP": {"prior_set": "a WC-LIP notion holds under every prior and takes no prior_set (a set of priors is kind "
-                            "BP-LIP's)"},
-    "LIP": {},
-    "BP-LIP": {},
-}
-
 
 def spec_to_problem(spec, source="spec"):
     """(prior, notion, objective, options) of a design spec file; the objective defaults to "frequencies"."""
@@ -28,10 +16,6 @@ def spec_to_problem(spec, source="spec"):
         raise FormatError(f'{source}: objective: {kind!r} needs its values: {{"kind": "{kind}", "values": [...]}}, '
                           "one per value of the prior")
     validate_document(spec, "spec", source)
-    kind = spec["notion"]["kind"]
-    for field, rule in UNUSABLE_FIELDS[kind].items():
-        if spec["notion"].get(field) is not None:
-            raise FormatError(f"{source}: notion.{field} is set; {rule}")
     try:
         prior_data = spec["prior"]
         if "counts" in prior_data:
