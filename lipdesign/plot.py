@@ -49,8 +49,8 @@ def default_epsilons(epsilon, high):
 
 def design_figure(prior, notion, objective, options, name, epsilons=None, progress=None):
     """The design of (prior, notion, objective) (``ld.design`` with the spec's ``options``) at each epsilon (default:
-    ``default_epsilons`` of the notion's) beside its baselines at the same epsilon and its lower bound, titled
-    ``name``."""
+    ``default_epsilons`` of the notion's) beside its baselines at the same epsilon, the optimal LDP table at 2 eps
+    (dashed: an eps-LIP design is only 2 eps-LDP in the worst case) and its lower bound, titled ``name``."""
     from lipdesign.designer import design
     from lipdesign.objectives import as_objective
     from lipdesign.validation import MAX_EPSILON
@@ -63,11 +63,14 @@ def design_figure(prior, notion, objective, options, name, epsilons=None, progre
     baselines = [_same_epsilon(mechanism.baselines) for mechanism in designs]
     for label in dict.fromkeys(label for figures in baselines for label in figures):
         curves[label] = [figures.get(label, math.nan) for figures in baselines]
+    twice = [mechanism.baselines.get("optimal LDP at 2 eps", math.nan) for mechanism in designs]
+    if not np.isnan(twice).all():  # eps-LIP implies only 2 eps-LDP: the LDP optimum at that guarantee too
+        curves["optimal LDP at 2 eps"] = twice
     bounds = [mechanism.optimality["lower_bound"] if mechanism.optimality else math.nan for mechanism in designs]
     if not np.isnan(bounds).all():
         curves["lower bound"] = bounds
     secret = " for a latent secret" if getattr(notion, "secret", None) is not None else ""
-    return accuracy_figure(epsilons, curves, dashed=("lower bound",),
+    return accuracy_figure(epsilons, curves, dashed=("lower bound", "optimal LDP at 2 eps"),
                            title=f"{name}: k = {prior.k}, {notion.kind}{secret}, objective {objective.kind}",
                            ylabel=f"{FIGURES[objective.kind]} at the design prior")
 

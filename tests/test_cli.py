@@ -2,6 +2,7 @@
 
 import io
 import json
+import math
 import re
 import subprocess
 import sys
@@ -369,11 +370,16 @@ def test_plot_draws_a_spec_design_beside_its_baselines_and_bound(capsys, tmp_pat
     assert axes.get_title() == "screen-time-lip.json: k = 4, LIP, objective frequencies"
     assert axes.get_ylabel() == "n x sum of variances of the unbiased estimate at the design prior"
     labels = [text.get_text() for text in axes.get_legend().get_texts()]
-    assert labels == ["LIP design", "optimal LDP", "GRR", "OUE", "OLH", "subset selection", "lower bound"]
+    assert labels == ["LIP design", "optimal LDP", "GRR", "OUE", "OLH", "subset selection", "optimal LDP at 2 eps",
+                      "lower bound"]
     assert all(list(line.get_xdata()) == [0.5, 1.0] for line in axes.get_lines())
-    design, bound = axes.get_lines()[0].get_ydata(), axes.get_lines()[-1].get_ydata()
+    lines = {label: line.get_ydata() for label, line in zip(labels, axes.get_lines())}
+    design, bound = lines["LIP design"], lines["lower bound"]
     assert (bound <= design * (1 + 1e-6)).all()
-    assert all((design <= line.get_ydata()).all() for line in axes.get_lines()[1:-1])
+    assert all((design <= lines[label]).all() for label in labels[1:6])  # the baselines at the same eps
+    # eps-LIP is only 2 eps-LDP: that curve at eps = 0.5 is the optimal LDP table at eps = 1
+    assert math.isclose(lines["optimal LDP at 2 eps"][0], lines["optimal LDP"][1], rel_tol=1e-6)
+    assert axes.get_lines()[labels.index("optimal LDP at 2 eps")].get_linestyle() == "--"
 
 
 def test_plot_draws_mechanism_files(capsys, tmp_path):
