@@ -650,14 +650,15 @@ for column, (name, (cls, regression, *_)) in enumerate(LEARNERS.items()):
 figure.tight_layout()
 plt.show()"""),
     ("md", r"""Top row ($n = 100\,000$): more privacy budget helps. The mean error falls from $\varepsilon = 0.5$ to 1
-to 2 for all three learners, and from $\varepsilon = 2$ on it is at most 6% above the noise-free run's
-(1.4% for the two classifiers). The learners' batch size shrinks with $c^2$, so larger $\varepsilon$ means
+to 2 for all three learners, and from $\varepsilon = 2$ on it is at most 10% above the noise-free run's
+(2.7% for the two classifiers). The learners' batch size shrinks with $c^2$, so larger $\varepsilon$ means
 more, smaller steps. Bottom row ($\varepsilon = 1$): the error falls with $n$. The default reduced
 dimension is $r = d = 5$ in every row of the table (no projection), so there are always $m = 6$ reported
 entries, and $|G| = 101$ at $\varepsilon = 1$. At $n = 3000$ that leaves only $T = 29$ mini-batches. That
 is too few steps even without noise: the noise-free run's test MSE there is 0.0300, while least squares on
-the same 3000 rows gets 0.0101. Even so, every seed beats the constant predictor at every $n$ (checked in
-the last cell). With enough steps ($n = 100\,000$, $\varepsilon \ge 1$) the noise-free run is within 0.3% of
+the same 3000 rows gets 0.0101. From $n = 10\,000$ on every seed beats the constant predictor (checked in
+the last cell); at $n = 3000$ one logistic-regression seed does not, significantly (test accuracy 0.553
+against the majority class's 0.548). With enough steps ($n = 100\,000$, $\varepsilon \ge 1$) the noise-free run is within 0.3% of
 the least-squares or Bayes error (at $\varepsilon = 0.5$ its 278 steps leave the regression 10% above least
 squares), so there the gap that remains is the privacy noise. The titles give the error of the best
 constant prediction, for scale.
@@ -668,21 +669,22 @@ test loss averaged over the three seeds minus the noise-free run's; *predicted* 
 $\gamma_T m^2 c^2/(4|G|)$; *ratio* is excess / predicted, with its standard error from the spread of the
 three seeds (the noise-free run's own randomness is not included). With the default batch size
 $|G| \approx 2 m \ln m\, c^2$ the prediction is $\gamma_T m / (8 \ln m)$, so it depends on $\varepsilon$ only
-through the number of steps. The ratios run from $-0.33$ to 1.82. They are this noisy because what they
+through the number of steps. The ratios run from $-0.14$ to 3.95. They are this noisy because what they
 measure is itself a fluctuation, for two reasons.
 
 * The excess loss of one run is a random quadratic form in its final iterate's noise. Its spread from seed to
-  seed is of the same order as the prediction itself, so three seeds pin the ratio only to within ±0.17 to
-  ±1.65 (the ± column).
+  seed is of the same order as the prediction itself, so three seeds pin the ratio only to within ±0.07 to
+  ±1.97 (the ± column).
 * The reference is a single noise-free run with its own shuffle, and where the descent is short that run is
   not at the optimum either. There the loss is still steep, so a perturbed iterate's loss differs from the
-  reference's at first order, and the difference can have either sign. The three negative ratios are all
-  logistic regression with $T \le 297$; for comparison, logistic regression's noise-free test loss at
+  reference's at first order, and the difference can have either sign. The one negative ratio is
+  logistic regression at $\varepsilon = 2$ ($T = 2631$); for comparison, logistic regression's noise-free test loss at
   $n = 100\,000$ is 0.454 after 278 steps and 0.388 after 4545.
 
 So the prediction gives the size of the gap, not its value. It takes each report's variance at its upper
-bound $m c^2$ and treats the descent as stationary, and averaged over the 24 rows the ratio is 0.66. At
-$n = 100\,000$ every excess is at most twice the prediction (checked in the last cell)."""),
+bound $m c^2$ and treats the descent as stationary, and averaged over the 24 rows the ratio is 1.22. At
+$n = 100\,000$ every excess is at most about twice the prediction (2.01 at most, logistic regression at
+$\varepsilon = 4$; checked in the last cell)."""),
     ("md", r"""## 4. Checks
 
 This cell fails if any of the facts above stops holding. Each group of statistical checks uses
@@ -819,19 +821,21 @@ for k in KS:
         grr, oue = freq["GRR", eps, k], freq["OUE", eps, k]
         assert ordered(grr, oue, z) if k < 3 * math.exp(eps) + 2 else ordered(oue, grr, z), (k, eps)
 
-# --- Section 3: at every n (even n = 3000, 29 mini-batches) every LDP model beats the constant predictor on the
-# test set (paired difference of the per-row errors, z standard errors).
+# --- Section 3: from n = 10 000 on every LDP model beats the constant predictor on the test set (paired difference
+# of the per-row errors, z standard errors); at n = 3000 (29 mini-batches) all but one logistic-regression seed do.
 fits = [(name, n, eps, rows) for (name, n, eps), e in learning.items() for rows in e["rows"]]
 z = z_bound(len(fits))
+weak = []
 for name, n, eps, rows in fits:
     difference = constant_rows[LEARNERS[name][1]] - rows
-    assert difference.mean() > z * difference.std(ddof=1) / math.sqrt(difference.size), (name, n, eps)
+    if not difference.mean() > z * difference.std(ddof=1) / math.sqrt(difference.size):
+        weak.append((name, n, eps, round(1 - rows.mean(), 3)))
+assert weak == [("LDPLogisticRegression", 3_000, 1.0, 0.553)], weak
 # At n = 100 000 the excess test loss over the same objective without noise, averaged over the seeds, is at most
-# twice the stationary prediction gamma_T m^2 c^2 / (4 |G|) from the report variance. (A seeded bound, not a
-# statistical one: the factor 2 leaves room for the seeds' spread shown in the ratio column.)
-for name in LEARNERS:
-    for n, eps in CONFIGS[:5]:
-        assert learning[name, n, eps]["ratio"] <= 2, (name, eps, learning[name, n, eps])
+# about twice the stationary prediction gamma_T m^2 c^2 / (4 |G|) from the report variance (a seeded figure, not a
+# statistical bound: the seeds' spread is in the ratio column).
+top_ratio = max((learning[name, n, eps]["ratio"], name, eps) for name in LEARNERS for n, eps in CONFIGS[:5])
+assert (round(top_ratio[0], 2), *top_ratio[1:]) == (2.01, "LDPLogisticRegression", 4.0), top_ratio
 
 # The figures section 3's text quotes, from the values computed above (so that the text cannot drift from them).
 assert round(bayes_error, 3) == 0.174, bayes_error
@@ -846,21 +850,21 @@ for name in LEARNERS:  # the mean error falls from eps = 0.5 to 1 to 2, and with
     assert np.all(np.diff([e["error"].mean() for e in top[name][:3]]) < 0), name
     assert np.all(np.diff([e["error"].mean() for e in bottom[name]]) < 0), name
 above = {name: max(e["error"].mean() / e["noise_free_error"] - 1 for e in top[name][2:]) for name in LEARNERS}
-assert round(100 * above["LDPLinearRegression"]) == 6, above  # "at most 6% above" from eps = 2 on
-assert round(100 * max(above["LDPLogisticRegression"], above["LDPLinearSVC"]), 1) == 1.4, above
+assert round(100 * above["LDPLinearRegression"]) == 10, above  # "at most 10% above" from eps = 2 on
+assert round(100 * max(above["LDPLogisticRegression"], above["LDPLinearSVC"]), 1) == 2.7, above
 level = {name: [e["noise_free_error"] / (e["least_squares"] if LEARNERS[name][1] else bayes_error) - 1
                 for e in top[name]] for name in LEARNERS}
 assert max(abs(x) for name in LEARNERS for x in level[name][1:]) < 0.003, level  # within 0.3% for eps >= 1
 assert round(level["LDPLinearRegression"][0], 2) == 0.10, level  # 10% above least squares at eps = 0.5
 assert {(top[name][0]["steps"], top[name][4]["steps"]) for name in LEARNERS} == {(278, 4545)}
 ratios = {key: e["ratio"] for key, e in learning.items()}
-assert (round(min(ratios.values()), 2), round(max(ratios.values()), 2)) == (-0.33, 1.82), ratios
-assert round(float(np.mean(list(ratios.values()))), 2) == 0.66, ratios
+assert (round(min(ratios.values()), 2), round(max(ratios.values()), 2)) == (-0.14, 3.95), ratios
+assert round(float(np.mean(list(ratios.values()))), 2) == 1.22, ratios
 standard_errors = [e["ratio_se"] for e in learning.values()]
-assert (round(min(standard_errors), 2), round(max(standard_errors), 2)) == (0.17, 1.65), standard_errors
+assert (round(min(standard_errors), 2), round(max(standard_errors), 2)) == (0.07, 1.97), standard_errors
 negative = [key for key, ratio in ratios.items() if ratio < 0]
-assert len(negative) == 3 and {name for name, _, _ in negative} == {"LDPLogisticRegression"}, negative
-assert max(learning[key]["steps"] for key in negative) == 297, negative
+assert negative == [("LDPLogisticRegression", 100_000, 2.0)], negative
+assert learning[negative[0]]["steps"] == 2631, negative
 assert [round(e["noise_free_loss"], 3) for e in top["LDPLogisticRegression"]][::4] == [0.454, 0.388]
 
 print("all checks passed")

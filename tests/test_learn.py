@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from lipdesign.errors import ValidationError
-from lipdesign.learn import LDPLinearRegression, LDPLinearSVC, LDPLogisticRegression, linear
+from lipdesign.learn import LDPLinearRegression, LDPLinearSVC, LDPLogisticRegression, linear, protocol
+from lipdesign.mechanisms import HarmonyNumeric
 
 CLASSIFIERS = [LDPLogisticRegression, LDPLinearSVC]
 ESTIMATORS = [LDPLinearRegression, *CLASSIFIERS]
@@ -74,9 +75,10 @@ def test_report_mean_is_unbiased_for_the_clipped_gradient(cls):
     exact = np.clip(SLOPES[cls](x @ alpha, y)[:, None] * x + lam * alpha, -1, 1)
     if cls is not LDPLogisticRegression:
         assert np.mean(np.abs(exact) == 1) > 0.05  # the test exercises clipping
-    clipped = linear._clipped_gradients(cls._derivative, x, y, alpha, penalty)
+    clipped = protocol._clipped_gradients(protocol.LOSS_DERIVATIVES[cls._loss], x, y, alpha, penalty)
     np.testing.assert_allclose(clipped, exact, atol=1e-12)
-    estimate = linear._report_mean(exact, math.exp(epsilon), np.random.default_rng(8))
+    reports = HarmonyNumeric(epsilon, m)  # each user's report: Alg. 2 on the m entries (protocol.Task.mechanism)
+    estimate = reports.estimate(reports.perturb(exact, rng=8))
     variance = np.mean(m * c_of(epsilon) ** 2 - exact**2, axis=0)  # Alg. 2, per coordinate
     assert_within_5_sigma(estimate, exact.mean(axis=0), variance, users)
 
@@ -116,13 +118,13 @@ def test_users_are_counted_once(n, batch):
 def test_each_user_joins_exactly_one_batch(monkeypatch):
     """Record the feature rows every mini-batch computes gradients on: distinct users, none twice."""
     seen = []
-    original = linear._clipped_gradients
+    original = protocol._clipped_gradients
 
     def recording(derivative, x, y, alpha, penalty):
         seen.append(x.copy())
         return original(derivative, x, y, alpha, penalty)
 
-    monkeypatch.setattr(linear, "_clipped_gradients", recording)
+    monkeypatch.setattr(protocol, "_clipped_gradients", recording)
     n = 2000
     X, y = regression_data(n, 6)  # continuous features: every row is distinct
     model = LDPLinearRegression(1.0, batch_size=150, reduced_dim=BETA.size, random_state=1).fit(X, y)

@@ -10,7 +10,8 @@ attributes end in ``_``) so that ``sklearn.base.clone`` and ``GridSearchCV`` wor
 
 Features must lie in [-1, 1]^d (map raw ranges with ``lipdesign.Range``).
 
-``fit`` simulates the protocol on the rows of X, one row per user:
+``fit`` runs the deployed protocol (``lipdesign.learn.protocol``: ``Trainer``, ``Task``, ``client_report``) in
+process on the rows of X, one row per user, with the same functions a server and its devices use:
 
 1. The server draws a public r x d matrix P (entries +-1/sqrt(r), independent fair signs: a Johnson-Lindenstrauss
    projection with E[|P x|^2] = |x|^2) from a public seed that is never drawn from the users' noise (docs/math.md
@@ -18,16 +19,19 @@ Features must lie in [-1, 1]^d (map raw ranges with ``lipdesign.Range``).
    conditioned (its smallest singular value is near 0), which would slow the descent and lose nothing that the
    identity keeps. The model is alpha in R^r (plus an intercept b when ``fit_intercept``); the prediction for x
    is alpha . (P x) + b, i.e. beta = P^T alpha in the original space.
-2. The users are shuffled and cut into consecutive mini-batches of ``batch_size`` users; the users left over
-   after the last full batch (fewer than ``batch_size``) do not take part. Every user therefore reports exactly
-   once, which is why each user is epsilon-LDP (no composition over iterations).
+2. The server shuffles the users (its own stream, never the devices' noise: docs/math.md §9.11) and cuts them
+   into consecutive mini-batches of ``batch_size`` users; the users left over after the last full batch (fewer
+   than ``batch_size``) do not take part. Every user therefore reports exactly once, which is why each user is
+   epsilon-LDP (no composition over iterations; ``guarantee_``).
 3. For mini-batch t = 1, 2, ..., T each user of the batch computes the gradient of the regularised loss
    l(alpha; P x, y) + (regularization / 2) |alpha|^2 at the current model (the intercept, the unprojected
    m-th coordinate with constant feature 1, is not regularised), clips each of its m = r + fit_intercept
    entries to [-1, 1] and perturbs it with Harmony's Algorithm 2: one coordinate j uniform in 1..m, one bit by
-   ``one_bit`` on g_j, and the report m * c * bit in coordinate j (c = (e^eps + 1)/(e^eps - 1)). The report is
-   unbiased for the clipped gradient, with per-coordinate variance m c^2 - g_j^2.
-4. The server averages the batch's reports and steps: alpha <- alpha - gamma_t * mean with
+   ``one_bit`` on g_j, and the report m * c * bit in coordinate j (c = (e^eps + 1)/(e^eps - 1)): that is
+   ``HarmonyNumeric(epsilon, m)``, whose one-bit table is verified exactly. The report is unbiased for the
+   clipped gradient, with per-coordinate variance m c^2 - g_j^2.
+4. The server sums the batch's reports into integer sign sums and counts per entry (an ``Aggregate``), takes
+   their mean and steps: alpha <- alpha - gamma_t * mean with
    gamma_t = learning_rate / sqrt(t). The fitted model is the last iterate.
 
 Everything after the users' reports is post-processing of epsilon-LDP outputs; P, the step sizes and the batch
@@ -38,15 +42,14 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 
 import numpy as np
 
 from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.projection import projection_signs
-from lipdesign.mechanisms.rr import one_bit, one_bit_scale
-from lipdesign.mechanisms.sampling import as_generator, implemented_exp, one_bit_epsilon, public_seed
+from lipdesign.learn.protocol import Trainer, class_labels, client_report, public_classes, signed_labels
+from lipdesign.mechanisms.rr import one_bit_scale
+from lipdesign.mechanisms.sampling import implemented_exp, one_bit_epsilon
 from lipdesign.validation import integer, real_number
 
 __all__ = ["LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "default_batch_size",
@@ -99,43 +102,11 @@ def default_batch_size(epsilon, m):
     return math.ceil(BATCH_KAPPA * m * max(1.0, math.log(m)) * c * c)
 
 
-def _squared_derivative(z, y):
-    """d/dz (z - y)^2."""
-    return 2.0 * (z - y)
-
-
-def _logistic_derivative(z, y):
-    """d/dz log(1 + exp(-y z)) = -y / (1 + exp(y z)), evaluated without overflow."""
-    return -y * np.exp(-np.logaddexp(0.0, y * z))
-
-
-def _hinge_derivative(z, y):
-    """A subgradient of max(0, 1 - y z): -y where y z < 1, else 0."""
-    return np.where(y * z < 1.0, -y, 0.0)
-
-
-def _clipped_gradients(derivative, x, y, alpha, penalty):
-    """Each user's gradient (one row per user) of l(z = x . alpha; y) + sum_k penalty_k alpha_k^2 / 2, clipped
-    to [-1, 1] entrywise (Alg. 4 lines 7-9)."""
-    gradient = derivative(x @ alpha, y)[:, None] * x + penalty * alpha
-    return np.clip(gradient, -1.0, 1.0, out=gradient)
-
-
-def _report_mean(gradient, exp_epsilon, rng):
-    """The server's average of the users' Alg. 2 reports on the rows of ``gradient`` (entries in [-1, 1]): each
-    user picks j uniform in 0..m-1 and reports m c one_bit(g_j) in coordinate j. Unbiased for the mean row;
-    coordinate k of one report has variance m c^2 - g_k^2."""
-    users, m = gradient.shape
-    j = rng.integers(0, m, size=users)
-    bits = one_bit(gradient[np.arange(users), j], exp_epsilon, rng)
-    return np.bincount(j, weights=bits, minlength=m) * (m * one_bit_scale(exp_epsilon) / users)
-
-
 class _LDPLinearModel:
-    """The shared estimator: parameters, validation, Algorithm 4, prediction. Subclasses set ``_derivative``
-    (d loss / d margin z = x . beta + b) and how targets are read and scored."""
+    """The shared estimator: parameters, validation, Algorithm 4, prediction. Subclasses set ``_loss`` (a key of
+    ``protocol.LOSS_DERIVATIVES``) and how targets are read and scored."""
 
-    _derivative = None
+    _loss = None
     _estimator_type = None
     _default_learning_rate = None
 
@@ -173,6 +144,16 @@ class _LDPLinearModel:
             setattr(self, name, value)
         return self
 
+    def __sklearn_tags__(self):
+        """scikit-learn's tags, for its own checks (only scikit-learn calls this, so it is imported here): a
+        randomised regressor or two-class classifier on 2-D numeric X (no nan)."""
+        from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
+
+        classifier = self._estimator_type == "classifier"
+        return Tags(estimator_type=self._estimator_type, target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(multi_class=False) if classifier else None,
+                    regressor_tags=None if classifier else RegressorTags(), non_deterministic=True)
+
     def __repr__(self):
         arguments = ", ".join(f"{name}={value!r}" for name, value in self.get_params().items())
         return f"{type(self).__name__}({arguments})"
@@ -199,24 +180,6 @@ class _LDPLinearModel:
                  else integer(self.batch_size, "batch_size"))
         return epsilon, regularization, learning_rate, r, m, batch
 
-    def _generator(self):
-        try:
-            return as_generator(self.random_state)
-        except ValidationError as error:
-            raise ValidationError(str(error).replace("rng is", "random_state is", 1)) from None
-
-    def _projection_seed(self):
-        """The public seed of the projection, never drawn from the users' noise stream (docs/math.md §3.8):
-        ``projection_seed`` when given; for an int ``random_state``, 63 bits of the first SeedSequence child of
-        it (reproducible; the noise is ``default_rng(random_state)``); else fresh from the OS CSPRNG."""
-        if self.projection_seed is not None:
-            return public_seed(self.projection_seed, "projection_seed")
-        state = self.random_state
-        if isinstance(state, numbers.Integral) and not isinstance(state, (bool, np.bool_)):
-            child = np.random.SeedSequence(int(state)).spawn(1)[0]
-            return int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
-        return public_seed(None)
-
     def _features(self, X, d=None):
         if d is None:
             try:
@@ -239,63 +202,25 @@ class _LDPLinearModel:
             raise ValidationError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; one target per row")
 
     def _targets(self, y):
-        """(validated targets as floats, in [-1, 1] or +-1; fitted attributes to set once fit succeeds)."""
+        """(validated targets: floats in [-1, 1], or class labels; the 2 classes, or None for a regression)."""
         raise NotImplementedError
 
     # -- Algorithm 4 ---------------------------------------------------------------------------------------
     def fit(self, X, y):
-        """Run Harmony's Algorithm 4 with one user per row of X (features in [-1, 1]^d) and y; returns self."""
+        """Run Harmony's Algorithm 4 with one user per row of X (features in [-1, 1]^d) and y, as the deployed
+        protocol (``Trainer``, ``Task``, ``client_report``) in process; returns self."""
+        if y is None:
+            raise ValidationError("y is None; fit requires y to be passed, but the target y is None (one target per "
+                                  "row of X)")
         X = self._features(X)
-        y, target_attributes = self._targets(y)
+        y, classes = self._targets(y)
         self._check_length(X, y)
-        n, d = X.shape
-        epsilon, regularization, learning_rate, r, m, batch = self._validated_parameters(n, d)
-        if n < batch:
-            raise ValidationError(
-                f"X has {n} users but one mini-batch needs batch_size = {batch} (epsilon = {epsilon:g}, m = {m} "
-                f"reported gradient entries); give at least {batch} users, or a larger epsilon, a smaller "
-                "reduced_dim or an explicit batch_size")
-        rng = self._generator()  # the users' noise (and, simulated here, the server's shuffle)
-
-        # Public randomness: the projection, from a public seed that is not drawn from rng.
-        seed = self._projection_seed()
-        projection = np.eye(d) if r == d else projection_signs(r, d, seed) / math.sqrt(r)
-
-        # The users' reduced tuples x' = P x (plus the constant 1 of the intercept), in a random order.
-        iterations = n // batch
-        used = iterations * batch
-        order = rng.permutation(n)[:used]
-        features = np.empty((used, m))
-        features[:, :r] = X[order] @ projection.T
-        if self.fit_intercept:
-            features[:, r] = 1.0
-        targets = y[order]
-        penalty = np.full(m, regularization)
-        if self.fit_intercept:
-            penalty[r] = 0.0
-
-        exp_epsilon = implemented_exp(epsilon)
-        derivative = type(self)._derivative
-        alpha = np.zeros(m)
-        for t in range(1, iterations + 1):
-            block = slice((t - 1) * batch, t * batch)
-            gradient = _clipped_gradients(derivative, features[block], targets[block], alpha, penalty)
-            # Server: average of the batch's reports, step gamma_t = learning_rate / sqrt(t).
-            alpha -= (learning_rate / math.sqrt(t)) * _report_mean(gradient, exp_epsilon, rng)
-
-        self.projection_ = projection
-        self.projection_seed_ = seed
-        self.reduced_dim_ = r
-        self.batch_size_ = batch
-        self.alpha_ = alpha
-        self.coef_ = projection.T @ alpha[:r]
-        self.intercept_ = float(alpha[r]) if self.fit_intercept else 0.0
-        self.n_iter_ = iterations
-        self.n_users_used_ = used
-        self.n_features_in_ = d
-        for name, value in target_attributes.items():
-            setattr(self, name, value)
-        return self
+        trainer = Trainer(self, *X.shape, classes=classes)
+        for task in trainer.tasks():
+            users = trainer.participants(task)
+            reports = client_report(task, X[users], y[users], rng=trainer.simulated_rng(task))
+            trainer.update(task, trainer.aggregate(reports))
+        return trainer.result()
 
     def _margins(self, X):
         self._check_fitted()
@@ -321,18 +246,21 @@ class LDPLinearRegression(_LDPLinearModel):
       n = 2e4..2e5, d = 10..50 in our measurements; the squared loss has the larger slope 2 (z - y)).
     - ``fit_intercept=True``: learn an intercept, as an extra unprojected, unregularised gradient entry
       (the constant feature 1), so it is never lost by the projection.
-    - ``random_state=None``: the simulated users' randomness (shuffle, coordinates, bits): None (the secure
-      ChaCha20 stream keyed from the OS CSPRNG, ``lipdesign.mechanisms.sampling.as_generator``), an int >= 0
-      (PCG64, reproducible, for simulation) or a numpy Generator or BitGenerator.
+    - ``random_state=None``: the randomness of the simulated protocol, in separate streams for the server's plan
+      (the shuffle) and each round's devices (``lipdesign.learn.protocol``, docs/math.md §9.11): None (every
+      stream the secure ChaCha20 keyed from the OS CSPRNG, ``lipdesign.mechanisms.sampling.as_generator``), an
+      int >= 0 (PCG64 streams on SeedSequence children of it: reproducible, for simulation) or a numpy Generator
+      or BitGenerator (128 bits drawn from it stand for the int).
     - ``projection_seed=None``: the public seed of the projection (an int in [0, 2**63);
       ``lipdesign.mechanisms.projection.projection_signs``), never drawn from the users' noise (docs/math.md
-      §3.8). None: derived from an int ``random_state`` (a SeedSequence child, so a seeded fit is reproducible),
-      otherwise drawn from the OS CSPRNG. An int random_state is for simulation only: the published seed is a
-      function of it.
+      §3.8). None: derived from a seeded ``random_state`` (a SeedSequence child, so a seeded fit is
+      reproducible), otherwise drawn from the OS CSPRNG. A seeded random_state is for simulation only: the
+      published seed is a function of it.
 
     Fitted attributes: ``coef_`` (d,) = P^T alpha, ``intercept_``, ``projection_`` (r x d), ``projection_seed_``,
     ``reduced_dim_``, ``batch_size_``, ``alpha_`` (the model in the reduced space, intercept last),
-    ``n_iter_`` (mini-batches), ``n_users_used_`` (= n_iter_ * batch_size_), ``n_features_in_``.
+    ``n_iter_`` (mini-batches), ``n_users_used_`` (= n_iter_ * batch_size_), ``n_features_in_``, ``guarantee_``
+    (a ``Guarantee``: epsilon-LDP per user, one report per user).
 
     Targets y must lie in [-1, 1] (map them with ``lipdesign.Range``).
 
@@ -343,12 +271,12 @@ class LDPLinearRegression(_LDPLinearModel):
     trivial baseline before relying on it at such n.
     """
 
-    _derivative = staticmethod(_squared_derivative)
+    _loss = "squared"
     _estimator_type = "regressor"
     _default_learning_rate = 0.1
 
     def _targets(self, y):
-        return Box(1).validate(y, "y").ravel(), {}
+        return Box(1).validate(y, "y").ravel(), None
 
     def predict(self, X):
         """x . coef_ + intercept_ for each row of X (features in [-1, 1])."""
@@ -381,62 +309,22 @@ class _LDPClassifier(_LDPLinearModel):
                          projection_seed=projection_seed)
         self.classes = classes
 
-    def _labels(self, y):
-        array = np.asarray(y)
-        if array.ndim != 1:
-            raise ValidationError(f"y has shape {array.shape}; it must be a vector of class labels, one per row")
-        if array.size == 0:
-            raise ValidationError("y must not be empty")
-        if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
-            position = int(np.flatnonzero(~np.isfinite(array))[0])
-            raise ValidationError(f"y[{position}] is {array[position]}; class labels must not be nan or inf")
-        if array.dtype.kind == "O" and any(label is None for label in array):
-            raise ValidationError("y contains None; every row needs a class label")
-        return array
-
-    def _public_classes(self):
-        """The ``classes`` parameter as a 2-entry array (None stays None)."""
-        classes = self.classes
-        if classes is None:
-            return None
-        if not isinstance(classes, (list, tuple, np.ndarray)) or any(
-                isinstance(label, (list, tuple, dict, set, np.ndarray)) for label in classes):
-            raise ValidationError(f"classes is {classes!r}; it must be None or a sequence of the 2 public class "
-                                  "labels, e.g. (-1, 1)")
-        labels = list(classes)
-        if len(labels) != 2:
-            raise ValidationError(f"classes has {len(labels)} entries ({labels!r}); it must hold exactly the 2 "
-                                  "public class labels")
-        for label in labels:
-            if label is None or (isinstance(label, (float, np.floating)) and not math.isfinite(label)):
-                raise ValidationError(f"classes contains {label!r}; class labels must not be None, nan or inf")
-        if labels[0] == labels[1]:
-            raise ValidationError(f"classes repeats {labels[0]!r}; it must hold 2 distinct labels")
-        mixed = len({isinstance(label, (str, np.str_)) for label in labels}) > 1
-        return np.array(labels, dtype=object) if mixed else np.array(labels)
-
     def _targets(self, y):
-        array = self._labels(y)
-        classes = self._public_classes()
-        if classes is not None:
-            as_objects = array.astype(object)
-            positive = as_objects == classes[1]
-            unknown = np.flatnonzero(~(positive | (as_objects == classes[0])))
-            if unknown.size:
-                position = int(unknown[0])
-                label = array[position].item() if isinstance(array[position], np.generic) else array[position]
-                raise ValidationError(f"y[{position}] is {label!r}, not one of classes = "
-                                      f"{classes.tolist()!r}")
-            return np.where(positive, 1.0, -1.0), {"classes_": classes}
+        labels = class_labels(y)
+        if self.classes is not None:
+            classes = public_classes(self.classes)
+            signed_labels(labels, classes)  # every label must be one of them
+            return labels, classes
         try:
-            classes, codes = np.unique(array, return_inverse=True)
+            classes = np.unique(labels)
         except TypeError:
             raise ValidationError("y mixes labels of different types; labels must be mutually sortable") from None
         if classes.size != 2:
             raise ValidationError(f"y has {classes.size} distinct class{'es' if classes.size != 1 else ''} "
-                                  f"({', '.join(map(repr, classes[:5].tolist()))}); these classifiers need "
-                                  "exactly 2 (or pass the 2 public labels as classes=)")
-        return 2.0 * codes.reshape(-1) - 1.0, {"classes_": classes}
+                                  f"({', '.join(map(repr, classes[:5].tolist()))}). Only binary classification is "
+                                  "supported: these classifiers need exactly 2 (or pass the 2 public labels as "
+                                  "classes=)")
+        return labels, classes
 
     def decision_function(self, X):
         """x . coef_ + intercept_; positive means classes_[1]."""
@@ -450,7 +338,7 @@ class _LDPClassifier(_LDPLinearModel):
     def score(self, X, y):
         """Accuracy: the fraction of rows whose predicted label equals y."""
         prediction = self.predict(X)
-        y = self._labels(y)
+        y = class_labels(y)
         self._check_length(prediction[:, None], y)
         return float(np.mean(prediction == y))
 
@@ -463,7 +351,13 @@ class LDPLogisticRegression(_LDPClassifier):
     positive class.
     """
 
-    _derivative = staticmethod(_logistic_derivative)
+    _loss = "logistic"
+
+    def predict_proba(self, X):
+        """(n, 2): the model's Pr[classes_[0]] and Pr[classes_[1]] per row, the logistic function of the decision
+        function."""
+        margin = self.decision_function(X)
+        return np.exp(-np.logaddexp(0.0, np.column_stack([margin, -margin])))
 
 
 class LDPLinearSVC(_LDPClassifier):
@@ -480,4 +374,4 @@ class LDPLinearSVC(_LDPClassifier):
     - fitted ``classes_``: the labels, classes_[0] -> -1 and classes_[1] -> +1 in the loss.
     """
 
-    _derivative = staticmethod(_hinge_derivative)
+    _loss = "hinge"
