@@ -9,7 +9,7 @@ import randomgen
 from randomgen import AESCounter, ChaCha
 
 from lipdesign.errors import ValidationError
-from lipdesign.learn import LDPLinearRegression, LDPLogisticRegression
+from lipdesign.learn import LDPLinearRegression, LDPLogisticRegression, Trainer, client_report
 from lipdesign.mechanisms import GRR, sampling
 from lipdesign.mechanisms.sampling import as_generator, secure_generator
 
@@ -216,11 +216,19 @@ def test_an_int_random_state_fixes_the_public_seed_whatever_the_noise_draws():
 
 
 def test_an_int_random_state_draws_nothing_public_from_its_noise_stream():
-    """The noise of random_state=s is default_rng(s), untouched: the same Generator with the same public seed
-    gives the very same fit."""
+    """The public seed of random_state=s is its own SeedSequence child (docs/math.md §9.11): stating it changes
+    nothing else, and another public seed leaves the plan (and so the noise streams) as they were."""
     seeded = fit(random_state=5)
-    by_generator = fit(random_state=np.random.default_rng(5), projection_seed=seeded.projection_seed_)
-    assert fitted_numbers(by_generator) == fitted_numbers(seeded)
+    assert fitted_numbers(fit(random_state=5, projection_seed=seeded.projection_seed_)) == fitted_numbers(seeded)
+    X, y = regression(2000)
+    plans = [Trainer(LDPLinearRegression(2.0, reduced_dim=3, batch_size=200, random_state=5, projection_seed=seed),
+                     *X.shape) for seed in (seeded.projection_seed_, 12345)]
+    assert plans[0].projection_seed == seeded.projection_seed_ and plans[1].projection_seed == 12345
+    for task_a, task_b in zip(plans[0].tasks(), plans[1].tasks()):
+        users = plans[0].participants(task_a)
+        np.testing.assert_array_equal(users, plans[1].participants(task_b))
+        for trainer, task in zip(plans, (task_a, task_b)):  # one report is enough to step
+            trainer.update(task, trainer.aggregate(client_report(task, X[users[:1]], y[users[:1]], rng=0)))
 
 
 def test_a_generator_random_state_takes_the_public_seed_from_the_os_not_from_itself(monkeypatch):
@@ -232,15 +240,19 @@ def test_a_generator_random_state_takes_the_public_seed_from_the_os_not_from_its
 
 
 def test_random_state_none_keys_the_noise_and_the_public_seed_separately(monkeypatch):
-    """rng=None: a 63-bit public seed and a 256-bit ChaCha20 key, two separate draws from the OS."""
-    key = 2**255 + 2**64 + 31
-    monkeypatch.setattr(sampling.secrets, "randbits", lambda bits: {63: 777, 256: key}[bits])
+    """random_state=None: the 63-bit public seed, the server's plan and each round's devices are separate draws
+    from the OS (a ChaCha20 key of 256 bits each; docs/math.md §3.8, §9.11)."""
+    draws = []
+
+    def randbits(bits):
+        draws.append(bits)
+        return 777 if bits == 63 else 2**255 + len(draws)
+
+    monkeypatch.setattr(sampling.secrets, "randbits", randbits)
     X, y = regression(3000, seed=3)
-    default = LDPLogisticRegression(4.0, reduced_dim=3, batch_size=300).fit(X, np.sign(y) + (y == 0))
-    explicit = LDPLogisticRegression(4.0, reduced_dim=3, batch_size=300, projection_seed=777,
-                                     random_state=ChaCha(key=key, rounds=20)).fit(X, np.sign(y) + (y == 0))
-    assert default.projection_seed_ == 777
-    assert fitted_numbers(default) == fitted_numbers(explicit)
+    model = LDPLogisticRegression(4.0, reduced_dim=3, batch_size=300).fit(X, np.sign(y) + (y == 0))
+    assert model.projection_seed_ == 777 and model.n_iter_ == 10
+    assert draws == [63, 256] + [256] * model.n_iter_  # the public seed, the plan, then one key per round
 
 
 @pytest.mark.parametrize(("seed", "message"), [

@@ -12,8 +12,8 @@ user reports in exactly one round, so each user is epsilon-LDP overall (``Traine
 Randomness, in separate streams (docs/math.md §9.11); "root" is the int ``random_state``, or 128 bits drawn once
 from a Generator or BitGenerator ``random_state``:
 
-- the projection: the public ``projection_seed``; else, when seeded, 63 bits of SeedSequence(root,
-  spawn_key=(0,)); else fresh from the OS CSPRNG;
+- the projection: the public ``projection_seed``; else, for an int ``random_state``, 63 bits of
+  SeedSequence(root, spawn_key=(0,)); else fresh from the OS CSPRNG (nothing drawn from a Generator is published);
 - the plan (which users report in which round), the server's: PCG64 on SeedSequence(root, spawn_key=(1,)) when
   seeded, else the ChaCha20 stream keyed from the OS;
 - the devices' noise: a real device calls ``client_report(..., rng=None)`` (ChaCha20 keyed from the OS, like
@@ -331,7 +331,7 @@ class Trainer:
         self._root = _seed_root(estimator.random_state)
         if estimator.projection_seed is not None:
             self.projection_seed = public_seed(estimator.projection_seed, "projection_seed")
-        elif self._root is not None:
+        elif isinstance(self._root, int):  # an int seed: reproducible; a Generator's draws are never published
             words = np.random.SeedSequence(self._root, spawn_key=(PROJECTION_STREAM,)).generate_state(1, np.uint64)
             self.projection_seed = int(words[0] >> np.uint64(1))
         else:
