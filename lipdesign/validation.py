@@ -54,6 +54,17 @@ def fmt(value):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def document_header(document, what, format_name, version, error=ValidationError):
+    """Raise ``error`` unless ``document`` is a JSON object with ``"format": format_name`` and ``"format_version":
+    version``; ``what`` names the kind of document in the message ("an aggregate")."""
+    found = document.get("format") if isinstance(document, dict) else None
+    if found != format_name:
+        raise error(f"format is {fmt(found)}; {what} document has format {format_name!r}")
+    if document.get("format_version") != version:
+        raise error(f"format_version is {fmt(document.get('format_version'))}; this lipdesign reads version {version} "
+                    f"of {what} document")
+
+
 def position(flat_index, shape):
     """The index of entry ``flat_index`` of an array of ``shape``: ``3`` or ``(1, 0)``."""
     if len(shape) <= 1:

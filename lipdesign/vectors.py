@@ -25,7 +25,7 @@ from lipdesign.io.schema import read_json
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.hashing import HASH_PRIME
 from lipdesign.mechanisms.sampling import secure_generator
-from lipdesign.validation import fmt, integer
+from lipdesign.validation import document_header, fmt, integer
 
 FORMAT = "lipdesign.vectors"
 FORMAT_VERSION = 1
@@ -214,12 +214,7 @@ def _report(mechanism, value, user_id, stream):
 
 def _checked_document(vectors, mechanism):
     """The cases of a vectors document for ``mechanism``, or FormatError naming what is wrong."""
-    if not isinstance(vectors, dict) or vectors.get("format") != FORMAT:
-        raise FormatError(f"vectors has format {fmt(getattr(vectors, 'get', lambda _: None)('format'))}; it must "
-                          f"be a {FORMAT!r} document (lipdesign.vectors.test_vectors or read_vectors)")
-    if vectors.get("format_version") != FORMAT_VERSION:
-        raise FormatError(f"vectors has format_version {fmt(vectors.get('format_version'))}; this lipdesign reads "
-                          f"version {FORMAT_VERSION}")
+    document_header(vectors, "a test vectors", FORMAT, FORMAT_VERSION, FormatError)
     if vectors.get("fingerprint") != mechanism.fingerprint:
         raise FormatError(f"vectors has fingerprint {fmt(vectors.get('fingerprint'))}; they are vectors of another "
                           f"mechanism than this one ({mechanism.fingerprint})")

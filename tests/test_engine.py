@@ -212,3 +212,24 @@ def test_dask_without_a_scheduler_starts_a_local_cluster(tmp_path):
     write_reports(tmp_path / "r.parquet", mechanism, reports, row_group_rows=700)
     assert aggregate(mechanism, [tmp_path / "r.parquet"], engine="dask", batch_rows=1000) == \
         mechanism.aggregate(reports)
+
+
+def test_aggregate_task_and_vector_documents_share_one_header_check():
+    """A wrong format or version is refused with the same message shape by every JSON document reader."""
+    from lipdesign.errors import FormatError
+    from lipdesign.learn import LDPLinearRegression, Task, Trainer
+    from lipdesign.mechanisms.aggregate import Aggregate
+    from lipdesign.vectors import check_vectors, test_vectors
+
+    grr = GRR(1.0, 3)
+    task = Trainer(LDPLinearRegression(1.0, batch_size=10, random_state=0), 100, 2).task()
+    readers = ((Aggregate.from_dict, grr.aggregate(grr.empty_reports()).to_dict(), ValidationError, "an aggregate"),
+               (Task.from_dict, task.to_dict(), ValidationError, "a learning task"),
+               (lambda document: check_vectors(grr, document), test_vectors(grr, n=2), FormatError, "a test vectors"))
+    for read, document, error, what in readers:
+        with pytest.raises(error, match=f"^format is 'x'; {what} document has format"):
+            read({**document, "format": "x"})
+        with pytest.raises(error, match=f"^format_version is 99; this lipdesign reads version \\d+ of {what} document"):
+            read({**document, "format_version": 99})
+        with pytest.raises(error, match=f"^format is None; {what} document"):
+            read([document])

@@ -37,7 +37,7 @@ from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, check_parameter_na
 from lipdesign.mechanisms.numeric import REPORT_DTYPE, HarmonyNumeric
 from lipdesign.mechanisms.projection import projection_signs
 from lipdesign.mechanisms.sampling import MAX_SEED, as_generator, one_bit_epsilon, public_seed
-from lipdesign.validation import choice, float_array, fmt, integer, real_number
+from lipdesign.validation import choice, document_header, float_array, fmt, integer, real_number
 
 __all__ = ["REPORT_DTYPE", "TASK_FORMAT", "Task", "Trainer", "client_report", "learning_guarantee",
            "public_projection"]
@@ -226,12 +226,7 @@ class Task:
     def from_dict(cls, document):
         """The Task of ``to_dict()``: every name must be there (none defaulted), every field is checked, and the
         stated report format and guarantee must be the ones the fields give."""
-        if not isinstance(document, dict) or document.get("format") != TASK_FORMAT:
-            found = document.get("format") if isinstance(document, dict) else document
-            raise ValidationError(f"format is {fmt(found)}; a learning task has format {TASK_FORMAT!r}")
-        if document.get("format_version") != TASK_FORMAT_VERSION:
-            raise ValidationError(f"format_version is {fmt(document.get('format_version'))}; this lipdesign reads "
-                                  f"tasks of version {TASK_FORMAT_VERSION}")
+        document_header(document, "a learning task", TASK_FORMAT, TASK_FORMAT_VERSION)
         names = ("round", "rounds", "loss", "epsilon", "n_features", "reduced_dim", "projection_seed",
                  "fit_intercept", "regularization", "model", "classes")
         missing = [name for name in (*names, "report", "guarantee") if name not in document]

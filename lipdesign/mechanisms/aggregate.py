@@ -11,7 +11,7 @@ give a JSON form; ``check_like`` refuses an aggregate that cannot be one of a gi
 import numpy as np
 
 from lipdesign.errors import ValidationError
-from lipdesign.validation import fmt, integer
+from lipdesign.validation import document_header, fmt, integer
 
 FORMAT = "lipdesign.aggregate"
 FORMAT_VERSION = 1
@@ -119,12 +119,7 @@ class Aggregate:
     @classmethod
     def from_dict(cls, document):
         """The Aggregate of ``to_dict()``; every field is checked."""
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise ValidationError(f"format is {fmt(getattr(document, 'get', lambda _: None)('format'))}; an "
-                                  f"aggregate document has format {FORMAT!r}")
-        if document.get("format_version") != FORMAT_VERSION:
-            raise ValidationError(f"format_version is {fmt(document.get('format_version'))}; this lipdesign reads "
-                                  f"aggregates of version {FORMAT_VERSION}")
+        document_header(document, "an aggregate", FORMAT, FORMAT_VERSION)
         statistics = document.get("statistics")
         if not isinstance(statistics, dict):
             raise ValidationError(f"statistics is {fmt(statistics)}; it must map names to arrays")
