@@ -307,4 +307,5 @@ def _skipped(estimator):
 
 @_sklearn_checks()
 def test_sklearn_estimator_checks(estimator, check):
+    """Each of scikit-learn's checks raises AssertionError (or its own error) when the estimator breaks its rule."""
     check(estimator)
