@@ -294,10 +294,23 @@ def _input_columns(mechanism):
     return [f"value_{j}" for j in range(domain.d)]
 
 
-def _input_batches(path, rows):
+def _csv_types(mechanism):
+    """The CSV column types ``lipdesign perturb`` reads, never inferred for what identifies a value or a user: a
+    categorical ``value`` is text when the mechanism has labels (matched exactly, docs/math.md §1) and an integer
+    index when it has none; ``user_id`` is an integer."""
+    import pyarrow as pa
+
+    types = {"user_id": pa.int64()} if mechanism.uses_user_ids else {}
+    domain = mechanism.input_domain
+    if domain.kind == "categorical":
+        types["value"] = pa.int64() if isinstance(domain.labels, range) else pa.string()
+    return types
+
+
+def _input_batches(path, rows, column_types=None):
     """(column names, record batches of about ``rows`` rows, the number of rows if known) of a CSV or Parquet file of
-    values; a file that cannot be read, at the start or further on (a CSV whose type changes after the first block),
-    is a FormatError."""
+    values, a CSV's columns in ``column_types`` read as those types; a file that cannot be read, at the start or
+    further on (a CSV whose type changes after the first block), is a FormatError."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from pyarrow import csv
@@ -317,7 +330,8 @@ def _input_batches(path, rows):
         if Path(path).suffix == ".parquet":
             handle = pq.ParquetFile(path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
             return handle.schema_arrow.names, guarded(handle.iter_batches(batch_size=rows)), handle.metadata.num_rows
-        reader = csv.open_csv(path)
+        reader = csv.open_csv(path, parse_options=csv.ParseOptions(newlines_in_values=True),
+                              convert_options=csv.ConvertOptions(column_types=column_types or {}))
         return reader.schema.names, guarded(reader), None
     except pa.ArrowException as error:
         raise refused(error) from None
@@ -367,7 +381,7 @@ def _perturb(args):
         raise ValidationError(f"--start is {start}; it must be a non-negative multiple of {BLOCK_ROWS} (the users "
                               "of a simulation come in blocks of that many, each with its own stream)")
     rows = _perturb_rows(mechanism, args.seed is not None)
-    names, batches, total = _input_batches(args.values, rows)
+    names, batches, total = _input_batches(args.values, rows, _csv_types(mechanism))
     columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
     missing = [name for name in columns if name not in names]
     if missing:

@@ -65,18 +65,53 @@ class Categorical(Immutable):
             all(isinstance(label, int) for label in self.labels)
 
     def validate(self, values, field="values"):
-        """Indices 0..k-1 (int64 vector) of ``values``: labels, or integer indices (unless the labels are integers
-        other than 0..k-1, which are then read as labels)."""
+        """Indices 0..k-1 (int64 vector) of ``values`` (docs/math.md §1, "Values and labels"): text is matched
+        exactly against the labels (no trimming, no parsing: ``"02"`` is the label ``"02"`` or nothing); numbers are
+        labels when every label is an integer, indices when no label spells a number other than its own index, and
+        refused as ambiguous otherwise."""
         array = np.asarray(values)
         if array.ndim != 1:
             raise ValidationError(f"{field} has shape {array.shape}; it must be a vector, one value per user")
         if array.size == 0:
             raise ValidationError(f"{field} is empty; it must hold at least one value")
-        named = not isinstance(self.labels, range)  # default labels: only indices (k may be huge)
-        if named and (array.dtype.kind in "US" or array.dtype == object or
-                      (self._integer_labels and array.dtype.kind in "iu")):
+        if isinstance(self.labels, range):  # default labels: only indices (k may be huge)
+            return index_array(array, self.k, field)
+        if array.dtype == object:
+            self._check_label_objects(array, field)
+        if array.dtype.kind in "USO" or (self._integer_labels and array.dtype.kind in "iu"):
             return self._label_indices(array, field)
+        if self._numeric_label is not None and array.dtype.kind in "iuf":
+            at, label = self._numeric_label
+            raise ValidationError(
+                f"{field} holds numbers ({array.dtype}), which are ambiguous for these labels: labels[{at}] is "
+                f"{label!r}, which spells a number other than its index {at}; pass the values as text labels "
+                "(lipdesign perturb reads a CSV column as text; a Parquet column must be a string column)")
         return index_array(array, self.k, field)
+
+    @cached_property
+    def _numeric_label(self):
+        """(index, label) of the first label that is or spells a number (in any form Python reads: "02", "2.0",
+        " 2", "1e0") other than its own index, or None: numbers then cannot be read as indices."""
+        for at, label in enumerate(self.labels):
+            if isinstance(label, str):
+                try:
+                    number = float(label)
+                except ValueError:
+                    continue
+            else:
+                number = label
+            if number != at:
+                return at, label
+        return None
+
+    @staticmethod
+    def _check_label_objects(array, field):
+        """An object array (a pandas column, a list of mixed types) holds labels: each entry text or an integer."""
+        is_label = np.frompyfunc(lambda value: isinstance(value, (str, int)) and not isinstance(value, bool), 1, 1)
+        bad = np.flatnonzero(~is_label(array).astype(bool))
+        if bad.size:
+            raise ValidationError(f"{field}[{bad[0]}] is {fmt(array[bad[0]])}; labels are text (or integers, for "
+                                  "integer labels)")
 
     @cached_property
     def _sorted_labels(self):
