@@ -35,6 +35,9 @@ from lipdesign.verification.exact import log_upper
 #: Default number of reports drawn per audited population.
 DEFAULT_REPORTS = 200_000
 
+#: The most reports drawn per audited population (about 2-3 minutes each on one core).
+MAX_REPORTS = 10**9
+
 #: Events (comparisons) whose empirical epsilon is bounded; the error budget is split over them (Bonferroni).
 EVENTS = 4
 
@@ -92,15 +95,32 @@ class AuditResult:
     events: tuple = ()
     populations: tuple = ()
     distribution: dict = field(default_factory=dict)
+    attainable_epsilon: float = math.nan
+    reports_for_power: int | None = None
+
+    @property
+    def powered(self):
+        """Whether this many reports could show any leak: the bound at the table's own probabilities is above 0."""
+        return self.attainable_epsilon > 0
 
     def summary(self):
-        verdict = "PASS" if self.passed else "FAIL"
+        verdict = ("PASS" if self.passed else "FAIL") + ("" if self.powered else " (no power)")
         lines = [(f"{verdict}: audit of {self.family} ({self.notion} eps = {upward(self.claimed_epsilon)}), "
                   f"{self.reports} reports per population, {len(self.populations)} populations, confidence "
                   f"{self.confidence:g}"),
                  (f"  empirical epsilon lower bound {downward(self.empirical_epsilon)} "
                   f"{'<=' if self.epsilon_passed else '>'} claimed {upward(self.claimed_epsilon)} (Clopper-Pearson, "
                   f"Bonferroni over {len(self.events)} events and both sides)")]
+        more = "" if self.reports_for_power is None else \
+            f"; about {self.reports_for_power} reports per population bound it at half the claim"
+        if not self.powered:
+            lines.append(f"  no power: at the table's own probabilities {self.reports} reports bound epsilon at only "
+                         f"{downward(self.attainable_epsilon)}, so this audit cannot show any leak{more}")
+        else:
+            slack = max(0.0, max(event["table_epsilon"] or 0.0 for event in self.events) - self.attainable_epsilon)
+            lines.append(f"  power: at the table's own probabilities the bound is about "
+                         f"{downward(self.attainable_epsilon)}; a leak shows (about half the time) once the true "
+                         f"epsilon exceeds about {upward(self.claimed_epsilon + slack, 4)}{more}")
         for event in self.events:
             lines.append(f"    {event['numerator']} vs {event['denominator']}, class {event['class']}: counts "
                          f"{event['hits'][0]} and {event['hits'][1]}, table epsilon {upward(event['table_epsilon'], 4)}, "
@@ -121,7 +141,9 @@ class AuditResult:
                 "distribution_threshold": self.distribution_threshold,
                 "events": [dict(event, empirical_epsilon=_json_float(event["empirical_epsilon"]))
                            for event in self.events],
-                "populations": list(self.populations), "distribution": dict(self.distribution)}
+                "populations": list(self.populations), "distribution": dict(self.distribution),
+                "attainable_epsilon": _json_float(self.attainable_epsilon), "powered": self.powered,
+                "reports_for_power": self.reports_for_power}
 
 
 def _json_float(value):
@@ -179,7 +201,7 @@ def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, prog
     at every 10 % of the reports); ``events``: how many comparisons are bounded (Bonferroni); ``progress_reports``:
     None or a callable receiving ``(done, total)``, the reports drawn so far and the total to draw (``reports`` per
     audited population), after every batch of reports: what a progress bar counts."""
-    reports = integer(reports, "reports", low=1)
+    reports = integer(reports, "reports", low=1, high=MAX_REPORTS)
     events = integer(events, "events", low=1)
     if progress is not None and not callable(progress):
         raise ValidationError(f"progress is {fmt(progress)}; it must be None or a callable taking one line of text")
@@ -214,9 +236,23 @@ def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, prog
     empirical = max(event["empirical_epsilon"] for event in found)
     epsilon_passed = bool(empirical <= claimed)
     distribution_passed = bool(distribution["p_value"] >= threshold)
+    attainable = _attainable(found, reports, side)
+    for_power = None
+    if attainable < claimed / 2:
+        for_power = next((n for n in (reports << shift for shift in range(1, 64)) if n > MAX_REPORTS or
+                          _attainable(found, n, side) >= claimed / 2), None)
+        for_power = None if for_power is None or for_power > MAX_REPORTS else for_power
     return AuditResult(mechanism.family, mechanism.guarantee.notion, claimed, empirical, confidence, reports,
                        epsilon_passed and distribution_passed, epsilon_passed, distribution_passed,
-                       distribution["p_value"], threshold, tuple(found), tuple(needed), distribution)
+                       distribution["p_value"], threshold, tuple(found), tuple(needed), distribution, attainable,
+                       for_power)
+
+
+def _attainable(events, n, side):
+    """The largest empirical bound of ``events`` at their expected counts for n reports per population: what a
+    mechanism exactly at its table shows (docs/math.md §14); <= 0 means the audit cannot show a leak."""
+    return max(empirical_epsilon(round(n * p1), round(n * p2), n, n, side)
+               for p1, p2 in (event["table_probabilities"] for event in events))
 
 
 def _plan_of(mechanism):

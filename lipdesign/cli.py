@@ -8,6 +8,7 @@ with exit code 2 and one line on stderr, never a traceback; a verification or an
 import argparse
 import inspect
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -18,6 +19,15 @@ from lipdesign.errors import FormatError, LipdesignError, ValidationError, Verif
 #: At most this many rows of input are read, perturbed and written at a time by ``lipdesign perturb`` (fewer when
 #: the reports of that many users would exceed ``lipdesign.reports.CHUNK_BYTES``, see ``_perturb_rows``).
 PERTURB_CHUNK_ROWS = 1 << 20
+
+#: The first user of a seeded `perturb` is below this (users are numbered in int64).
+MAX_START = 1 << 62
+
+#: The most epsilons `lipdesign plot --epsilons` takes (each is a design).
+MAX_PLOT_EPSILONS = 32
+
+#: The extensions an output may have, by the format a command writes.
+OUTPUT_SUFFIXES = {"JSON": (".json",), "Parquet": (".parquet",), "an image": (".png", ".pdf", ".svg")}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -189,11 +199,7 @@ def _mechanism(args):
     cls = family_class(family)
     mechanism = cls(**parameters)
     mechanism.to_json(args.output)
-    print(repr(mechanism))
-    if mechanism.finite:
-        print(mechanism.verify().summary())
-    else:
-        print(f"continuous output space, no finite table to verify; guarantee: {mechanism.guarantee.summary()}")
+    print(mechanism.summary())
     print(f"wrote {args.output} (fingerprint {mechanism.fingerprint})")
 
 
@@ -377,9 +383,9 @@ def _perturb(args):
         raise ValidationError(f"--start is {args.start}; it numbers the users of a seeded simulation, so it needs "
                               "--seed")
     start = 0 if args.start is None else args.start
-    if start < 0 or start % BLOCK_ROWS:
-        raise ValidationError(f"--start is {start}; it must be a non-negative multiple of {BLOCK_ROWS} (the users "
-                              "of a simulation come in blocks of that many, each with its own stream)")
+    if not 0 <= start < MAX_START or start % BLOCK_ROWS:
+        raise ValidationError(f"--start is {start}; it must be a non-negative multiple of {BLOCK_ROWS} below 2^62 (the "
+                              "users of a simulation come in blocks of that many, each with its own stream)")
     rows = _perturb_rows(mechanism, args.seed is not None)
     names, batches, total = _input_batches(args.values, rows, _csv_types(mechanism))
     columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
@@ -473,6 +479,8 @@ def _demo(args):
     from lipdesign.model import PriorSet
 
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValidationError(f"--out is {args.out!r}; it is a file: the demo writes a folder of files there")
     out.mkdir(parents=True, exist_ok=True)
     rows, mechanisms = demo.run()
     print(f"Screen-time buckets {list(demo.BUCKETS)}; last year's survey is the prior; the server estimates this "
@@ -522,10 +530,14 @@ def _demo(args):
 def _epsilons(text):
     """The epsilons of ``--epsilons``: numbers separated by commas (each checked by the notion or mechanism)."""
     try:
-        return [float(item) for item in text.split(",")]
+        epsilons = [float(item) for item in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a list of numbers separated by commas, e.g. "
                                          "0.5,1,2") from None
+    if len(epsilons) > MAX_PLOT_EPSILONS:
+        raise argparse.ArgumentTypeError(f"{len(epsilons)} epsilons given; a plot takes at most {MAX_PLOT_EPSILONS} "
+                                         "(each is a design)")
+    return epsilons
 
 
 def _plot(args):
@@ -553,7 +565,7 @@ def build_parser():
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_design, inputs=("spec",))
+    command.set_defaults(run=_design, inputs=("spec",), output_format=("output", "JSON"))
     command = commands.add_parser("compare", help="design every family (rr, unary, hashing) for a JSON spec and "
                                                   "print their figures side by side")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
@@ -568,7 +580,7 @@ def build_parser():
     command.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                          help="constructor argument, VALUE read as JSON (repeat: -p d=4 -p seed=7)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
-    command.set_defaults(run=_mechanism)
+    command.set_defaults(run=_mechanism, output_format=("output", "JSON"))
     command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
     command.add_argument("mechanism")
     command.set_defaults(run=_verify, inputs=("mechanism",))
@@ -579,7 +591,7 @@ def build_parser():
     command.add_argument("--cases", type=int, default=32, help="number of cases (default 32)")
     command.add_argument("--seed", type=int, default=0, help="ChaCha20 key of the recorded words (default 0)")
     command.add_argument("--check", metavar="VECTORS.json", help="replay these vectors instead of writing")
-    command.set_defaults(run=_vectors, inputs=("mechanism",))
+    command.set_defaults(run=_vectors, inputs=("mechanism",), output_format=("output", "JSON"))
     command = commands.add_parser("audit", help="black-box statistical audit of a mechanism JSON's perturber: "
                                                 "empirical epsilon lower bound and distribution test")
     command.add_argument("mechanism")
@@ -619,7 +631,7 @@ def build_parser():
                               "65536 (default 0); give each file of one simulation its own range (perturb prints "
                               "the next file's --start)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_perturb, inputs=("mechanism", "values"))
+    command.set_defaults(run=_perturb, inputs=("mechanism", "values"), output_format=("output", "Parquet"))
     command = commands.add_parser("aggregate", help="aggregate report files (streaming, any number, local or Dask) "
                                                     "into an aggregate JSON")
     command.add_argument("mechanism")
@@ -632,7 +644,7 @@ def build_parser():
                               "LocalCluster)")
     command.add_argument("--batch-rows", type=int, default=1 << 20, help="reports read at a time (default 1048576)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_aggregate, inputs=("mechanism", "reports"))
+    command.set_defaults(run=_aggregate, inputs=("mechanism", "reports"), output_format=("output", "JSON"))
     command = commands.add_parser("estimate", help="the estimate of an aggregate JSON, with standard errors and "
                                                    "confidence intervals")
     command.add_argument("mechanism")
@@ -650,7 +662,7 @@ def build_parser():
                          help="the epsilons to plot (default: 1/4, 1/2, 1, 2 and 4 times the file's own, within "
                               "the families' range)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
-    command.set_defaults(run=_plot, inputs=("input",))
+    command.set_defaults(run=_plot, inputs=("input",), output_format=("output", "an image"))
     command = commands.add_parser("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
     command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")
     command.set_defaults(run=_demo)
@@ -658,13 +670,43 @@ def build_parser():
 
 
 def _check_inputs(args):
-    """Refuse an input file that does not exist before any work, naming the argument."""
+    """Refuse, before any work and naming the argument, an input file that does not exist and an output the command
+    cannot write: a folder, a place it may not create a file, a name whose extension is another format, or one of
+    its own inputs (which the output would overwrite)."""
+    inputs = []
     for name in getattr(args, "inputs", ()):
         paths = getattr(args, name)
         for path in [paths] if isinstance(paths, str) else paths:
             if not Path(path).is_file():
                 raise ValidationError(f"{name} is {path!r}; no such file" + ("" if not Path(path).exists() else
                                                                                " (it is a folder)"))
+            inputs.append((name, Path(path)))
+    output, written = getattr(args, "output_format", (None, None))
+    path = None if output is None else getattr(args, output)
+    if path is not None:
+        _check_output(Path(path), f"--{output}", written, inputs)
+
+
+def _check_output(path, field, written, inputs):
+    suffixes = OUTPUT_SUFFIXES[written]
+    if path.suffix.lower() not in suffixes:
+        raise ValidationError(f"{field} is {str(path)!r}; this command writes {written}, so the name must end in "
+                              f"{' or '.join(suffixes)}")
+    if path.is_dir():
+        raise ValidationError(f"{field} is {str(path)!r}; it is a folder: give a file name")
+    if not path.parent.is_dir():
+        raise ValidationError(f"{field} is {str(path)!r}; its folder {str(path.parent)!r} does not exist")
+    for name, source in inputs:
+        if path.exists() and path.samefile(source):
+            raise ValidationError(f"{field} is {str(path)!r}, which is the {name} file: writing it would overwrite "
+                                  "the input; give another name")
+    existed = path.exists()
+    try:  # a probe that neither truncates an existing file nor blocks on a pipe
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666))
+    except OSError as error:
+        raise ValidationError(f"{field} is {str(path)!r}; it cannot be written ({error.strerror})") from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def main(argv=None):
@@ -675,7 +717,11 @@ def main(argv=None):
     except LipdesignError as error:
         print(f"lipdesign: error: {error}", file=sys.stderr)
         return 2
-    except (OSError, json.JSONDecodeError) as error:
+    except OSError as error:  # name the file and the reason, without errno's bracketed number
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"lipdesign: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as error:
         print(f"lipdesign: error: {error}", file=sys.stderr)
         return 2
     except MemoryError:

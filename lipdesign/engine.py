@@ -19,7 +19,7 @@ from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.numeric import sample_standard_errors
 from lipdesign.mechanisms.postprocess import norm_sub
-from lipdesign.reports import BATCH_ROWS, first_line, open_reports
+from lipdesign.reports import BATCH_ROWS, MAX_BATCH_ROWS, first_line, open_reports
 from lipdesign.validation import choice, fmt, integer
 
 ENGINES = ("local", "dask")
@@ -89,7 +89,7 @@ def aggregate(mechanism, sources, engine="local", scheduler=None, progress=None,
     just aggregated; ``batch_rows``: the rows read at a time. Both engines give the same Aggregate exactly; sources
     that hold no reports (empty files or arrays) give the zero aggregate, ``n = 0`` (docs/math.md §15)."""
     engine = choice(engine, "engine", ENGINES)
-    batch_rows = integer(batch_rows, "batch_rows", low=1)
+    batch_rows = integer(batch_rows, "batch_rows", low=1, high=MAX_BATCH_ROWS)
     if progress is not None and not callable(progress):
         raise ValidationError(f"progress is {fmt(progress)}; it must be None or a callable taking a report count")
     if scheduler is not None and engine != "dask":

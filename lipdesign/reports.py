@@ -42,6 +42,9 @@ CHUNK_BYTES = 64 << 20
 #: Rows per batch that ``ReportFile.batches`` reads by default (a batch of int64 indices is 8 MiB).
 BATCH_ROWS = 1 << 20
 
+#: The most rows read at a time (a batch of reports is held in memory: 2^24 rows is at most a few hundred MiB).
+MAX_BATCH_ROWS = 1 << 24
+
 #: Bytes that a reader buffers per column while it decodes pages (pyarrow's ``buffer_size``).
 READ_BUFFER_BYTES = 1 << 20
 

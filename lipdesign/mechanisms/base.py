@@ -169,6 +169,12 @@ class Mechanism(Immutable):
         """The exact Certificate of the guarantee (docs/math.md §3); ValidationError for a continuous output."""
         return self.certificate
 
+    def summary(self):
+        """What the mechanism is and what it guarantees, as printed by the CLI (designed families say more)."""
+        if not self.finite:
+            return f"{self!r}\ncontinuous output space, no finite table to verify; guarantee: {self.guarantee.summary()}"
+        return f"{self!r}\n{self.verify().summary()}"
+
     def verified_epsilons(self):
         """Exactly verified tightest epsilons, by name ({} for a continuous output space; inf when unbounded)."""
         if not self.finite:
