@@ -174,7 +174,7 @@ def test_the_summary_says_what_the_figures_mean(design):
     bounded = ld.design(counts / 200, ld.LIP(1.0, prior_set=ld.PriorSet.from_counts(counts)), baselines=False)
     radius = bounded.notion.prior_set.parameters["radius"]
     assert f"eps-LIP for X holds at every prior of the TV ball of radius {radius:.3g}" in bounded.summary()
-    assert "if the prior is off by up to TV 0.1 from the design prior" in bounded.summary()
+    assert "if X's prior is off by up to TV 0.1 from the design prior" in bounded.summary()
     from lipdesign.demo import scenario
 
     prior, secret = scenario()

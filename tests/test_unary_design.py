@@ -356,7 +356,7 @@ def test_the_summary_of_a_large_design_says_where_to_verify_other_priors():
     """k = 40: a TV ball's vertices are too many to list, so the summary points to ld.verify instead of failing."""
     mechanism = ld.design(zipf(40), ld.LIP(1.0), family="unary", baselines=False)
     assert "ld.verify(mech, prior=...) computes it exactly" in mechanism.summary()
-    assert "if the prior is off by up to TV 0.1" in ld.design(zipf(6), ld.LIP(1.0), family="unary").summary()
+    assert "if X's prior is off by up to TV 0.1" in ld.design(zipf(6), ld.LIP(1.0), family="unary").summary()
 
 
 def _secret_example(k=5, m=3, seed=0):

@@ -14,7 +14,14 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
-from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism, verify
+from lipdesign.mechanisms.base import (
+    EXACT_TABLE,
+    Guarantee,
+    Mechanism,
+    drift_lines,
+    labelled_epsilons,
+    verify,
+)
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import TablePerturber, index_reports
@@ -391,9 +398,9 @@ class TableMechanism(Mechanism):
         notion, objective = self.notion, self.objective
         lines = [f"{notion.kind} eps={notion.epsilon:g}, k={self.prior.k}, {self.table.shape[1]} outputs, designed for "
                  f"{type(objective).__name__}" + (" (per-user Bayesian MSE)" if not objective.population else "")]
-        verified = ", ".join(f"{name} {value:.6g}" for name, value in self.epsilons.items())
-        lines.append(f"  guarantee (exactly verified): {verified}")
         secret = getattr(notion, "secret", None)
+        lines.append("  guarantee (exactly verified on the table the sampler realises): " +
+                     labelled_epsilons(self.epsilons, notion, lambda value: f"{value:.6g}"))
         if secret is not None:
             lines.append(f"  {notion.kind} protects the latent secret ({secret.m} values), not X: for X itself the "
                          "table is only as private as the LIP for X and LDP figures above")
@@ -445,10 +452,8 @@ class TableMechanism(Mechanism):
                 lines.append(f"  at another prior LIP may be larger (never above the LDP level "
                              f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly")
             else:
-                worst = verify(self, prior=ball).epsilon
-                lines.append(f"  if the prior is off by up to TV {self.SUMMARY_DRIFT:g} from the design prior: LIP at "
-                             f"worst {upward(worst, 4)} (never above the LDP level {upward(self.epsilons['LDP'], 4)}); "
-                             "ld.verify(mech, prior=...) for others")
+                lines += drift_lines("the secret" if secret is not None else "X", self.SUMMARY_DRIFT,
+                                     verify(self, prior=ball).epsilon, notion.epsilon, self.epsilons["LDP"])
         return "\n".join(lines)
 
     # -- perturb, aggregate, estimate ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
-from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, drift_lines, labelled_epsilons
 from lipdesign.mechanisms.bitsums import column_sums
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol, pure_variance
@@ -579,7 +579,7 @@ class UnaryEncoding(PureProtocol):
         kind = self.notion.kind
         lines = [f"unary encoding, {kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
                  "  guarantee (exactly verified on the realised bits, rounded up): " +
-                 ", ".join(f"{name} {upward(value)}" for name, value in self.epsilons.items()),
+                 labelled_epsilons(self.epsilons, self.notion, upward),
                  _guarantee_line(self.notion, self.epsilons)]
         if self.objective.population:
             lines.append("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
@@ -608,10 +608,8 @@ class UnaryEncoding(PureProtocol):
             lines.append(f"  at another prior LIP may be larger (never above the LDP level "
                          f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly")
             return "\n".join(lines)
-        protected = "the secret" if self.secret is not None else "X"
-        lines.append(f"  if the prior is off by up to TV {SUMMARY_DRIFT:g}: LIP for {protected} at worst "
-                     f"{upward(self.certificate_at(ball).epsilon, 4)} (never above the LDP level "
-                     f"{upward(self.epsilons['LDP'], 4)}); ld.verify(mech, prior=...) for others")
+        lines += drift_lines("the secret" if self.secret is not None else "X", SUMMARY_DRIFT,
+                             self.certificate_at(ball).epsilon, self.epsilon, self.epsilons["LDP"])
         return "\n".join(lines)
 
     def parameters(self):
