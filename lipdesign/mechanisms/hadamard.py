@@ -4,7 +4,9 @@ import numpy as np
 
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
 from lipdesign.mechanisms.rr import MAX_FULL_K, full_table_size
-from lipdesign.mechanisms.sampling import index_reports
+from lipdesign.mechanisms.sampling import index_reports, realized_probability
+from lipdesign.notions import LDP
+from lipdesign.verification import verify_table
 
 
 def parity(z):
@@ -32,6 +34,7 @@ class HadamardResponse(PureProtocol):
     Sylvester Hadamard matrix H[i, j] = (-1)^popcount(i & j) (row 0, all ones, is skipped). The output y in
     0..K-1 is uniform on C_x = {y: H[x+1, y] = +1} with probability p = e^eps/(e^eps + 1), else uniform on the
     complement. Rows x+1 != x'+1 are orthogonal, so C_x holds half of C_x' and half of its complement: q = 1/2.
+    The certificate is verified on the table with p as the sampler realises it (``realised_table``).
     Reports: int64 (n,) in 0..K-1; k <= ``oracle.MAX_K`` (so K <= 2**62); epsilon in [1e-6, 10]. Aggregating a batch
     of reports costs O(K log K) (the transform of its histogram).
     """
@@ -74,8 +77,22 @@ class HadamardResponse(PureProtocol):
         Sylvester matrix are orthogonal and balanced: H[1] and H[2] agree on half of the K outputs, and each is
         +1 on half of those), with the probabilities summed over the class. The ratios e^eps, e^-eps and 1 all
         occur. The sums are the full table's entries times K/4, a power of 2, so exact: the table's ratios are
-        bit for bit those of the full table."""
-        inside, outside = self._entries()
+        bit for bit those of the full table. These are the computed probabilities (p = e^eps/(e^eps + 1));
+        ``realised_table`` has the ones the sampler draws with."""
+        return self._reduced(*self._entries())
+
+    def realised_table(self):
+        """``privacy_table`` with p as ``random() < p`` realises it, ceil(p 2^53) / 2^53 (``realized_probability``;
+        y is exactly uniform on 0..K-1): entries p/2 and (1 - p)/2, exact doubles (p and 1 - p are on the 2^-53
+        grid). The certificate is verified on it, so it is about what is sampled."""
+        realised = float(realized_probability(self.p))
+        return self._reduced(2.0 * realised / self.K, 2.0 * (1.0 - realised) / self.K)
+
+    def _certify(self):
+        return verify_table(self.realised_table(), LDP(self.epsilon), exact=True)
+
+    def _reduced(self, inside, outside):
+        """The 2 x 4 reduction from the full table's entries on C_x and off it (times K/4, exact)."""
         quarter = self.K // 4
         inside, outside = quarter * inside, quarter * outside
         return np.array([[inside, inside, outside, outside], [inside, outside, inside, outside]])

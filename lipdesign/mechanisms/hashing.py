@@ -11,6 +11,7 @@ from lipdesign.mechanisms import parallel
 from lipdesign.mechanisms.base import SEED_RULE
 from lipdesign.mechanisms.oracle import PureProtocol
 from lipdesign.mechanisms.rr import (
+    grr_certificate,
     grr_mixing_probability,
     grr_probabilities,
     grr_reduced_table,
@@ -329,5 +330,9 @@ class OLH(PureProtocol):
         and given it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table (two
         inputs with h(x) = h(x') only give ratio 1). Rows: two inputs with h(x) = 0, h(x') = 1 (possible for g >= 2;
         a pool that passed its rank check separates some pair); columns: y = 0, y = 1, and the other g - 2 buckets
-        merged (``rr.grr_reduced_table``; none when g = 2)."""
+        merged (``rr.grr_reduced_table``; none when g = 2), in floats. The certificate is verified on its exact rational
+        form, the probabilities the mixture realises (``rr.grr_certificate``)."""
         return grr_reduced_table(self.alpha, self.g)
+
+    def _certify(self):
+        return grr_certificate(self.epsilon, self.alpha, self.g)

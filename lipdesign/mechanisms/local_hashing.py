@@ -17,11 +17,11 @@ from lipdesign.mechanisms.hashing import hash_collision
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability, structured_reports
 from lipdesign.mechanisms.unary import baseline_lines
-from lipdesign.model import Prior
+from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP, notion_from_dict
 from lipdesign.validation import choice, fmt, index_array, integer, upward
 from lipdesign.verification import exp_bounds
-from lipdesign.verification.exact import Certificate, log_upper
+from lipdesign.verification.exact import Certificate, log_upper, verify_table
 from solvers.hashing import cell_flips
 
 #: Cells of the bucket mass: a hash's channel depends only on the cell its bucket-0 mass falls in.
@@ -215,7 +215,21 @@ class LocalHashing(Mechanism):
 
     def privacy_table(self, max_hashes=MAX_TABLE_HASHES):
         """The whole mechanism as a k x (2 p (p - 1)) table, column (s, y) = Pr[seed s, bit y | x] (for audits at
-        small k: ``ld.verify(table, ld.LIP(eps), prior)`` then checks the guarantee by brute force)."""
+        small k: ``ld.verify(table, ld.LIP(eps), prior)`` then checks the guarantee by brute force), in floats: each
+        entry is rounded once in the division by the number of hashes (``exact_table`` has the realised numbers)."""
+        return self._channels(max_hashes) / self.hashes
+
+    def exact_table(self, max_hashes=MAX_TABLE_HASHES):
+        """``privacy_table`` as the sampler realises it, an object array of Fractions: Pr[seed s] = 1 / (p (p - 1))
+        exactly (``integers`` is exactly uniform) times Pr[bit y | x, s], the realised flips (exact doubles on the
+        2^-53 grid)."""
+        channels = self._channels(max_hashes)
+        values, where = np.unique(channels, return_inverse=True)  # a few distinct flips: one Fraction each
+        exact = np.array([Fraction(float(value)) / self.hashes for value in values], dtype=object)
+        return exact[where.reshape(channels.shape)]
+
+    def _channels(self, max_hashes):
+        """Pr[bit y | x, seed s] as realised (exact doubles), k x (2 p (p - 1)), column 2 s + y."""
         if self.hashes > max_hashes:
             raise ValidationError(f"k is {self.k}; the full table has 2 p (p - 1) = {2 * self.hashes} columns, built "
                                   f"for at most {max_hashes} hashes")
@@ -223,8 +237,16 @@ class LocalHashing(Mechanism):
         in_zero = self._in_zero(seeds)  # (hashes, k)
         _, f0, f1 = self._flips(in_zero)
         flip = np.where(in_zero == 1, f0[:, None], f1[:, None])  # Pr[y != bucket]
-        ones = np.where(in_zero == 0, 1.0 - flip, flip)  # Pr[y = 1 | x, s]
-        return (np.stack([1.0 - ones, ones], axis=2) / self.hashes).transpose(1, 0, 2).reshape(self.k, -1)
+        ones = np.where(in_zero == 0, 1.0 - flip, flip)  # Pr[y = 1 | x, s]: 1 - flip is exact on the grid
+        return np.stack([1.0 - ones, ones], axis=2).transpose(1, 0, 2).reshape(self.k, -1)
+
+    def certificate_at(self, prior):
+        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
+        the set), verified in rational arithmetic on the whole table as the sampler realises it (``exact_table``; up
+        to MAX_TABLE_HASHES hashes). What ``ld.verify(mech, prior=...)`` returns."""
+        if isinstance(prior, PriorSet):
+            return verify_table(self.exact_table(), LIP(self.epsilon, prior_set=prior), self.prior, exact=True)
+        return verify_table(self.exact_table(), LIP(self.epsilon), prior, exact=True)
 
     def parameters(self):
         return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "g": self.g}

@@ -16,8 +16,9 @@ import numpy as np
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
 from lipdesign.mechanisms.sampling import index_reports, realized_probability
+from lipdesign.notions import LDP
 from lipdesign.validation import MAX_EPSILON
-from lipdesign.verification import exp_bounds
+from lipdesign.verification import exp_bounds, verify_table
 
 #: ``grr_mixing_probability`` lowers alpha by at most this many 2^-53 steps to meet the claim exactly.
 MAX_GRID_STEPS = 64
@@ -79,9 +80,13 @@ def grr_mixing_probability(epsilon, exp_epsilon, size, field="k"):
                           "information left): use a larger epsilon or a smaller domain")
 
 
-def grr_probabilities(alpha, size):
-    """(keep, lie): the realised Pr[y = x] and Pr[y = y'] for y' != x of the mixture with ``alpha``."""
-    lie = (1.0 - alpha) / size
+def grr_probabilities(alpha, size, exact=False):
+    """(keep, lie): the realised Pr[y = x] and Pr[y = y'] for y' != x of the mixture with ``alpha``, alpha + lie and
+    lie = (1 - alpha)/size: as floats (rounded), or with ``exact`` the Fractions the sampler realises (alpha is on
+    the 2^-53 grid, so ``random() < alpha`` realises it exactly, and the uniform draw is exactly uniform)."""
+    if exact:
+        alpha = Fraction(alpha)
+    lie = (1 - alpha) / size
     return alpha + lie, lie
 
 
@@ -92,19 +97,25 @@ def randomized_response(truth, size, alpha, rng):
     return np.where(keep, truth, rng.integers(0, size, size=truth.shape))
 
 
-def grr_reduced_table(alpha, size):
+def grr_reduced_table(alpha, size, exact=False):
     """Exact reduction of the size x size GRR table to 2 rows x 3 columns (2 x 2 when size = 2), O(1).
 
     Every column y of the full table is ``keep`` in row y and ``lie`` in every other row, so the ratio of any
     output between two inputs is keep/lie, lie/keep or 1. Rows: inputs x = 0, x' = 1; columns: y = x (ratio
     keep/lie), y = x' (lie/keep) and the other size - 2 outputs merged, (size - 2) lie in both rows (ratio 1;
-    absent when size = 2). The entries are the same floats as the full table's, so even the exact rational
-    ratios coincide."""
-    keep, lie = grr_probabilities(alpha, size)
-    if size == 2:
-        return np.array([[keep, lie], [lie, keep]])
-    rest = (size - 2) * lie
-    return np.array([[keep, lie, rest], [lie, keep, rest]])
+    absent when size = 2). Floats: the same as the full table's, so even the exact rational ratios coincide. With
+    ``exact``: an object array of the Fractions the sampler realises (``grr_probabilities``), which no double holds
+    in general (keep = alpha + lie rounds): what ``grr_certificate`` verifies."""
+    keep, lie = grr_probabilities(alpha, size, exact)
+    rows = [[keep, lie], [lie, keep]] if size == 2 else [[keep, lie, (size - 2) * lie], [lie, keep, (size - 2) * lie]]
+    return np.array(rows, dtype=object if exact else float)
+
+
+def grr_certificate(epsilon, alpha, size):
+    """The exact LDP Certificate of GRR's mixture with ``alpha`` over ``size`` values, verified in rational
+    arithmetic on the probabilities the sampler realises (``grr_reduced_table(..., exact=True)``), so its epsilon
+    is ln(1 + size alpha/(1 - alpha)) rounded up, not the ratio of the rounded floats."""
+    return verify_table(grr_reduced_table(alpha, size, exact=True), LDP(epsilon), exact=True)
 
 
 def full_table_size(k, max_k):
@@ -117,7 +128,8 @@ class GRR(PureProtocol):
     """Generalised randomized response (docs/math.md §8): the true value with probability p = e^eps/(e^eps + k - 1),
     every other value with q = 1/(e^eps + k - 1). Sampled as a mixture (``grr_mixing_probability``: the truth with
     probability alpha, else uniform on all k values), whose realised p and q are the ones used here, for estimation
-    and in the privacy table. Reports: int64 (n,) in 0..k-1; 2 <= k <= ``MAX_K``.
+    and in the privacy table; the certificate is verified on them as exact rationals (``grr_certificate``).
+    Reports: int64 (n,) in 0..k-1; 2 <= k <= ``MAX_K``.
 
     Epsilon lies in (0, 30], the range of the designed tables, whose baseline GRR is: alpha is checked in exact
     arithmetic (``grr_mixing_probability``), so the realised ratio stays below e^eps at any epsilon (below
@@ -152,8 +164,12 @@ class GRR(PureProtocol):
         return np.bincount(reports, minlength=self.k), reports.size
 
     def privacy_table(self):
-        """Exact 2 x 3 reduction of the k x k GRR table (2 x 2 for k = 2); see ``grr_reduced_table``."""
+        """Exact 2 x 3 reduction of the k x k GRR table (2 x 2 for k = 2), in floats; see ``grr_reduced_table``.
+        The certificate is verified on its exact rational form (``grr_certificate``)."""
         return grr_reduced_table(self.alpha, self.k)
+
+    def _certify(self):
+        return grr_certificate(self.epsilon, self.alpha, self.k)
 
     def full_table(self, max_k=MAX_FULL_K):
         """The whole k x k table Pr[y | x] (rows x, columns y), for audits and baselines at small k."""
@@ -164,4 +180,4 @@ class GRR(PureProtocol):
         return table
 
 
-__all__ = ["GRR", "MAX_K", "grr_mixing_probability", "one_bit", "one_bit_scale", "one_bit_table"]
+__all__ = ["GRR", "MAX_K", "grr_certificate", "grr_mixing_probability", "one_bit", "one_bit_scale", "one_bit_table"]

@@ -3,16 +3,18 @@
 ``verify_table(table, notion, prior)`` returns a Certificate with the tightest epsilon, where it is attained
 (output y, secret value g or input pair, and the prior), and pass/fail against the claim. Each table row is read as the
 distribution a perturber samples: the stored numbers divided by their row sum. ``exact=True`` does this
-in rational arithmetic (every stored float is the rational number it is, fractions.Fraction) and compares
-against a rational lower bound of e^eps, so a pass is a proof about the stored numbers; its reported
-epsilon is rounded up, never down. Exact mode first bounds every column's worst ratio by outward-rounded
-float64 intervals (numpy, docs/math.md §3.7) and evaluates in rational arithmetic only the columns whose interval
-reaches the largest lower end: the result (ratio, place, pass/fail) is the one rational arithmetic gives on the
-whole table. Floating-point mode is approximate (within FLOAT_SLACK).
+in rational arithmetic (every stored float is the rational number it is, fractions.Fraction; a table may also hold
+the exact rationals of a realised distribution that no double holds) and compares against a rational lower bound of
+e^eps, so a pass is a proof about the stored numbers; its reported epsilon is rounded up, never down, and finite
+for every finite ratio (beyond the double range too). Exact mode first bounds every column's worst ratio by
+outward-rounded float64 intervals (numpy, docs/math.md §3.7) and evaluates in rational arithmetic only the columns
+whose interval reaches the largest lower end: the result (ratio, place, pass/fail) is the one rational arithmetic
+gives on the whole table. Floating-point mode is approximate (within FLOAT_SLACK).
 """
 
 import decimal
 import math
+import numbers
 import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -81,23 +83,74 @@ def exp_bounds(epsilon):
     return value - slack, value + slack
 
 
+#: Decimal digits of ``log_upper``'s logarithm; its error is bounded far below one ulp of a double and added.
+LOG_DIGITS = 60
+
+#: ``log_upper`` reads numerator and denominator to this many leading bits (a relative error below 2^-(bits - 1)).
+LOG_BITS = 256
+
+#: Below this, ``log_upper`` bounds ln(1 + x) by x itself (ln(1 + x) <= x, and x - ln(1 + x) < x^2 / 2).
+LOG_LINEAR = Fraction(1, 10**20)
+
+
 def log_upper(ratio):
-    """A float >= ln(ratio) for a Fraction or float ratio >= 1 (outward rounding)."""
+    """The smallest double >= ln(ratio), or the next one up, for a Fraction, int or float ratio >= 1 (0.0 at or
+    below 1, inf for inf): outward rounding of the exact rational, finite for every finite ratio, also one beyond
+    the double range (an exact ratio of 2^1100 gives 762.46..., never an OverflowError).
+
+    The ratio n/d is read from the leading LOG_BITS bits of n and d, N 2^a and D 2^b, so ln(ratio) = ln(N/D) +
+    (a - b) ln 2 + delta with |delta| < 2^(2 - LOG_BITS); the logarithms of these rationals (ln(numerator) -
+    ln(denominator) of a ratio of double-sized integers, computed without forming n/d) are evaluated at
+    LOG_DIGITS digits (decimal's ln is correctly rounded), and the bound on every rounding and on delta is added
+    before the result is rounded up to a double. Ratios within 10^-20 of 1 use ln(1 + x) <= x instead."""
     if ratio == math.inf:
         return math.inf
-    if ratio == 1:
+    ratio = Fraction(ratio)
+    if ratio <= 1:
         return 0.0
-    value = math.log1p(float(ratio - 1))
-    for _ in range(3):
-        value = math.nextafter(value, math.inf)
-    return max(value, 0.0)
+    excess = ratio - 1
+    if excess < LOG_LINEAR:
+        return _double_at_least(excess)
+    numerator, denominator = ratio.numerator, ratio.denominator
+    shifts = [max(0, number.bit_length() - LOG_BITS) for number in (numerator, denominator)]
+    with decimal.localcontext() as context:
+        context.prec = LOG_DIGITS
+        head = decimal.Decimal(numerator >> shifts[0]) / decimal.Decimal(denominator >> shifts[1])
+        rest = (shifts[0] - shifts[1]) * decimal.Decimal(2).ln()
+        value = head.ln() + rest
+        error = (abs(head.ln()) + abs(rest) + 1) * decimal.Decimal(10) ** (4 - LOG_DIGITS)
+        return _double_at_least(value + error)
+
+
+def _double_at_least(value):
+    """The smallest double >= ``value`` (a Decimal or a Fraction, beyond 0)."""
+    double = float(value)  # the nearest double (both conversions are correctly rounded)
+    exact = decimal.Decimal(double) if isinstance(value, decimal.Decimal) else Fraction(double)
+    return math.nextafter(double, math.inf) if exact < value else double
 
 
 def _as_numbers(array, exact):
-    """Nested lists of Fractions (exact) or floats."""
-    array = np.asarray(array, dtype=float)
+    """Nested lists of Fractions (exact) or floats; an object array of exact rationals (``rational_entries``) is
+    read as the rationals it holds."""
+    array = np.asarray(array)
+    if array.dtype != object:
+        array = array.astype(float)
     return [_as_numbers(row, exact) for row in array] if array.ndim > 1 else \
-        [Fraction(float(v)) if exact else float(v) for v in array]
+        [Fraction(v) if exact else float(v) for v in array]
+
+
+def rational_entries(table):
+    """``table`` as an object array when it is one of exact rationals (Fractions or ints, possibly beside floats,
+    each read as the rational it is): the form of a realised table whose probabilities no double holds (GRR's
+    alpha + (1 - alpha)/k). None for anything else, which is read as floats."""
+    try:
+        array = np.asarray(table)
+    except (TypeError, ValueError):  # ragged nested lists: check_table names the problem
+        return None
+    if array.dtype != object or not all(issubclass(kind, (numbers.Rational, float)) and not issubclass(kind, bool)
+                                        for kind in {type(value) for value in array.flat}):
+        return None
+    return array
 
 
 def _normalised(vector):
@@ -252,7 +305,17 @@ def _rational_tightest(table, notion, prior, *, corners=False):
 
 def integer_entries(table):
     """``table`` (floats >= 0, any shape) as Python integers N (an object array) with table = N 2^-E for one E:
-    exact, since every double is an integer times a power of two (np.frexp)."""
+    exact, since every double is an integer times a power of two (np.frexp). An object array of exact rationals
+    (``rational_entries``) gives table = N / D, D the least common multiple of their denominators."""
+    if np.asarray(table).dtype == object:
+        entries = np.asarray(table)
+        rationals = [value if isinstance(value, numbers.Rational) else Fraction(value) for value in entries.flat]
+        factors = dict.fromkeys(value.denominator for value in rationals)
+        common = math.lcm(*factors)
+        factors = {denominator: common // denominator for denominator in factors}
+        integers = np.empty(entries.shape, dtype=object)
+        integers.flat[:] = [value.numerator * factors[value.denominator] for value in rationals]
+        return integers
     table = np.asarray(table, dtype=float)
     mantissa, exponent = np.frexp(table)
     positive = table > 0
@@ -261,11 +324,11 @@ def integer_entries(table):
     return np.left_shift(integers, np.where(positive, exponent - low, 0).astype(object))
 
 
-def _integer_columns(table, outputs):
-    """The normalised columns ``outputs`` of a float table, each scaled by one positive constant (the same for all):
-    lists of Python ints. Every entry is an integer times a power of two (np.frexp), so with V the table over its
-    smallest power of two and S its integer row sums, column y is V[:, y] / S = V[:, y] (L / S) / L, L = lcm(S)."""
-    integers = integer_entries(table)
+def _integer_columns(integers, outputs):
+    """The normalised columns ``outputs`` of a table, each scaled by one positive constant (the same for all): lists
+    of Python ints. ``integers`` is the table as ``integer_entries`` gives it, V (for floats, the table over its
+    smallest power of two: every double is an integer times a power of two, np.frexp); with S its integer row sums,
+    column y is V[:, y] / S = V[:, y] (L / S) / L, L = lcm(S)."""
     sums = integers.sum(axis=1)
     multiple = math.lcm(*{int(total) for total in sums if total})
     if multiple.bit_length() > MAX_COMMON_BITS:  # many different row sums: per-entry fractions stay small instead
@@ -339,14 +402,26 @@ def _ratio_bounds(table, notion, prior):
 
 def _prefiltered_tightest(table, notion, prior):
     """``tightest(..., exact=True)``: rational arithmetic only on the columns whose interval reaches the largest
-    lower end, which hold every column attaining the exact maximum (docs/math.md §3.7)."""
+    lower end, which hold every column attaining the exact maximum (docs/math.md §3.7). A table of exact rationals
+    (``rational_entries``) has every non-zero column evaluated in rational arithmetic (the error model of the
+    prefilter is about doubles)."""
     column_worst = _column_worst(notion, prior, True)
+    if rational_entries(table) is not None:
+        return _first_largest(zip(*_nonzero_columns(table)), column_worst)
     table = np.asarray(table, dtype=float)
     lower, upper = _ratio_bounds(table, notion, prior)
     nonzero = table.any(axis=0)
     reach = lower[nonzero].max() if nonzero.any() else 0.0
     candidates = np.flatnonzero(nonzero & (upper >= reach))
-    return _first_largest(zip(candidates.tolist(), _integer_columns(table, candidates)), column_worst)
+    return _first_largest(zip(candidates.tolist(), _integer_columns(integer_entries(table), candidates)),
+                          column_worst)
+
+
+def _nonzero_columns(table):
+    """(indices, integer columns) of the columns of an object array of exact rationals with a non-zero entry."""
+    integers = integer_entries(table)
+    candidates = np.flatnonzero((integers != 0).any(axis=0))
+    return candidates.tolist(), _integer_columns(integers, candidates)
 
 
 def tightest(table, notion, prior, *, exact=False):
@@ -371,6 +446,16 @@ def check_table(table, k=None):
     return table
 
 
+def _non_negative_rationals(table):
+    """``table`` (exact rationals, already checked as floats) unless an entry is negative (a tiny negative one is
+    -0.0 as a float)."""
+    negative = [index for index, value in enumerate(table.flat) if getattr(value, "numerator", value) < 0]
+    if negative:
+        row, column = np.unravel_index(negative[0], table.shape)
+        raise ValidationError(f"table[{row}, {column}] is {table[row, column]}; every entry must be >= 0")
+    return table
+
+
 def verify_table(table, notion, prior=None, *, exact=True):
     """Certificate of the tightest epsilon of ``table`` under ``notion`` (docs/math.md §3); the claim checked is
     ``notion.epsilon``.
@@ -378,7 +463,8 @@ def verify_table(table, notion, prior=None, *, exact=True):
     ``prior`` (a Prior or probabilities) is needed for LIP notions; it is checked against the notion's secret and
     prior set for sizes only (membership of the design prior in a prior set is a design-time rule). Exact mode
     (the default) has no slack and rounds the reported epsilon up; ``exact=False`` is floating point and passes
-    within FLOAT_SLACK.
+    within FLOAT_SLACK. ``table`` holds floats, or exact rationals in an object array (``rational_entries``: a
+    realised table no double holds), which are checked as floats and verified as the rationals they are.
     """
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
         raise ValidationError(f"notion is {notion!r}; verify needs ld.LIP, ld.LDP or ld.WorstCaseLIP")
@@ -394,7 +480,10 @@ def verify_table(table, notion, prior=None, *, exact=True):
         size = shape[0] if len(shape) == 2 and shape[0] else 1
         prior = Prior(np.full(size, 1.0 / size))
     notion.check_sizes(prior)
+    rational = rational_entries(table)
     table = check_table(table, prior.k)
+    if rational is not None:
+        table = _non_negative_rationals(rational)
     ratio, worst = tightest(table, notion, prior, exact=exact)
     epsilon = log_upper(ratio) if ratio else 0.0
     if exact:

@@ -1,0 +1,257 @@
+"""Every printed epsilon is at least the exact epsilon of what the sampler realises (docs/math.md §3.5, SECURITY.md).
+
+For GRR, OLH, Hadamard response and ``ld.verify(local_hashing, prior=...)`` the realised probabilities are found
+here independently of the code under test: the threshold a sampler compares its uniform draw against is read back
+by bisecting over the uniforms K / 2^53 fed to the sampler through a stub generator (the way numpy's ``random()``
+makes them), the rest of each draw (``integers``) being exactly uniform. The realised ratio is then a Fraction and
+its logarithm a 60-digit decimal. A printed epsilon must not be below it, and must be above it by less than two ulps
+(outward rounding, not a looser bound).
+"""
+
+import decimal
+import math
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms import GRR, OLH, HadamardResponse
+from lipdesign.mechanisms.local_hashing import LocalHashing
+
+TOP = 2**53
+#: A printed epsilon may exceed the exact one by less than this many of its ulps: it is the smallest double above the
+#: exact logarithm or the next one (``log_upper``).
+ULPS = 2
+
+
+def ln(ratio):
+    """ln of a positive Fraction as a 60-digit Decimal (decimal's ln is correctly rounded)."""
+    ratio = Fraction(ratio)
+    with decimal.localcontext() as context:
+        context.prec = 60
+        return decimal.Decimal(ratio.numerator).ln() - decimal.Decimal(ratio.denominator).ln()
+
+
+def check_printed(printed, exact_ratio, ulps=ULPS):
+    """``printed`` (a float) is >= ln(exact_ratio) and above it by at most ``ulps`` of its ulps."""
+    exact = ln(exact_ratio)
+    assert math.isfinite(printed)
+    gap = decimal.Decimal(printed) - exact
+    assert gap >= 0, f"printed {printed!r} is below the exact {exact} by {-gap:.3e}"
+    assert gap <= ulps * decimal.Decimal(math.ulp(printed)), f"printed {printed!r} is {gap:.3e} above the exact {exact}"
+
+
+class StubGenerator:
+    """Feeds the sampler the uniform K / 2^53 for every ``random`` draw (K an int, or one per user) and ``low`` for
+    every ``integers`` draw."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def random(self, size=None):
+        uniforms = np.asarray(self.k, dtype=np.int64).astype(np.float64) / TOP  # exact: K < 2^53
+        return np.array(np.broadcast_to(uniforms, size)) if size is not None else float(uniforms)
+
+    def integers(self, low, high=None, size=None):
+        return np.full(size, low, dtype=np.int64) if size is not None else low
+
+
+def threshold(kept):
+    """The T with kept(K) for K < T and not for K >= T (kept is monotone over 0..2^53 - 1): Pr[kept] = T / 2^53."""
+    low, high = 0, TOP
+    while low < high:
+        middle = (low + high) // 2
+        if kept(middle):
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def realised_mixture_ratio(mechanism, size, value, kept_output):
+    """keep / lie of a GRR mixture over ``size`` outputs: Pr[truth] = T / 2^53 read from the sampler, then uniform
+    over all ``size`` outputs: keep = a + (1 - a) / size, lie = (1 - a) / size."""
+    def kept(k):
+        return bool(kept_output(mechanism._perturb(np.array([value]), StubGenerator(k), None)))
+
+    alpha = Fraction(threshold(kept), TOP)
+    lie = (1 - alpha) / size
+    return (alpha + lie) / lie
+
+
+def grr_ratio(mechanism):
+    # the stub's uniform draw on 0..k-1 is 0, so with value 1 the report is 1 exactly when the truth is kept
+    return realised_mixture_ratio(mechanism, mechanism.k, 1, lambda reports: reports[0] == 1)
+
+
+def olh_ratio(mechanism):
+    # the stub's hash is a = 1, b = 0, so h(1) = 1 mod P mod g = 1, and its uniform bucket draw is 0
+    return realised_mixture_ratio(mechanism, mechanism.g, 1, lambda reports: reports["y"][0] == 1)
+
+
+def hadamard_ratio(mechanism):
+    """p / (1 - p), p = Pr[y in C_x] read from the sampler: the stub's y = 0 is in C_x (parity 0) and is kept
+    exactly when the coin says so; every output of C_x has probability 2p/K, every other one 2(1 - p)/K."""
+    def kept(k):
+        return bool(mechanism._perturb(np.array([0]), StubGenerator(k), None)[0] == 0)
+
+    p = Fraction(threshold(kept), TOP)
+    return p / (1 - p)
+
+
+def log_uniform(generator, low, high):
+    return math.exp(generator.uniform(math.log(low), math.log(high)))
+
+
+def grr_instances(count, seed):
+    generator, found = random.Random(seed), []
+    while len(found) < count:
+        epsilon, k = log_uniform(generator, 1e-6, 30.0), int(log_uniform(generator, 2, 10**6))
+        try:
+            found.append(GRR(epsilon, k))
+        except ValidationError:  # alpha below 2^-53: a domain too large for this epsilon
+            continue
+    return found
+
+
+# ------------------------------------------------------------------------------------- finding A: the families
+def test_grr_printed_epsilon_is_never_below_the_realised_ratio():
+    for mechanism in grr_instances(600, seed=23):
+        ratio = grr_ratio(mechanism)
+        certificate = mechanism.verify()
+        assert certificate.passed
+        check_printed(certificate.epsilon, ratio)
+        assert mechanism.verified_epsilons()["claimed"] == certificate.epsilon
+
+
+@pytest.mark.parametrize("epsilon", [14.0, 14.5, 17.25, 20.0, 25.0, 29.9, 30.0])
+@pytest.mark.parametrize("k", [2, 3, 4, 7, 1000, 10**6, 2**62 - 1])
+def test_grr_at_large_epsilon_is_exact_and_within_the_claim(epsilon, k):
+    mechanism = GRR(epsilon, k)
+    ratio = grr_ratio(mechanism)
+    certificate = mechanism.verify()
+    check_printed(certificate.epsilon, ratio)
+    assert certificate.passed and certificate.epsilon <= epsilon
+    assert ln(ratio) <= decimal.Decimal(epsilon)
+
+
+def test_olh_printed_epsilon_is_never_below_the_realised_ratio():
+    generator = random.Random(24)
+    for _ in range(200):
+        epsilon, k = log_uniform(generator, 1e-6, 10.0), generator.randint(2, 10**6)
+        g = None if generator.random() < 0.5 else generator.randint(2, 64)
+        mechanism = OLH(epsilon, k, g=g)
+        certificate = mechanism.verify()
+        assert certificate.passed
+        check_printed(certificate.epsilon, olh_ratio(mechanism))
+
+
+def test_pooled_olh_has_the_per_user_certificate():
+    for epsilon in (1e-3, 0.7, 3.3, 9.9):
+        per_user, pooled = OLH(epsilon, 50), OLH(epsilon, 50, pool=64, seed=5)
+        assert pooled.verify().epsilon == per_user.verify().epsilon
+        check_printed(pooled.verify().epsilon, olh_ratio(per_user))
+
+
+def test_hadamard_printed_epsilon_is_never_below_the_realised_ratio():
+    generator = random.Random(25)
+    for _ in range(200):
+        epsilon, k = log_uniform(generator, 1e-6, 10.0), int(log_uniform(generator, 2, 2**40))
+        mechanism = HadamardResponse(epsilon, k)
+        ratio = hadamard_ratio(mechanism)
+        certificate = mechanism.verify()
+        assert certificate.passed
+        check_printed(certificate.epsilon, ratio)
+
+
+def local_hashing_ratio(mechanism, columns, prior):
+    """The exact LIP-for-X ratio at ``prior`` of local hashing as sampled, from ``realised_columns``."""
+    weights = [Fraction(float(p)) for p in prior]
+    weights = [w / sum(weights) for w in weights]
+    best = Fraction(0)
+    for column in columns:
+        mass = sum(w * q for w, q in zip(weights, column))
+        best = max(best, max(column) / mass, mass / min(column))
+    return best
+
+
+def realised_columns(mechanism):
+    """Pr[y | seed, x] for every seed and bit y (one column per pair, rows x), as the sampler realises them: the seed
+    is uniform (a factor common to every entry, which cancels from every ratio); given the seed, the sampler is fed
+    every value at once, first with the largest uniform (no flip: the bit is the value's bucket), then bisected over
+    the uniform per value (the flip that ``random() < flip`` realises)."""
+    values = np.arange(mechanism.k)
+    columns = []
+    for seed in range(mechanism.hashes):
+        class Seeded(StubGenerator):
+            def integers(self, low, high=None, size=None, seed=seed):
+                return np.full(size, seed, dtype=np.int64)
+
+        def bits(k, generator=Seeded):
+            return mechanism._perturb(values, generator(k), None)["y"].astype(np.int64)
+
+        buckets = bits(TOP - 1)
+        low, high = np.zeros(mechanism.k, dtype=np.int64), np.full(mechanism.k, TOP, dtype=np.int64)
+        while (low < high).any():
+            middle = (low + high) // 2
+            flipped = bits(np.minimum(middle, TOP - 1)) != buckets
+            low, high = np.where(flipped, middle + 1, low), np.where(flipped, high, middle)
+        flips = [Fraction(int(t), TOP) for t in low]
+        for y in (0, 1):
+            columns.append([f if y != b else 1 - f for f, b in zip(flips, buckets)])
+    return columns
+
+
+def test_local_hashing_at_another_prior_is_never_below_the_realised_ratio():
+    generator = np.random.default_rng(26)
+    checks = 0
+    for _ in range(20):
+        k = int(generator.integers(2, 13))
+        design = generator.uniform(0.05, 1.0, k)
+        epsilon = float(generator.choice([0.05, 0.5, 1.0, 3.0]))  # few: each epsilon's cell channels take a second
+        mechanism = LocalHashing(ld.LIP(epsilon), design / design.sum())
+        columns = realised_columns(mechanism)
+        for _ in range(3):
+            other = generator.uniform(0.01, 1.0, k)
+            other = other / other.sum()
+            certificate = ld.verify(mechanism, prior=other)
+            check_printed(certificate.epsilon, local_hashing_ratio(mechanism, columns, other))
+            checks += 1
+    assert checks == 60
+
+
+def test_compose_passes_no_understatement_on():
+    """The joint LDP epsilon of repeated fixed mechanisms is at least n times the exact realised epsilon."""
+    generator = random.Random(27)
+    for mechanism in grr_instances(40, seed=28):
+        n = generator.randint(2, 5)
+        joint = ld.compose([mechanism] * n).epsilon
+        assert decimal.Decimal(joint) >= n * ln(grr_ratio(mechanism))
+    for _ in range(40):
+        epsilon, k = log_uniform(generator, 1e-6, 10.0), generator.randint(2, 1000)
+        for mechanism, ratio in ((HadamardResponse(epsilon, k), hadamard_ratio), (OLH(epsilon, k), olh_ratio)):
+            n = generator.randint(2, 5)
+            joint = ld.compose([mechanism] * n).epsilon
+            assert decimal.Decimal(joint) >= n * ln(ratio(mechanism))
+
+
+def test_a_table_of_rationals_verifies_as_the_same_floats_do():
+    """The exact-rational form (an object array) of a float table gives the same ratio, place and verdict as the
+    floats (read exactly, through the interval prefilter); a negative rational too small for a double is refused."""
+    generator = np.random.default_rng(29)
+    for _ in range(40):
+        k, n_out = int(generator.integers(2, 6)), int(generator.integers(2, 9))
+        table = generator.uniform(0.0, 1.0, (k, n_out)) ** 3
+        table /= table.sum(axis=1, keepdims=True)
+        prior = generator.uniform(0.1, 1.0, k)
+        prior /= prior.sum()
+        rationals = np.array([[Fraction(float(v)) for v in row] for row in table], dtype=object)
+        for notion, at in ((ld.LDP(2.0), None), (ld.LIP(1.0), prior), (ld.WorstCaseLIP(2.0), prior),
+                           (ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.05)), prior)):
+            assert ld.verify(rationals, notion, at) == ld.verify(table, notion, at)
+    negative = np.array([[Fraction(1), Fraction(-1, 10**400)], [Fraction(1, 2), Fraction(1, 2)]], dtype=object)
+    with pytest.raises(ValidationError, match=r"table\[0, 1\]"):
+        ld.verify(negative, ld.LDP(1.0))
