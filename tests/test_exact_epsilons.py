@@ -5,7 +5,8 @@ here independently of the code under test: the threshold a sampler compares its 
 by bisecting over the uniforms K / 2^53 fed to the sampler through a stub generator (the way numpy's ``random()``
 makes them), the rest of each draw (``integers``) being exactly uniform. The realised ratio is then a Fraction and
 its logarithm a 60-digit decimal. A printed epsilon must not be below it, and must be above it by less than two ulps
-(outward rounding, not a looser bound).
+(outward rounding, not a looser bound). The second part checks that tables whose exact ratio is beyond the double
+range give a finite epsilon above 709 (a FAIL here), not an exception.
 """
 
 import decimal
@@ -20,6 +21,7 @@ import lipdesign as ld
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import GRR, OLH, HadamardResponse
 from lipdesign.mechanisms.local_hashing import LocalHashing
+from lipdesign.verification import log_upper
 
 TOP = 2**53
 #: A printed epsilon may exceed the exact one by less than this many of its ulps: it is the smallest double above the
@@ -255,3 +257,60 @@ def test_a_table_of_rationals_verifies_as_the_same_floats_do():
     negative = np.array([[Fraction(1), Fraction(-1, 10**400)], [Fraction(1, 2), Fraction(1, 2)]], dtype=object)
     with pytest.raises(ValidationError, match=r"table\[0, 1\]"):
         ld.verify(negative, ld.LDP(1.0))
+
+
+# --------------------------------------------------------------------------- finding B: beyond the double range
+def exact_table_ratio(table, prior=None):
+    """The largest LDP ratio (``prior`` None), or LIP-for-X ratio at ``prior``, of ``table`` read exactly, rows
+    normalised (all-zero columns skipped; a zero beside a positive entry is infinite)."""
+    rows = [[Fraction(float(v)) for v in row] for row in np.asarray(table, dtype=float)]
+    rows = [[v / sum(row) for v in row] for row in rows]
+    weights = None if prior is None else [Fraction(float(p)) for p in prior]
+    best = Fraction(0)
+    for column in zip(*rows):
+        if not any(column):
+            continue
+        if min(column) == 0:
+            return math.inf
+        if weights is None:
+            best = max(best, max(column) / min(column))
+        else:
+            mass = sum(w * q for w, q in zip(weights, column)) / sum(weights)
+            best = max(best, max(column) / mass, mass / min(column))
+    return best
+
+
+SUBNORMAL_TABLES = [
+    np.array([[5e-324, 1.0 - 5e-324], [0.5, 0.5]]),
+    np.array([[0.25, 2.5e-323, 0.75], [0.25, 0.5, 0.25], [1 / 3, 1 / 3, 1 / 3]]),
+    np.array([[1e-310, 1.0], [1.0, 1e-310]]),
+]
+
+
+@pytest.mark.parametrize("table", SUBNORMAL_TABLES)
+def test_verify_gives_a_finite_fail_when_the_exact_ratio_is_beyond_the_double_range(table):
+    prior = np.full(table.shape[0], 1.0 / table.shape[0])
+    cases = ((ld.LDP(1.0), None, exact_table_ratio(table)),
+             (ld.LIP(1.0), prior, exact_table_ratio(table, prior)),
+             (ld.WorstCaseLIP(1.0), prior, exact_table_ratio(table)))  # WC-LIP for X is LDP (the simplex's corners)
+    for notion, at, ratio in cases:
+        assert ratio > 2**1024
+        certificate = ld.verify(table, notion, at)
+        assert certificate.passed is False
+        assert 709 < certificate.epsilon < math.inf
+        check_printed(certificate.epsilon, ratio)
+
+
+def test_compose_of_many_large_epsilon_designs_is_finite():
+    mechanism = ld.design(ld.Prior([0.2, 0.3, 0.5]), ld.LDP(30.0))
+    part = exact_table_ratio(mechanism.privacy_table())  # the realised table, read exactly
+    joint = ld.compose([mechanism] * 24)  # the largest joint ratio is the part's, to the 24th power
+    assert part**24 > 2**1024
+    assert 709 < joint.epsilon < math.inf
+    check_printed(joint.epsilon, part**24)
+
+
+@pytest.mark.parametrize("ratio", [Fraction(3**2000, 7**3), Fraction(2**1024), Fraction(2**1024 + 1, 1),
+                                   Fraction(3**5000, 2**6000), Fraction(10**400 + 7, 3), Fraction(2**3000, 2**1500 - 1)])
+def test_log_upper_of_a_rational_beyond_the_double_range(ratio):
+    check_printed(log_upper(ratio), ratio)

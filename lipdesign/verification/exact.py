@@ -354,7 +354,9 @@ def _enclosure(value, count):
 
 def _float_ratio(numerator, denominator):
     """numerator / denominator elementwise, with ``_ratio``'s convention for a zero denominator."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # an overflow (to inf) happens only in columns with an entry below TINY, which _ratio_bounds leaves to rational
+    # arithmetic whatever the quotient is
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         quotient = numerator / np.where(denominator > 0, denominator, 1.0)
     return np.where(denominator > 0, quotient, np.where(numerator > 0, np.inf, 0.0))
 
@@ -464,7 +466,9 @@ def verify_table(table, notion, prior=None, *, exact=True):
     prior set for sizes only (membership of the design prior in a prior set is a design-time rule). Exact mode
     (the default) has no slack and rounds the reported epsilon up; ``exact=False`` is floating point and passes
     within FLOAT_SLACK. ``table`` holds floats, or exact rationals in an object array (``rational_entries``: a
-    realised table no double holds), which are checked as floats and verified as the rationals they are.
+    realised table no double holds), which are checked as floats and verified as the rationals they are. The
+    epsilon is finite for every table without a zero beside a positive entry in a column, even when the ratio is
+    beyond the double range (``log_upper``).
     """
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
         raise ValidationError(f"notion is {notion!r}; verify needs ld.LIP, ld.LDP or ld.WorstCaseLIP")
