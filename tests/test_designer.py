@@ -337,6 +337,7 @@ def test_designed_tables_pass_verification_as_their_sampler_realises_them():
 
 @pytest.mark.slow
 def test_ten_thousand_designs_pass_verification_as_their_sampler_realises_them():
+    """(The fixed families' printed epsilons against their realised rationals, 10^4 each: tests/test_exact_epsilons.)"""
     assert realised_sweep(10_000, 12) >= 9_000
 
 

@@ -120,13 +120,17 @@ def grr_instances(count, seed):
 
 
 # ------------------------------------------------------------------------------------- finding A: the families
-def test_grr_printed_epsilon_is_never_below_the_realised_ratio():
-    for mechanism in grr_instances(600, seed=23):
+def check_grr(count, seed):
+    for mechanism in grr_instances(count, seed=seed):
         ratio = grr_ratio(mechanism)
         certificate = mechanism.verify()
         assert certificate.passed
         check_printed(certificate.epsilon, ratio)
         assert mechanism.verified_epsilons()["claimed"] == certificate.epsilon
+
+
+def test_grr_printed_epsilon_is_never_below_the_realised_ratio():
+    check_grr(600, 23)
 
 
 @pytest.mark.parametrize("epsilon", [14.0, 14.5, 17.25, 20.0, 25.0, 29.9, 30.0])
@@ -140,15 +144,19 @@ def test_grr_at_large_epsilon_is_exact_and_within_the_claim(epsilon, k):
     assert ln(ratio) <= decimal.Decimal(epsilon)
 
 
-def test_olh_printed_epsilon_is_never_below_the_realised_ratio():
-    generator = random.Random(24)
-    for _ in range(200):
+def check_olh(count, seed):
+    generator = random.Random(seed)
+    for _ in range(count):
         epsilon, k = log_uniform(generator, 1e-6, 10.0), generator.randint(2, 10**6)
         g = None if generator.random() < 0.5 else generator.randint(2, 64)
         mechanism = OLH(epsilon, k, g=g)
         certificate = mechanism.verify()
         assert certificate.passed
         check_printed(certificate.epsilon, olh_ratio(mechanism))
+
+
+def test_olh_printed_epsilon_is_never_below_the_realised_ratio():
+    check_olh(200, 24)
 
 
 def test_pooled_olh_has_the_per_user_certificate():
@@ -158,15 +166,28 @@ def test_pooled_olh_has_the_per_user_certificate():
         check_printed(pooled.verify().epsilon, olh_ratio(per_user))
 
 
-def test_hadamard_printed_epsilon_is_never_below_the_realised_ratio():
-    generator = random.Random(25)
-    for _ in range(200):
+def check_hadamard(count, seed):
+    generator = random.Random(seed)
+    for _ in range(count):
         epsilon, k = log_uniform(generator, 1e-6, 10.0), int(log_uniform(generator, 2, 2**40))
         mechanism = HadamardResponse(epsilon, k)
         ratio = hadamard_ratio(mechanism)
         certificate = mechanism.verify()
         assert certificate.passed
         check_printed(certificate.epsilon, ratio)
+
+
+def test_hadamard_printed_epsilon_is_never_below_the_realised_ratio():
+    check_hadamard(200, 25)
+
+
+@pytest.mark.slow
+def test_ten_thousand_fixed_family_instances_print_no_less_than_they_realise():
+    """The fixed families' part of the 10^4-design sweep (tests/test_designer.py): 10^4 each of GRR, OLH and
+    Hadamard response, their printed epsilons against the realised rational probabilities."""
+    check_grr(10_000, 123)
+    check_olh(10_000, 124)
+    check_hadamard(10_000, 125)
 
 
 def local_hashing_ratio(mechanism, columns, prior):
