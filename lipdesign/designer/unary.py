@@ -46,6 +46,34 @@ BAYES_SHRINK = (1e-12, 1e-9, 1e-6, 1e-3)
 #: uninformative (feasible, interior) point by these fractions in turn.
 SHRINK = (1e-12, 1e-9, 1e-6)
 
+#: The barrier method's stopping tolerances (relative duality gap), tried in turn when a Newton step meets a
+#: numerically singular system: at small eps a centre's slacks fall to ~1e-14 at large t (multipliers ~1e10), the
+#: Hessian's low-rank part then swamps its diagonal and the Woodbury capacitance rounds to singular. Stopping at a
+#: looser gap (still well inside the accepted gap, solvers.unary.ACCEPTED_GAP = 1e-5) ends before that t.
+BARRIER_TOLERANCES = (1e-10, 1e-7, 1e-6)
+
+#: What a failed unary design suggests trying.
+TRY_INSTEAD = ("try a larger epsilon, a smaller prior set (a narrower box or TV ball, or fewer vertices), a prior "
+               "without near-zero entries, or another family (family='rr')")
+
+
+def _barrier_design(p, epsilon, conditional=None, vertices=None):
+    """solvers.unary.design_unary at the first of BARRIER_TOLERANCES whose Newton steps all solve; SolverError (with
+    what to try) if none does."""
+    failure = None
+    for tolerance in BARRIER_TOLERANCES:
+        try:
+            result = design_unary(p, epsilon, tolerance=tolerance, conditional=conditional, vertices=vertices)
+        except np.linalg.LinAlgError as error:  # a singular Newton system: stop earlier (see BARRIER_TOLERANCES)
+            failure = error
+            continue
+        if np.isfinite(result.value) and np.isfinite(result.alpha).all() and np.isfinite(result.beta).all():
+            return result
+        failure = "a non-finite point"
+    raise SolverError(f"the unary design's barrier method failed at eps = {epsilon:g}: its Newton system is "
+                      f"numerically singular ({failure}) at every stopping tolerance {list(BARRIER_TOLERANCES)}; "
+                      f"{TRY_INSTEAD}")
+
 
 def check_unary(prior, notion, objective):
     """ValidationError unless the unary design applies: eps-LIP (for X or a latent secret) or eps-LDP, the
@@ -83,14 +111,14 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
     p = prior.probabilities
     secret = notion.secret is not None
     vertices = None if notion.prior_set is None else notion.prior_set.vertices
-    result = design_unary(p, notion.epsilon, conditional=notion.conditional(prior.k) if secret else None,
-                          vertices=vertices)
+    result = _barrier_design(p, notion.epsilon, conditional=notion.conditional(prior.k) if secret else None,
+                             vertices=vertices)
     convex = p.max() <= CONVEX_MAX_PRIOR
     bound_name = "barrier duality gap m/t" if convex else \
         f"Lagrange dual at the barrier's multipliers (not convex: max P > {CONVEX_MAX_PRIOR})"
     if not result.converged:
         raise SolverError(f"the unary design's barrier method did not certify its result: n x sum Var "
-                          f"{result.value:.6g}, lower bound {result.bound:.6g} ({bound_name})")
+                          f"{result.value:.6g}, lower bound {result.bound:.6g} ({bound_name}); {TRY_INSTEAD}")
     rank = (f"O(k m^2) (m = {notion.conditional(prior.k).shape[0]} secret values)" if secret else
             f"O(k V^2) (the rows at each of V = {len(vertices)} vertices of the prior set)" if vertices is not None
             else "O(k)")
@@ -111,7 +139,8 @@ def unary_design(prior, notion, objective, *, baselines=True, rr_optimum=None):
             return UnaryEncoding(a, b, notion, prior, provenance=info)
         except VerificationError:
             continue
-    raise SolverError("the unary design's realised bit probabilities miss the claim even after shrinking")
+    raise SolverError(f"the unary design's realised bit probabilities miss the claim even after shrinking; "
+                      f"{TRY_INSTEAD}")
 
 
 def _bayes_unary_design(prior, notion, objective, baselines, rr_optimum):
@@ -120,7 +149,7 @@ def _bayes_unary_design(prior, notion, objective, baselines, rr_optimum):
     the three likeliest values (not convex: the best found), and the figure is the joint posterior mean's MSE beside
     the §10 bound."""
     p, eps = prior.probabilities, notion.epsilon
-    unbiased = design_unary(p, eps)
+    unbiased = _barrier_design(p, eps)
     starts = [(unbiased.alpha, unbiased.beta)] + [_one_bit(p, eps, x) for x in np.argsort(-p, kind="stable")[:3]]
     # scored by the figure reported, the joint posterior mean's MSE (the per-bit MMSE charges an uninformative bit
     # its whole P(1 - P), which the joint posterior does not)
@@ -146,7 +175,8 @@ def _bayes_unary_design(prior, notion, objective, baselines, rr_optimum):
             return UnaryEncoding(a, b, notion, prior, objective=objective, provenance=info)
         except VerificationError:
             continue
-    raise SolverError("the Bayesian unary design's realised bit probabilities miss the claim even after shrinking")
+    raise SolverError("the Bayesian unary design's realised bit probabilities miss the claim even after shrinking; "
+                      "try a larger epsilon, ld.Frequencies(), or another family (family='rr')")
 
 
 def _bits(alpha, beta):
@@ -193,7 +223,8 @@ def _ldp_unary_design(prior, notion, baselines, rr_optimum):
             return UnaryEncoding(np.full(prior.k, a), np.full(prior.k, b), notion, prior, provenance=info)
         except VerificationError:
             continue
-    raise SolverError("the LDP unary design's realised bit probabilities miss the claim even after shrinking")
+    raise SolverError("the LDP unary design's realised bit probabilities miss the claim even after shrinking; "
+                      "try a larger epsilon or another family (family='rr')")
 
 
 def symmetric_unary_variance(prior, epsilon, ratio=None):
