@@ -10,11 +10,13 @@ come out bit for bit equal to the local ones. ``perturb_blocks`` draws reports w
 split over batches, files or machines.
 """
 
+import logging
+from concurrent.futures import CancelledError
 from pathlib import Path
 
 import numpy as np
 
-from lipdesign.errors import ValidationError
+from lipdesign.errors import EngineError, ValidationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.numeric import sample_standard_errors
@@ -132,15 +134,42 @@ def _dask_add(left, right):
     return left + right
 
 
+#: What a failed Dask run says about running it again: true, because aggregating only reads its sources (each task
+#: is a function of a piece of the report files or arrays and the mechanism) and returns nothing until it is complete
+#: (``lipdesign aggregate`` writes its output only then).
+_RETRY = "the sources are only read and nothing was written, so running the same aggregation again is safe"
+
+
+def _dask_failure(error, scheduler):
+    """The one-line EngineError for a Dask run whose workers died: ``error`` is the CancelledError (every worker
+    holding the scattered mechanism died, so Dask cancelled the tasks that need it) or the KilledWorker (one task
+    was running on each of allowed-failures + 1 workers that died) that ``Future.result`` raised."""
+    where = "the 2-worker LocalCluster started for this call" if scheduler is None else f"the cluster at {scheduler!r}"
+    if hasattr(error, "allowed_failures"):  # distributed.KilledWorker
+        return EngineError(f"one task (a piece of the sources) was running on each of the "
+                           f"{error.allowed_failures + 1} workers of {where} that died one after another (Dask's "
+                           f"allowed-failures is {error.allowed_failures}), so Dask gave the aggregation up; {_RETRY}, "
+                           "but the same piece may kill its workers again (if they ran out of memory, a smaller "
+                           "batch_rows lowers what each task holds)")
+    reason = getattr(error, "reason", None)  # distributed 2024.8 and later say why a future was cancelled
+    because = f" (Dask: {reason})" if reason else ""
+    if scheduler is None:
+        return EngineError(f"every worker of {where} died before the aggregation was complete, and with them the "
+                           f"mechanism sent to them, so Dask cancelled the tasks{because}; {_RETRY}")
+    return EngineError(f"{where} cancelled the aggregation's tasks before it was complete{because}, as Dask does "
+                       f"when every worker holding the mechanism sent to them has died; {_RETRY}")
+
+
 def _dask_aggregate(mechanism, pieces, scheduler, progress, batch_rows):
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, KilledWorker, LocalCluster, as_completed
     except ImportError:
         raise ValidationError('engine is "dask", but dask.distributed is not installed (pip install '
                               '"lipdesign[dask]")') from None
     cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    if scheduler is None:  # its scheduler and nannies log here: silenced: _dask_failure reports a failure
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.CRITICAL)
     try:
         try:
             client = Client(cluster if scheduler is None else scheduler)
@@ -152,11 +181,14 @@ def _dask_aggregate(mechanism, pieces, scheduler, progress, batch_rows):
             document = client.scatter(mechanism.to_dict(), broadcast=True)
             leaves = [client.submit(_dask_piece, document, piece, batch_rows, pure=False) for piece, _ in pieces]
             total = tree_sum(leaves, lambda left, right: client.submit(_dask_add, left, right, pure=False))
-            if progress is not None:
-                rows = {leaf.key: count for leaf, (_, count) in zip(leaves, pieces)}
-                for leaf in as_completed(leaves):
-                    progress(rows[leaf.key])
-            return total.result()
+            try:
+                if progress is not None:
+                    rows = {leaf.key: count for leaf, (_, count) in zip(leaves, pieces)}
+                    for leaf in as_completed(leaves):
+                        progress(rows[leaf.key])
+                return total.result()
+            except (CancelledError, KilledWorker) as error:  # a task's own exception passes through unchanged
+                raise _dask_failure(error, scheduler) from None
     finally:
         if cluster is not None:
             cluster.close()

@@ -32,6 +32,11 @@ class SolverError(LipdesignError):
     """A numerical back-end returned something that fails a consistency check; no table is returned."""
 
 
+class EngineError(LipdesignError):
+    """A distributed engine lost what it needed to finish (its workers, the data it had sent them); no result is
+    returned, and the message says whether running the same call again is safe."""
+
+
 class ShrinkageWarning(UserWarning):
     """An MMSE estimate was computed: posterior means under the design prior shrink toward it, so on a population
     that has drifted from the prior they are biased (docs/math.md §4, §11)."""

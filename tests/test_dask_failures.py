@@ -1,0 +1,119 @@
+"""The Dask engine when workers die (issue 23 item 4): losing one worker is recovered with the same aggregate;
+losing every worker ends `lipdesign aggregate --engine dask` with exit 2 and one line that says retrying is safe
+(never a traceback, never the exit 1 of a failed verification), and a task that kills every worker it runs on is
+reported the same way.
+
+Workers are killed from inside: a preload script (Dask's `distributed.worker.preload`, run in every worker process
+when it starts, restarts included) wraps `lipdesign.engine._piece_aggregate` so that a task calls `os._exit`."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lipdesign.engine import aggregate
+from lipdesign.errors import EngineError
+from lipdesign.io import save
+from lipdesign.mechanisms import GRR
+from lipdesign.reports import write_reports
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+
+PRELOAD = '''
+import os
+
+import lipdesign.engine as engine
+
+_aggregate = engine._piece_aggregate
+
+
+def _dying(mechanism, piece, batch_rows):
+    mode = os.environ["LIPDESIGN_TEST_DIE"]
+    if mode == "every task":
+        os._exit(17)
+    if mode == "raise":
+        raise RuntimeError("a task's own error")
+    if mode == "first piece" and piece[0] == "file" and piece[2][0] == 0:
+        os._exit(17)
+    if mode.startswith("once:"):  # the first task of the whole cluster kills its worker, no other task does
+        try:
+            os.close(os.open(mode[5:], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            pass
+        else:
+            os._exit(17)
+    return _aggregate(mechanism, piece, batch_rows)
+
+
+engine._piece_aggregate = _dying
+'''
+
+
+@pytest.fixture
+def files(tmp_path):
+    mechanism = GRR(1.0, 5)
+    reports = mechanism.perturb(np.arange(4000) % 5, rng=0)
+    write_reports(tmp_path / "r.parquet", mechanism, reports, row_group_rows=500)
+    save(mechanism, tmp_path / "m.json")
+    (tmp_path / "preload.py").write_text(PRELOAD)
+    return mechanism, reports, tmp_path
+
+
+def dying_workers(mode, folder, monkeypatch):
+    """Every worker started from now on (in this process's clusters, or a child's) runs the preload in ``mode``."""
+    monkeypatch.setenv("LIPDESIGN_TEST_DIE", mode)
+    monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__PRELOAD", json.dumps([str(folder / "preload.py")]))
+    return dask.config.set({"distributed.worker.preload": [str(folder / "preload.py")]})
+
+
+def lipdesign(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_every_worker_dying_is_one_line_and_exit_2(files, monkeypatch):
+    _mechanism, _, folder = files
+    with dying_workers("every task", folder, monkeypatch):
+        result = lipdesign("aggregate", "m.json", "r.parquet", "-o", "agg.json", "--engine", "dask",
+                           "--batch-rows", "1000", cwd=folder)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("lipdesign: error: every worker of the 2-worker LocalCluster started for this call "
+                               "died before the aggregation was complete")
+    assert lines[0].endswith("so running the same aggregation again is safe")
+    assert "Traceback" not in result.stderr and "CancelledError" not in result.stderr
+    assert not (folder / "agg.json").exists()  # nothing written, as the message says
+
+
+def test_a_task_that_kills_every_worker_it_runs_on_is_an_engine_error(files, monkeypatch):
+    """KilledWorker: with allowed-failures 0 the first death gives the task up, while the other worker still holds
+    the mechanism, so the tasks are not cancelled first."""
+    mechanism, _, folder = files
+    with dying_workers("first piece", folder, monkeypatch), \
+            dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                     silence_logs=50) as cluster, \
+            pytest.raises(EngineError) as raised:
+        aggregate(mechanism, [folder / "r.parquet"], engine="dask", scheduler=cluster.scheduler_address,
+                  batch_rows=1000)
+    message = str(raised.value)
+    assert "\n" not in message and raised.value.__cause__ is None and raised.value.__suppress_context__
+    assert message.startswith(f"one task (a piece of the sources) was running on each of the 1 workers of the "
+                              f"cluster at {cluster.scheduler_address!r} that died one after another (Dask's "
+                              "allowed-failures is 0)")
+    assert "running the same aggregation again is safe, but the same piece may kill its workers again" in message
+
+
+def test_a_task_error_is_not_an_engine_error(files, monkeypatch):
+    """Only the cluster's own failures become EngineError: a task's exception reaches the caller as raised."""
+    mechanism, _, folder = files
+    with dying_workers("raise", folder, monkeypatch), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                     silence_logs=50) as cluster, \
+            pytest.raises(RuntimeError, match="^a task's own error$"):
+        aggregate(mechanism, [folder / "r.parquet"], engine="dask", scheduler=cluster.scheduler_address,
+                  batch_rows=1000)
