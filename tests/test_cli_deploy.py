@@ -3,13 +3,12 @@ perturb, aggregate (local and Dask), estimate; errors are one line with exit cod
 
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_runner import lipdesign, one_line_error
 
 from lipdesign.cli import _perturb_rows
 from lipdesign.io import load
@@ -19,16 +18,6 @@ from lipdesign.reports import read_reports
 LABELS = ["low", "mid", "high"]
 
 
-def lipdesign(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
-
-
-def one_line_error(result):
-    assert result.returncode == 2, result.stdout + result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("lipdesign: error: "), result.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

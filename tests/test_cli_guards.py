@@ -2,10 +2,9 @@
 it cannot or must not write; every mechanism the designer returns is printable; an audit says when it has no power."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from cli_runner import lipdesign, one_line_error
 
 import lipdesign as ld
 from lipdesign.auditor import MAX_REPORTS, audit
@@ -14,16 +13,6 @@ from lipdesign.mechanisms import GRR
 HUGE = 10**15
 
 
-def lipdesign(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
-
-
-def one_line_error(result):
-    assert result.returncode == 2, result.stdout + result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("lipdesign: error: "), result.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,10 @@ Workers are killed from inside: a preload script (Dask's `distributed.worker.pre
 when it starts, restarts included) wraps `lipdesign.engine._piece_aggregate` so that a task calls `os._exit`."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from cli_runner import lipdesign
 
 from lipdesign.engine import aggregate
 from lipdesign.errors import EngineError
@@ -68,10 +67,6 @@ def dying_workers(mode, folder, monkeypatch):
     monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__PRELOAD", json.dumps([str(folder / "preload.py")]))
     return dask.config.set({"distributed.worker.preload": [str(folder / "preload.py")]})
 
-
-def lipdesign(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_every_worker_dying_is_one_line_and_exit_2(files, monkeypatch):

@@ -4,13 +4,12 @@ labels"). Text is matched exactly; numbers are indices only when no label spells
 
 import csv
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_runner import lipdesign
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -87,10 +86,6 @@ def test_integer_labels_read_integers_as_labels_and_refuse_floats():
     with pytest.raises(ValidationError, match=r"values\[1\] is 2.5; labels are text"):
         domain.validate(np.array([10, 2.5], dtype=object))
 
-
-def lipdesign(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
