@@ -107,8 +107,12 @@ class Categorical(Immutable):
     @staticmethod
     def _check_label_objects(array, field):
         """An object array (a pandas column, a list of mixed types) holds labels: each entry text or an integer."""
-        is_label = np.frompyfunc(lambda value: isinstance(value, (str, int)) and not isinstance(value, bool), 1, 1)
-        bad = np.flatnonzero(~is_label(array).astype(bool))
+        def is_label(kind):
+            return issubclass(kind, (str, int)) and not issubclass(kind, bool)
+
+        if all(map(is_label, set(map(type, array.tolist())))):  # the types present, found in C: no per-value call
+            return
+        bad = np.flatnonzero([not is_label(type(value)) for value in array.tolist()])
         if bad.size:
             raise ValidationError(f"{field}[{bad[0]}] is {fmt(array[bad[0]])}; labels are text (or integers, for "
                                   "integer labels)")
