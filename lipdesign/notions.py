@@ -69,6 +69,11 @@ class _PosteriorRatio:
         lower = conditional[None, :, :] - scenarios[:, None, :] / e  # T[g].q >= e^-eps P.q
         return np.concatenate([upper.reshape(-1, prior.k), lower.reshape(-1, prior.k)])
 
+    def declared_prior(self):
+        """Pr[X] of the joint the secret model declares (exact Fractions, ``SecretModel.marginal``), or None: a
+        claim for the secret is enforced and certified there as well as at the design prior (docs/math.md §1)."""
+        return None if self.secret is None else self.secret.marginal
+
     def check_sizes(self, prior):
         """Raise unless the secret model fits ``prior`` (its size and, when Pr[G] is known, its marginal)."""
         if self.secret is not None:
@@ -99,7 +104,9 @@ class LIP(_PosteriorRatio):
         return "LIP" if self.prior_set is None else "BP-LIP"
 
     def scenarios(self, prior):
-        return prior.probabilities[None] if self.prior_set is None else self.prior_set.vertices
+        enforced = prior.probabilities[None] if self.prior_set is None else self.prior_set.vertices
+        declared = self.declared_prior()
+        return enforced if declared is None else np.vstack([enforced, declared.astype(float)])
 
     def check_sizes(self, prior):
         super().check_sizes(prior)

@@ -310,22 +310,25 @@ def joint_lip_bound(a, b, prior):
 def secret_lip_bound(a, b, prior, conditional):
     """(ratio, side, g): a number >= the largest of Pr[G = g | Y] / Pr[G = g] and its inverse over all 2^k reports
     (docs/math.md §7.1), for the latent secret with T[g, x] = Pr[X = x | G = g] (``conditional``, m x k) at
-    ``prior``, floats taken exactly. The ratio for g is sum_x T[g, x] rho_x / sum_x P_x rho_x with each rho_x in
+    ``prior``, floats (or Fractions: a declared marginal) taken exactly. The ratio for g is sum_x T[g, x] rho_x / sum_x P_x rho_x with each rho_x in
     {u_x, v_x} chosen freely; its maximum puts rho_x = Hi_x on the values with the largest T[g, x]/P_x and Lo_x on the
     rest (at the optimum lambda, rho maximises sum_x (T[g, x] - lambda P_x) rho_x), so the k + 1 thresholds of that
     order (sorted exactly) are all that is examined; the inverse side likewise with P_x/T[g, x]. Decimal arithmetic
     as in ``joint_lip_bound``: each sum of at most k positive terms, each term from at most 3 roundings, and the
-    ratio's division make at most 4k + 10 roundings of relative size delta/2 (half an ulp at DIGITS digits), below
-    the (2k + 20) delta by which each ratio is enlarged."""
+    ratio's division make at most 4k + 10 roundings of relative size delta/2 (half an ulp at DIGITS digits), and a
+    Fraction prior one more per entry (its conversion): at most 5k + 10, below the (3k + 20) delta by which each
+    ratio is enlarged."""
     k = len(a)
     with decimal.localcontext() as context:
         context.prec = DIGITS
         delta = Decimal(10) ** (1 - DIGITS)
         high, low = _decimal_extremes(a, b)
-        margin = 1 + (2 * k + 20) * delta
-        p_floats = [float(x) for x in prior]
-        p_total = sum(Decimal(x) for x in p_floats)
-        weights = [Decimal(x) / p_total for x in p_floats]
+        margin = 1 + (3 * k + 20) * delta
+        p_floats = [x if isinstance(x, Fraction) else float(x) for x in prior]
+        p_decimals = [Decimal(x.numerator) / x.denominator if isinstance(x, Fraction) else Decimal(x)
+                      for x in p_floats]
+        p_total = sum(p_decimals)
+        weights = [x / p_total for x in p_decimals]
         best = (Decimal(0), "upper", 0)
         for g, row in enumerate(conditional):
             t_floats = [float(x) for x in row]
@@ -476,7 +479,7 @@ class UnaryEncoding(PureProtocol):
         elif notion.prior_set is not None:  # the worst over the set's vertices, where the ratios peak
             self._claimed = self.certificate_at(notion.prior_set)
         else:
-            self._claimed = self.certificate_at(self.prior) if self.secret else lip
+            self._claimed = self._secret_claim() if self.secret else lip
         if not self._claimed.passed:
             where = ", ".join(f"{name} {value}" for name, value in self._claimed.worst.items() if name != "prior")
             raise VerificationError(f"the bit probabilities are not {notion.kind} with eps={notion.epsilon:g}: the "
@@ -505,10 +508,20 @@ class UnaryEncoding(PureProtocol):
                                       f"({self.k})")
             return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
         probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
-        if self.secret is None:
-            return self._lip_for_x(probabilities)
+        return self._lip_for_x(probabilities) if self.secret is None else self._secret_certificate(probabilities)
+
+    def _secret_certificate(self, probabilities):
         ratio, side, value = secret_lip_bound(self.p, self.q, probabilities, self.notion.conditional(self.k))
-        return self._lip_certificate(ratio, {"side": side, "secret": value, "prior": probabilities.tolist()})
+        return self._lip_certificate(ratio, {"side": side, "secret": value,
+                                             "prior": [float(p) for p in probabilities]})
+
+    def _secret_claim(self):
+        """The claim for the secret at the design prior and at the declared joint's marginal, if any (docs/math.md
+        §1): the larger certificate."""
+        declared = self.notion.declared_prior()
+        return max([self.certificate_at(self.prior)] + ([] if declared is None else
+                                                         [self._secret_certificate(declared)]),
+                   key=lambda certificate: certificate.epsilon)
 
     def _lip_for_x(self, probabilities):
         ratio, side, value = joint_lip_bound(self.p, self.q, probabilities)

@@ -3,7 +3,9 @@
 Given as a conditional table, a joint table or a networkx DAG (networkx is imported only for DAGs).
 """
 
+import functools
 import string
+from fractions import Fraction
 
 import numpy as np
 
@@ -19,15 +21,17 @@ from lipdesign.validation import (
 )
 
 #: The design prior and the secret model's marginal secret_prior @ conditional must agree to this (both are often
-#: typed in with a few digits).
+#: typed in with a few digits): a larger gap is a mistake in one of them. Within it, a claim for the secret is
+#: certified at both, exactly (``marginal``; docs/math.md §1).
 MARGINAL_ATOL = 1e-6
 
 
 class SecretModel(Immutable):
     """A latent secret G correlated with X: ``conditional[g, x] = Pr[X=x | G=g]`` (docs/math.md §1).
 
-    ``secret_prior`` (Pr[G]) is optional: LIP never uses it (docs/math.md §2), but when given, the prior of X
-    used in a design must equal its marginal ``secret_prior @ conditional``.
+    ``secret_prior`` (Pr[G]) is optional: LIP never needs it (docs/math.md §2), but when given it declares the
+    adversary's joint Pr[G, X], so the prior of X used in a design must agree with its marginal
+    ``secret_prior @ conditional`` (within MARGINAL_ATOL) and every claim for the secret is certified at both.
     """
 
     def __init__(self, conditional, secret_prior=None, secret_labels=None, observed_labels=None):
@@ -91,6 +95,21 @@ class SecretModel(Immutable):
                 raise ValidationError(
                     f"prior[{x}] is {prior.probabilities[x]:.6g} but the secret model's marginal Pr[X={x}] is "
                     f"{marginal[x]:.6g}; the prior must equal secret_prior @ conditional")
+
+    @functools.cached_property
+    def marginal(self):
+        """Pr[X] of the declared joint, exactly: an object array of Fractions, sum_g Pr[G=g] T[g, x] with Pr[G]
+        and each row of T normalised as the verifier reads them (docs/math.md §1); None without ``secret_prior``."""
+        if self.secret_prior is None:
+            return None
+        secret_prior = [Fraction(float(p)) for p in self.secret_prior]
+        secret_total = sum(secret_prior)
+        marginal = [Fraction(0)] * self.k
+        for weight, row in zip(secret_prior, self.conditional):
+            row = [Fraction(float(t)) for t in row]
+            scale = weight / secret_total / sum(row)
+            marginal = [m + scale * t for m, t in zip(marginal, row)]
+        return np.array(marginal, dtype=object)
 
     def to_dict(self):
         return {

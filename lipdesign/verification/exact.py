@@ -190,6 +190,9 @@ class _Scenarios:
     def __init__(self, notion, prior, exact, corners=True):
         self.kind = "listed"
         prior_set = getattr(notion, "prior_set", None)
+        declared = None if isinstance(notion, WorstCaseLIP) else notion.declared_prior()
+        #: The secret model's declared Pr[X], enforced beside the prior or the set (a corner is already covered).
+        self.declared = None if declared is None else _Weights(declared, exact)
         if isinstance(notion, WorstCaseLIP):
             self.kind = "corners" if corners else "listed"
             self.priors = [] if corners else [_Weights(row, exact) for row in np.eye(prior.k)]
@@ -207,6 +210,13 @@ class _Scenarios:
 
     def mass_range(self, column):
         """((min P.q, argmin P), (max P.q, argmax P))."""
+        low, high = self._enforced_range(column)
+        if self.declared is not None:
+            mass = (self.declared.dot(column), self.declared.values)
+            low, high = min(low, mass, key=_mass), max(high, mass, key=_mass)
+        return low, high
+
+    def _enforced_range(self, column):
         if self.kind == "corners":  # P = e_x: P.q = q[x], the first extreme as the listed corners give it
             low, high = min(column), max(column)
             return (low, _corner(len(column), column.index(low))), (high, _corner(len(column), column.index(high)))
@@ -234,6 +244,10 @@ class _Scenarios:
                 prior[receiver] += step
                 left -= step
         return _dot(prior, column), prior
+
+
+def _mass(pair):
+    return pair[0]
 
 
 def _ratio(numerator, denominator):
@@ -377,8 +391,8 @@ def _ratio_bounds(table, notion, prior):
         if isinstance(notion, WorstCaseLIP):
             low, high, mass_count = columns.min(axis=0), columns.max(axis=0), count
         else:
-            if prior_set is not None and prior_set.kind in GREEDY_KINDS:
-                return np.zeros(n_out), np.full(n_out, np.inf)
+            if prior_set is not None and prior_set.kind in GREEDY_KINDS or notion.declared_prior() is not None:
+                return np.zeros(n_out), np.full(n_out, np.inf)  # greedy fills and a declared marginal: not bounded
             priors = np.atleast_2d(np.asarray(prior.probabilities if prior_set is None else prior_set.vertices,
                                               dtype=float))
             priors = priors / priors.sum(axis=1, keepdims=True)  # each weight within gamma_k
