@@ -4,9 +4,21 @@ losing every worker ends `lipdesign aggregate --engine dask` with exit 2 and one
 reported the same way.
 
 Workers are killed from inside: a preload script (Dask's `distributed.worker.preload`, run in every worker process
-when it starts, restarts included) wraps `lipdesign.engine._piece_aggregate` so that a task calls `os._exit`."""
+when it starts, restarts included) wraps `lipdesign.engine._piece_aggregate` so that a task calls `os._exit`.
+
+The preload must wrap the original function once, though distributed runs its body twice in each worker
+(`distributed.utils.import_file` imports the file and then reloads it). A wrapper that wrapped whatever it found
+wrapped itself, so every task that should aggregate recursed until RecursionError, and distributed 2026.8 cannot
+deliver an error whose traceback is too deep to pickle: the client's handler fails an assertion
+(`distributed.core.clean_exception`) and `Future.result()` waits forever. That, not the engine, was the 300 s hang of
+the first attempt at the one-worker test. Tests that need a worker to be recovered therefore run `lipdesign` in a
+process of its own, killed with its cluster after a deadline (`bounded`), so a regression fails and never hangs."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,7 +27,7 @@ from cli_runner import lipdesign
 from lipdesign.engine import aggregate
 from lipdesign.errors import EngineError
 from lipdesign.io import save
-from lipdesign.mechanisms import GRR
+from lipdesign.mechanisms import GRR, Aggregate
 from lipdesign.reports import write_reports
 
 distributed = pytest.importorskip("distributed")
@@ -26,7 +38,8 @@ import os
 
 import lipdesign.engine as engine
 
-_aggregate = engine._piece_aggregate
+# the original, however many times this body runs in one process (distributed imports it, then reloads it)
+_aggregate = getattr(engine._piece_aggregate, "__wrapped__", engine._piece_aggregate)
 
 
 def _dying(mechanism, piece, batch_rows):
@@ -37,16 +50,19 @@ def _dying(mechanism, piece, batch_rows):
         raise RuntimeError("a task's own error")
     if mode == "first piece" and piece[0] == "file" and piece[2][0] == 0:
         os._exit(17)
-    if mode.startswith("once:"):  # the first task of the whole cluster kills its worker, no other task does
-        try:
-            os.close(os.open(mode[5:], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            pass
-        else:
-            os._exit(17)
+    if mode.startswith("once:"):  # "once:MARKER:GROUP": the piece from row group GROUP kills its worker, the first
+        marker, group = mode[5:].rsplit(":", 1)  # time it runs in the cluster (MARKER is created then), never again
+        if piece[0] == "file" and piece[2][0] == int(group):
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os._exit(17)
     return _aggregate(mechanism, piece, batch_rows)
 
 
+_dying.__wrapped__ = _aggregate
 engine._piece_aggregate = _dying
 '''
 
@@ -66,6 +82,69 @@ def dying_workers(mode, folder, monkeypatch):
     monkeypatch.setenv("LIPDESIGN_TEST_DIE", mode)
     monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__PRELOAD", json.dumps([str(folder / "preload.py")]))
     return dask.config.set({"distributed.worker.preload": [str(folder / "preload.py")]})
+
+
+def bounded(arguments, cwd, seconds=60):
+    """``python ARGUMENTS`` in a session of its own, killed with every process it started (its LocalCluster's nannies
+    and workers) if it has not ended after ``seconds``: a run that would wait forever fails the test instead."""
+    process = subprocess.Popen([sys.executable, *map(str, arguments)], cwd=cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"{arguments} did not end within {seconds} s (killed)\n{stdout}\n{stderr}")
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def one_worker_dying(folder, monkeypatch):
+    """The piece from row group 4 (of 8) kills its worker the first time it runs, while the other worker lives and
+    the pieces already done on the dying one are lost; Dask's allowed-failures is pinned at its default, 3."""
+    monkeypatch.setenv("DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES", "3")
+    return dying_workers(f"once:{folder / 'died'}:4", folder, monkeypatch)
+
+
+def test_one_worker_dying_is_recovered_with_the_same_counts(files, monkeypatch):
+    """`lipdesign aggregate --engine dask` (its own 2-worker LocalCluster) loses one worker mid-aggregation: it exits
+    0 with the numpy engine's counts exactly, no piece lost or counted twice."""
+    mechanism, reports, folder = files
+    with one_worker_dying(folder, monkeypatch):
+        result = bounded(["-m", "lipdesign.cli", "aggregate", "m.json", "r.parquet", "-o", "agg.json", "--engine",
+                          "dask", "--batch-rows", "500", "--quiet"], cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert (folder / "died").exists()  # a worker did die
+    assert "Traceback" not in result.stderr
+    written = Aggregate.from_dict(json.loads((folder / "agg.json").read_text()))
+    assert written.n == 4000
+    assert written == mechanism.aggregate(reports) == aggregate(mechanism, [folder / "r.parquet"], batch_rows=500)
+
+
+SCRIPT = """
+import json
+
+from lipdesign.engine import aggregate
+from lipdesign.io import load
+
+if __name__ == "__main__":  # the workers are spawned processes, which import this file
+    mechanism, seen = load("m.json"), []
+    result = aggregate(mechanism, ["r.parquet"], engine="dask", progress=seen.append, batch_rows=500)
+    print(json.dumps({"aggregate": result.to_dict(), "progress": seen}))
+"""
+
+
+def test_one_worker_dying_reports_each_piece_once_to_progress(files, monkeypatch):
+    """``ld.aggregate(..., engine="dask", progress=...)``: the lost worker's pieces are recomputed, and progress still
+    receives each piece's rows exactly once."""
+    mechanism, reports, folder = files
+    (folder / "script.py").write_text(SCRIPT)
+    with one_worker_dying(folder, monkeypatch):
+        result = bounded(["script.py"], cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert (folder / "died").exists()
+    output = json.loads(result.stdout)
+    assert sorted(output["progress"]) == [500] * 8
+    assert Aggregate.from_dict(output["aggregate"]) == mechanism.aggregate(reports)
 
 
 
