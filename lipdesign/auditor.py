@@ -74,6 +74,9 @@ class _Plan:
     class_names: list
     members: np.ndarray | None = None
 
+    def __post_init__(self):  # a realised table of exact rationals is read as the doubles nearest to it
+        object.__setattr__(self, "table", np.asarray(self.table, dtype=float))
+
 
 @dataclass(frozen=True)
 class AuditResult:

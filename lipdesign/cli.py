@@ -709,11 +709,17 @@ def _check_output(path, field, written, inputs):
         path.unlink(missing_ok=True)
 
 
+def _one_line_warning(message, category, *where, **details):
+    print(f"lipdesign: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        _check_inputs(args)
-        return args.run(args) or 0
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning  # restored when the block ends
+            _check_inputs(args)
+            return args.run(args) or 0
     except LipdesignError as error:
         print(f"lipdesign: error: {error}", file=sys.stderr)
         return 2

@@ -40,3 +40,8 @@ class EngineError(LipdesignError):
 class ShrinkageWarning(UserWarning):
     """An MMSE estimate was computed: posterior means under the design prior shrink toward it, so on a population
     that has drifted from the prior they are biased (docs/math.md §4, §11)."""
+
+
+class LegacyFileWarning(UserWarning):
+    """A lipdesign 0.1.0 file was loaded: it carries no fingerprint, so an edit that keeps its claim true (a public
+    seed, a table entry) cannot be detected; its guarantee is still re-verified exactly (docs/math.md §3.9)."""

@@ -57,10 +57,13 @@ def test_verify_accepts_a_prior_given_as_numbers():
     assert ld.verify(np.eye(2) * 0.5 + 0.25, ld.LIP(1.0), [0.5, 0.5]).passed
 
 
-def test_a_box_on_the_tolerance_edge_still_has_its_vertices():
-    # sum(lower) = 1 + 1e-10 is within the 1e-9 tolerance: the box is the single prior `lower`.
-    prior_set = ld.PriorSet.box([0.5, 0.5 + 1e-10], [0.6, 0.6])
-    assert len(prior_set.vertices) >= 1
+def test_a_box_on_the_tolerance_edge_is_empty_and_a_box_of_one_point_designs():
+    # sum(lower) = 1 + 1e-10 is within the 1e-9 tolerance of a probability vector, but the box is empty in exact
+    # arithmetic (issue 23 item 8: such a box verified PASS "at" a prior outside it), so it is refused
+    with pytest.raises(ld.ValidationError, match="prior_set box is empty"):
+        ld.PriorSet.box([0.5, 0.5 + 1e-10], [0.6, 0.6])
+    prior_set = ld.PriorSet.box([0.5, 0.5], [0.6, 0.6])  # sum(lower) = 1 exactly: the single prior `lower`
+    assert prior_set.vertices.tolist() == [[0.5, 0.5]]
     mechanism = ld.design([0.5, 0.5], ld.LIP(0.5, prior_set=prior_set))
     plain = ld.design([0.5, 0.5], ld.LIP(0.5))
     assert mechanism.mse == pytest.approx(plain.mse, abs=1e-6)

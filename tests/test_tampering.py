@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lipdesign as ld
+from lipdesign.errors import LegacyFileWarning
 from lipdesign.io import mechanism_from_dict, read_json, spec_to_problem
 from lipdesign.mechanisms import (
     GRR,
@@ -285,12 +286,13 @@ def test_a_harmless_re_serialisation_keeps_the_fingerprint():
     assert mechanism_from_dict(document, "doc") == GRR(1.0, 4)
 
 
-def test_files_without_a_fingerprint_still_load_and_get_it(tmp_path):
+def test_a_current_file_needs_its_fingerprint_and_a_version_1_file_gets_one(tmp_path):
     document = HarmonyCategorical(1.0, k=3, m=4, seed=7).to_dict()
-    stored = document.pop("fingerprint")
-    loaded = ld.load(write(tmp_path / "m.json", document))
-    assert loaded.fingerprint == stored
-    legacy = ld.load(V1 / "harmony-categorical.json")  # version 1: no fingerprint; re-exported with one
+    document.pop("fingerprint")  # issue 23: deleting the key loaded a changed seed unnoticed
+    with pytest.raises(ld.FormatError, match="fingerprint is missing"):
+        ld.load(write(tmp_path / "m.json", document))
+    with pytest.warns(LegacyFileWarning, match="has no fingerprint"):
+        legacy = ld.load(V1 / "harmony-categorical.json")  # version 1: no fingerprint; re-exported with one
     assert mechanism_from_dict(legacy.to_dict()) == legacy
 
 

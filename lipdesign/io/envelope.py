@@ -17,10 +17,11 @@ checked for form and left out (docs/math.md §3.9). No pickle anywhere.
 """
 
 import math
+import warnings
 
 import numpy as np
 
-from lipdesign.errors import FormatError, LipdesignError, VerificationError
+from lipdesign.errors import FormatError, LegacyFileWarning, LipdesignError, VerificationError
 from lipdesign.io.schema import read_json, validate_document
 from lipdesign.mechanisms.base import FORMAT, FORMAT_VERSION, check_parameter_names
 from lipdesign.mechanisms.registry import family_class
@@ -79,7 +80,12 @@ def mechanism_from_dict(document, source="document"):
     if kind == FORMAT and version == FORMAT_VERSION:
         return _current(document, source)
     if version == 1:
-        return _legacy_table(document, source) if kind == FORMAT else _legacy_fixed(document, source)
+        mechanism = _legacy_table(document, source) if kind == FORMAT else _legacy_fixed(document, source)
+        warnings.warn(LegacyFileWarning(
+            f"{source} is a lipdesign 0.1.0 file, which has no fingerprint: its claim is re-verified, but an edit "
+            "that keeps the claim (a public seed, a table entry) cannot be detected; save it again (ld.save) and "
+            "give the devices and the server that copy"), stacklevel=2)
+        return mechanism
     readable = f"{FORMAT_VERSION} and 1" if kind == FORMAT else "1"
     raise FormatError(f"{source}: format_version {version!r} is not supported (this lipdesign reads {kind!r} "
                       f"version {readable})")
@@ -105,9 +111,7 @@ def _check_fingerprint(mechanism, document, source):
     """A stored fingerprint must be the rebuilt mechanism's (docs/math.md §3.9): the hash of its canonical content,
     so a file re-serialised by another tool (1.0 written as 1, keys reordered) keeps it, and any edit that changes
     the mechanism does not."""
-    stored = document.get("fingerprint")
-    if stored is None:  # optional: version 2 files written before fingerprints were stored have none
-        return
+    stored = document["fingerprint"]  # present (``_current``)
     if stored != mechanism.fingerprint:
         raise FormatError(f"{source}: fingerprint is {stored}, but the mechanism these parameters rebuild is "
                           f"{mechanism.fingerprint}: the file was changed after export, or does not hold the "
@@ -118,15 +122,6 @@ def _check_no_provenance(mechanism, document, source):
     if "provenance" in document and mechanism.provenance is None:
         raise FormatError(f"{source}: provenance is given, but {type(mechanism).__name__} records no design "
                           "provenance")
-
-
-def _check_design_prior(mechanism, source):
-    """A designed table's prior must lie in its notion's prior set (the design-time rule, checked on load too)."""
-    if isinstance(mechanism, TableMechanism):
-        try:
-            mechanism.notion.check(mechanism.prior)
-        except LipdesignError as error:
-            raise FormatError(f"{source}: {error}") from None
 
 
 def _check_public_seed(mechanism, parameters, source):
@@ -159,6 +154,10 @@ def _check_epsilons(mechanism, stored, source, actual=None):
 
 def _current(document, source):
     validate_document(document, "mechanism", source)
+    if "fingerprint" not in document:  # checked here, not by the schema, to say why
+        raise FormatError(f"{source}: fingerprint is missing; a format_version {FORMAT_VERSION} file must carry the "
+                          "fingerprint lipdesign writes (docs/math.md §3.9): without it a changed public seed would "
+                          "load unnoticed and the server's estimates go wrong; export the mechanism again")
     try:
         cls = family_class(document["family"])
     except LipdesignError as error:
@@ -166,7 +165,6 @@ def _current(document, source):
     parameters = document["parameters"]
     mechanism = _rebuilt(lambda: cls.from_parameters(parameters), source, parameters)
     _check_no_provenance(mechanism, document, source)
-    _check_design_prior(mechanism, source)
     _check_public_seed(mechanism, parameters, source)
     stored, actual = document["guarantee"], mechanism.guarantee.to_dict()
     for field in ("notion", "epsilon", "basis"):
@@ -189,7 +187,6 @@ def _legacy_table(document, source):
         raise FormatError(f"{source}: {error}") from None
     parameters = {name: document[name] for name in ("prior", "notion", "objective", "table")}
     mechanism = _rebuilt(lambda: TableMechanism(document["table"], notion, prior, objective), source, parameters)
-    _check_design_prior(mechanism, source)
     # lipdesign 0.1.0 recorded the epsilons of the stored numbers; the constructor has checked the claim on the
     # table the sampler realises (docs/math.md §3.2)
     numbers = {"claimed": verify_table(mechanism.table, notion, prior).epsilon,

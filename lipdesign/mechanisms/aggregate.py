@@ -33,6 +33,17 @@ def _statistic(name, value):
     return array
 
 
+def _shape(name, entry):
+    """The stored shape: non-negative integers whose product is the number of data entries (numpy's -1, "infer",
+    would let a file say nothing about it)."""
+    shape = entry["shape"]
+    if not all(isinstance(size, int) and not isinstance(size, bool) and size >= 0 for size in shape) or \
+            int(np.prod(shape, dtype=object)) != len(entry["data"]):
+        raise ValidationError(f"statistics[{name!r}].shape is {shape}, which does not fit its {len(entry['data'])} "
+                              "data entries: it must list non-negative sizes whose product is their number")
+    return tuple(shape)
+
+
 def _describe(statistics):
     return ", ".join(f"{name} {list(shape)} {dtype}" for name, (shape, dtype) in sorted(statistics.items()))
 
@@ -69,7 +80,7 @@ class Aggregate:
             return self
         if not isinstance(other, Aggregate):
             return NotImplemented
-        if other.mechanism != self.mechanism:
+        if (other.mechanism, other.family) != (self.mechanism, self.family):
             raise ValidationError(f"aggregate is of mechanism {other.mechanism} ({other.family}); it cannot be "
                                   f"merged with one of {self.mechanism} ({self.family}): they count different "
                                   "reports")
@@ -129,8 +140,9 @@ class Aggregate:
                     not isinstance(entry.get("shape"), list) or not isinstance(entry.get("data"), list):
                 raise ValidationError(f"statistics[{name!r}] is {fmt(entry)}; it must be {{'dtype': 'int64' or "
                                       "'float64', 'shape': [...], 'data': [...]}")
+            shape = _shape(name, entry)
             try:
-                array = np.array(entry["data"], dtype=DTYPES[entry["dtype"]]).reshape(entry["shape"])
+                array = np.array(entry["data"], dtype=DTYPES[entry["dtype"]]).reshape(shape)
             except (TypeError, ValueError, OverflowError):
                 raise ValidationError(f"statistics[{name!r}] data does not fit dtype {entry['dtype']} and shape "
                                       f"{entry['shape']}") from None

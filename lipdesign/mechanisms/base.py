@@ -304,10 +304,10 @@ class Mechanism(Immutable):
                 raise ValidationError(f"reports has shape {np.shape(reports)}; estimating needs a non-empty vector "
                                       "of reports")
             return aggregate
-        if reports.mechanism != self.fingerprint:
+        if (reports.mechanism, reports.family) != (self.fingerprint, self.family):
             raise ValidationError(f"aggregate is of mechanism {reports.mechanism} ({reports.family}); this "
-                                  f"{type(self).__name__} is {self.fingerprint}: aggregates only estimate with the "
-                                  "mechanism whose reports they count")
+                                  f"{type(self).__name__} is {self.fingerprint} ({self.family}): aggregates only "
+                                  "estimate with the mechanism whose reports they count")
         reports.check_like(self._zero)
         if reports.n == 0:
             raise ValidationError("aggregate holds 0 reports; estimating needs at least one")

@@ -13,6 +13,7 @@ Every mechanism here has a finite output space and a privacy table verified exac
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from lipdesign.mechanisms.sampling import (
     implemented_exp,
     public_index,
     public_seed,
+    realized_probability,
     sign_field,
     structured_reports,
 )
@@ -329,20 +331,19 @@ class Duchi(NumericReports):
         return (self.bound**2 - values**2).sum(axis=0) / n**2
 
     def privacy_table(self):
-        """Rows v = (1,...,1) and -v; columns: the outputs with s.v > 0, < 0 (and = 0 when d is even).
+        """Rows v = (1,...,1) and -v; columns: the groups of outputs with s.v > 0, < 0 (and = 0 when d is even),
+        as exact rationals of what the sampler realises.
 
-        Within a column every output has the same probability under each row, and every output has
-        probability e^eps / Z or 1 / Z under any v, so the table's largest ratio is the mechanism's.
-        """
-        e = self.exp_epsilon
-        if self.d % 2:
-            row = np.array([e, 1.0])
-        else:
-            row = np.array([e, 1.0, math.comb(self.d, self.d // 2) / self.plus_count])
-        row = row / row.sum()
-        other = row.copy()
-        other[[0, 1]] = row[[1, 0]]
-        return np.vstack([row, other])
+        Given v the sampler puts Pr[u] = p' = ceil(p 2^53) / 2^53 (``realized_probability``) on the C outputs of T+
+        uniformly and 1 - p' on the other 2^d - C uniformly (rejection sampling is exact), so every output has
+        probability p' / C or (1 - p') / (2^d - C) under any v: within a group every output has the same
+        probability under each row, and the table's largest ratio is the mechanism's (docs/math.md §3.5, §9)."""
+        realized = Fraction(float(realized_probability(self.plus_probability)))
+        rest = (1 - realized) / (2**self.d - self.plus_count)  # per output outside T+
+        row = [realized, self.plus_count * rest]  # |{s.v < 0}| = |{s.v > 0}| = C
+        if self.d % 2 == 0:
+            row.append(math.comb(self.d, self.d // 2) * rest)
+        return np.array([row, [row[1], row[0], *row[2:]]], dtype=object)
 
     def full_table(self, max_d=12):
         """(signs, table): ``signs`` lists {-1, 1}^d (int8, 2^d x d); ``table[a, b]`` = Pr[s = B signs[b] | v =

@@ -291,7 +291,7 @@ class TableMechanism(Mechanism):
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
         if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
             raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")
-        notion.check_sizes(self.prior)  # numpy only; the design prior's membership of a prior set is io's and design's
+        notion.check(self.prior)  # sizes, and the design prior inside a prior set (scipy for a general polytope)
         self.notion = notion
         self.objective = as_objective(objective)
         self.objective.check(self.prior.k)

@@ -442,7 +442,7 @@ class UnaryEncoding(PureProtocol):
             raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) (for X, a "
                                   "latent secret, or X over a prior set) or ld.LDP(eps) (a secret and a prior set "
                                   "together are not built for it)")
-        notion.check_sizes(self.prior)  # a secret's size and marginal (membership of a prior set is design's)
+        notion.check(self.prior)  # a secret's size and marginal, the design prior inside a prior set
         self.notion = notion
         self.k = self.prior.k
         self.epsilon = notion.epsilon

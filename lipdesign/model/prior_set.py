@@ -5,6 +5,7 @@ Numpy only; scipy is imported only to test membership of a general polytope.
 
 import itertools
 import math
+from fractions import Fraction
 from types import MappingProxyType
 
 import numpy as np
@@ -66,10 +67,11 @@ class PriorSet(Immutable):
                 raise ValidationError(
                     f"prior_set.{name}[{x}] is {(lower if name == 'lower' else upper)[x]:g}; "
                     "it must satisfy 0 <= lower <= upper <= 1")
-        if lower.sum() > 1 + PROBABILITY_ATOL or upper.sum() < 1 - PROBABILITY_ATOL:
+        lower_total, upper_total = sum(map(Fraction, lower.tolist())), sum(map(Fraction, upper.tolist()))
+        if not lower_total <= 1 <= upper_total:  # exactly: a box empty by 1e-10 must not verify "inside" it
             raise ValidationError(
-                f"prior_set box is empty: sum(lower) is {lower.sum():.6g} and sum(upper) is {upper.sum():.6g}; it "
-                "needs sum(lower) <= 1 <= sum(upper)")
+                f"prior_set box is empty: sum(lower) is {float(lower_total):.17g} and sum(upper) is "
+                f"{float(upper_total):.17g} in exact arithmetic; it needs sum(lower) <= 1 <= sum(upper)")
         _check_vertex_budget("box", lower.size * 2 ** (lower.size - 1))
         vertices = box_slice_vertices(np.ones(lower.size), lower, upper, atol=PROBABILITY_ATOL)
         return cls("box", vertices, {"lower": lower.tolist(), "upper": upper.tolist()})
@@ -115,8 +117,20 @@ class PriorSet(Immutable):
             return cls.box([interval.low for interval in intervals], [interval.high for interval in intervals])
         raise ValidationError(f"kind is {kind!r}; it must be 'tv' or 'box'")
 
+    def membership_decidable(self):
+        """Whether ``contains`` can answer here: always, except for a general polytope without scipy (the lean
+        runtime install), whose membership is an LP."""
+        if self.kind != "polytope":
+            return True
+        try:
+            import scipy.optimize  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
     def contains(self, probabilities, atol=PROBABILITY_ATOL):
-        """Whether a prior lies in the set (an LP over convex combinations of the vertices)."""
+        """Whether a prior lies in the set (for a general polytope an LP over convex combinations of the vertices,
+        with scipy)."""
         probabilities = np.asarray(probabilities, dtype=float)
         if self.kind == "finite":
             return bool(np.abs(self.vertices - probabilities).max(axis=1).min() <= atol)
