@@ -50,6 +50,12 @@ def _moved_problem(seed):
     return ld.SecretModel(conditional, secret_prior), ld.Prior(marginal + step)
 
 
+def test_the_declared_marginal_is_exact_with_rows_normalised():
+    conditional = [[0.2, 0.3, 0.5 - 4e-10], [0.6, 0.1, 0.3]]  # a row 4e-10 short of 1: within the tolerance
+    secret = ld.SecretModel(conditional, [0.25, 0.75])
+    assert list(secret.marginal) == _declared_marginal([0.25, 0.75], conditional)
+
+
 @pytest.mark.parametrize("family", ["rr", "unary"])
 def test_the_claim_for_the_secret_holds_at_the_declared_joint(family):
     broken = []

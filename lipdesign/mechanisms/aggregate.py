@@ -34,11 +34,10 @@ def _statistic(name, value):
 
 
 def _shape(name, entry):
-    """The stored shape: non-negative integers whose product is the number of data entries (numpy's -1, "infer",
-    would let a file say nothing about it)."""
+    """The stored shape: non-negative integers (numpy's -1, "infer", would let a file say nothing about it; a
+    product other than the number of entries fails in ``reshape``)."""
     shape = entry["shape"]
-    if not all(isinstance(size, int) and not isinstance(size, bool) and size >= 0 for size in shape) or \
-            int(np.prod(shape, dtype=object)) != len(entry["data"]):
+    if not all(isinstance(size, int) and not isinstance(size, bool) and size >= 0 for size in shape):
         raise ValidationError(f"statistics[{name!r}].shape is {shape}, which does not fit its {len(entry['data'])} "
                               "data entries: it must list non-negative sizes whose product is their number")
     return tuple(shape)
