@@ -310,8 +310,8 @@ def joint_lip_bound(a, b, prior):
 def secret_lip_bound(a, b, prior, conditional):
     """(ratio, side, g): a number >= the largest of Pr[G = g | Y] / Pr[G = g] and its inverse over all 2^k reports
     (docs/math.md §7.1), for the latent secret with T[g, x] = Pr[X = x | G = g] (``conditional``, m x k) at
-    ``prior``, floats (or Fractions: a declared marginal) taken exactly. The ratio for g is sum_x T[g, x] rho_x / sum_x P_x rho_x with each rho_x in
-    {u_x, v_x} chosen freely; its maximum puts rho_x = Hi_x on the values with the largest T[g, x]/P_x and Lo_x on the
+    ``prior``, floats (or Fractions: a declared marginal) taken exactly. The ratio for g is
+    sum_x T[g, x] rho_x / sum_x P_x rho_x with each rho_x in {u_x, v_x} chosen freely; its maximum puts rho_x = Hi_x on the values with the largest T[g, x]/P_x and Lo_x on the
     rest (at the optimum lambda, rho maximises sum_x (T[g, x] - lambda P_x) rho_x), so the k + 1 thresholds of that
     order (sorted exactly) are all that is examined; the inverse side likewise with P_x/T[g, x]. Decimal arithmetic
     as in ``joint_lip_bound``: each sum of at most k positive terms, each term from at most 3 roundings, and the
@@ -324,9 +324,9 @@ def secret_lip_bound(a, b, prior, conditional):
         delta = Decimal(10) ** (1 - DIGITS)
         high, low = _decimal_extremes(a, b)
         margin = 1 + (3 * k + 20) * delta
-        p_floats = [x if isinstance(x, Fraction) else float(x) for x in prior]
+        p_values = [x if isinstance(x, Fraction) else float(x) for x in prior]
         p_decimals = [Decimal(x.numerator) / x.denominator if isinstance(x, Fraction) else Decimal(x)
-                      for x in p_floats]
+                      for x in p_values]
         p_total = sum(p_decimals)
         weights = [x / p_total for x in p_decimals]
         best = (Decimal(0), "upper", 0)
@@ -334,9 +334,9 @@ def secret_lip_bound(a, b, prior, conditional):
             t_floats = [float(x) for x in row]
             t_total = sum(Decimal(x) for x in t_floats)
             t = [Decimal(x) / t_total for x in t_floats]
-            for side, top, bottom, top_floats, bottom_floats in (("upper", t, weights, t_floats, p_floats),
-                                                                 ("lower", weights, t, p_floats, t_floats)):
-                order = sorted(range(k), reverse=True, key=lambda x: (bottom_floats[x] == 0, Fraction(top_floats[x]) /
+            for side, top, bottom, top_values, bottom_floats in (("upper", t, weights, t_floats, p_values),
+                                                                 ("lower", weights, t, p_values, t_floats)):
+                order = sorted(range(k), reverse=True, key=lambda x: (bottom_floats[x] == 0, Fraction(top_values[x]) /
                                                                       Fraction(bottom_floats[x] or 1)))
                 ratio = _best_threshold([top[x] for x in order], [bottom[x] for x in order],
                                         [high[x] for x in order], [low[x] for x in order])
