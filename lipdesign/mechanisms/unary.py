@@ -334,10 +334,10 @@ def secret_lip_bound(a, b, prior, conditional):
             t_floats = [float(x) for x in row]
             t_total = sum(Decimal(x) for x in t_floats)
             t = [Decimal(x) / t_total for x in t_floats]
-            for side, top, bottom, top_values, bottom_floats in (("upper", t, weights, t_floats, p_values),
+            for side, top, bottom, top_values, bottom_values in (("upper", t, weights, t_floats, p_values),
                                                                  ("lower", weights, t, p_values, t_floats)):
-                order = sorted(range(k), reverse=True, key=lambda x: (bottom_floats[x] == 0, Fraction(top_values[x]) /
-                                                                      Fraction(bottom_floats[x] or 1)))
+                order = sorted(range(k), reverse=True, key=lambda x: (bottom_values[x] == 0, Fraction(top_values[x]) /
+                                                                      Fraction(bottom_values[x] or 1)))
                 ratio = _best_threshold([top[x] for x in order], [bottom[x] for x in order],
                                         [high[x] for x in order], [low[x] for x in order])
                 best = max(best, (ratio * margin, side, g))
