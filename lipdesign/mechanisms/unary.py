@@ -311,7 +311,8 @@ def secret_lip_bound(a, b, prior, conditional):
     """(ratio, side, g): a number >= the largest of Pr[G = g | Y] / Pr[G = g] and its inverse over all 2^k reports
     (docs/math.md §7.1), for the latent secret with T[g, x] = Pr[X = x | G = g] (``conditional``, m x k) at
     ``prior``, floats (or Fractions: a declared marginal) taken exactly. The ratio for g is
-    sum_x T[g, x] rho_x / sum_x P_x rho_x with each rho_x in {u_x, v_x} chosen freely; its maximum puts rho_x = Hi_x on the values with the largest T[g, x]/P_x and Lo_x on the
+    sum_x T[g, x] rho_x / sum_x P_x rho_x with each rho_x in {u_x, v_x} chosen freely; its maximum puts
+    rho_x = Hi_x on the values with the largest T[g, x]/P_x and Lo_x on the
     rest (at the optimum lambda, rho maximises sum_x (T[g, x] - lambda P_x) rho_x), so the k + 1 thresholds of that
     order (sorted exactly) are all that is examined; the inverse side likewise with P_x/T[g, x]. Decimal arithmetic
     as in ``joint_lip_bound``: each sum of at most k positive terms, each term from at most 3 roundings, and the
