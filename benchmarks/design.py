@@ -1,5 +1,11 @@
-"""Benchmark: exact design time and accuracy for k = 4..12, the prior-set and latent-secret cases, the
-uniform-prior closed forms at large k, then the table sampler. Figures side by side, never timed assertions.
+"""Benchmark: design speed alone and beside a competing process, exact design time and accuracy for k = 4..12,
+the prior-set and latent-secret cases, the uniform-prior closed forms at large k, then the table sampler. Figures
+side by side, never timed assertions.
+
+0. Design speed on a shared machine: ld.design (LIP eps, Zipf(1.1), no baselines) at k = 8, 12 and 64, alone and
+   while another process spins on a core of its own (a pure-Python busy loop), with the designer's one BLAS thread
+   (solvers/threads.py) and, for k <= 12, with the libraries' default threads (the undecorated function), all in one
+   run. Target (issue 24): k = 12 under 3 s alone, and under 3x its time alone beside the competing process.
 
 1. ld.Frequencies (the default objective) on Zipf(1.1): the design time of the A-optimal LIP and LDP tables and
    their figure (n x the sum of the variances of the unbiased GLS estimate at the prior, given the users' values),
@@ -17,6 +23,7 @@ k = 10 under 2 s, k = 12 under 30 s on 2 cores; a survey prior set at k <= 10 un
 """
 
 import argparse
+import multiprocessing
 import resource
 import sys
 import time
@@ -42,6 +49,47 @@ def timed_design(prior, notion):
     start = time.perf_counter()
     mechanism = ld.design(prior, notion, baselines=False)
     return time.perf_counter() - start, mechanism
+
+
+def _spin():
+    while True:
+        pass
+
+
+def shared_machine(ks, eps, unlimited_max_k=12):
+    ld.design(zipf(3), ld.LIP(eps), baselines=False)  # imports cvxpy once, outside the timings
+    cores = multiprocessing.cpu_count()
+    loads = sorted({1, cores})
+    print(f"0. Design time (s) of ld.design(Zipf(1.1), LIP eps={eps:g}, baselines=False) on {cores} cores: alone, "
+          f"and beside {' and '.join(map(str, loads))} competing CPU-bound process(es); with the designer's one BLAS "
+          "thread, and (k <= 12) with the libraries' default thread counts; ratio: beside / alone")
+    header = f"{'k':>4} {'threads':>8} {'alone':>8}" + "".join(f" {f'beside {n}':>9} {'ratio':>6}" for n in loads)
+    print(header)
+    print("-" * len(header))
+    for k in ks:
+        prior = zipf(k)
+        runs = [("one", ld.design)] + ([("default", ld.design.__wrapped__)] if k <= unlimited_max_k else [])
+        for name, function in runs:
+            alone = _timed(function, prior, eps)
+            row = f"{k:>4} {name:>8} {alone:8.2f}"
+            for count in loads:
+                competitors = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(count)]
+                for competitor in competitors:
+                    competitor.start()
+                try:
+                    beside = _timed(function, prior, eps)
+                finally:
+                    for competitor in competitors:
+                        competitor.terminate()
+                        competitor.join()
+                row += f" {beside:9.2f} {beside / alone:6.2f}"
+            print(row, flush=True)
+
+
+def _timed(function, prior, eps):
+    start = time.perf_counter()
+    function(prior, ld.LIP(eps), baselines=False)
+    return time.perf_counter() - start
 
 
 def population_table(max_k, eps):
@@ -121,7 +169,12 @@ def main():
     parser.add_argument("--max-k", type=int, default=12)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--perturb-n", type=float, default=1e7)
+    parser.add_argument("--shared-k", default="8,12,64", help="k values of section 0 (empty: skip it)")
     args = parser.parse_args()
+
+    shared = [int(part) for part in args.shared_k.split(",") if part]
+    if shared:
+        shared_machine(shared, args.epsilon)
 
     population_table(args.max_k, args.epsilon)
     secrets_and_prior_sets(args.max_k, args.epsilon)

@@ -352,3 +352,35 @@ def test_design_refuses_epsilon_below_its_range_and_verify_does_not():
     certificate = ld.verify(grr, ld.LIP(1e-100), prior)
     assert not certificate.passed and certificate.epsilon > 0.5
     assert ld.design(prior, ld.LIP(1e-3)).verify().passed
+
+
+# --------------------------------------------------------------------------------------- threads (issue 24 item 1)
+def test_the_solver_loops_run_on_one_blas_thread_and_the_limit_is_lifted_after(monkeypatch):
+    """Multi-threaded BLAS in the designer's tight loops stalls on a shared machine (benchmarks/design.py, section 0):
+    every loaded BLAS library is held at one thread while a design runs, and set back after it returns or raises."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import lipdesign.designer.population as population
+
+    seen = []
+    solve = population.design_weights
+
+    def recording(*args, **kwargs):
+        seen.append({info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"})
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(population, "design_weights", recording)
+
+    def blas_threads():
+        return {info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+
+    ld.design([0.5, 0.5], ld.LIP(1.0), baselines=False)  # every library the designer loads is loaded
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        assert 2 in before.values()
+        ld.design([0.1, 0.2, 0.3, 0.4], ld.LIP(1.0), baselines=False)
+        assert seen and all(set(threads.values()) == {1} for threads in seen)
+        assert blas_threads() == before
+        with pytest.raises(ld.ValidationError):
+            ld.design([0.1, 0.2, 0.3, 0.4], ld.LIP(-1.0))
+        assert blas_threads() == before

@@ -17,6 +17,7 @@ from lipdesign.model import Prior
 from lipdesign.notions import LIP
 from lipdesign.objectives import Frequencies, as_objective
 from lipdesign.progress import ProgressLine
+from solvers.threads import one_thread
 
 #: What each family is, in the table.
 NAMES = {"rr": "randomized response (optimal table)", "unary": "unary encoding", "hashing": "local hashing (g = 2)"}
@@ -123,6 +124,7 @@ def _own_bound(mechanism):
     return None if not optimality else optimality.get("lower_bound")
 
 
+@one_thread
 def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None, buckets=2,
             method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS):
     """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``

@@ -46,6 +46,7 @@ from lipdesign.validation import MAX_EPSILON, choice, fmt, integer, real_number
 from solvers.closed_forms import binary_lip_table
 from solvers.ray_lp import solve_ray_lp
 from solvers.slices import SliceError
+from solvers.threads import one_thread
 
 #: Design families (``design(..., family=...)``): "rr" is the randomized-response type (any table), "unary" a
 #: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1), "hashing" local hashing into two
@@ -75,6 +76,7 @@ def _fraction(value, field):
     return number
 
 
+@one_thread
 def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None,
            buckets=2, method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS):
     """The optimal table of the randomized-response-type family under ``notion`` for ``objective``, as a
