@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import lipdesign as ld
-from lipdesign.designer.design import subset_selection_variance
+from lipdesign.designer.baselines import subset_selection_variance
 from lipdesign.mechanisms import GRR, OLH, OUE
 
 

@@ -11,8 +11,8 @@ import pytest
 
 import lipdesign as ld
 from lipdesign.designer.columns import seed_columns
-from lipdesign.designer.design import subset_selection_variance
-from lipdesign.designer.population import bayes_histogram_bound, relaxation_bound
+from lipdesign.designer.baselines import subset_selection_variance
+from lipdesign.designer.bounds import bayes_histogram_bound, relaxation_bound
 from lipdesign.errors import ProblemTooLargeError, ValidationError
 from solvers.rays import box_slice_vertices, cone_extreme_rays, staircase_rays
 from solvers.slices import BoxSlice, PolytopeSlice, StaircaseSlice, ascend

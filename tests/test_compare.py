@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lipdesign as ld
-from lipdesign.designer.population import per_bin_bound
+from lipdesign.designer.bounds import per_bin_bound
 from lipdesign.mechanisms.oracle import pure_variance
 
 
@@ -93,7 +93,7 @@ def test_the_compare_command_prints_the_table(tmp_path):
 
 
 def test_the_posterior_mean_objective_compares_rr_and_unary_with_the_section_10_bound():
-    from lipdesign.designer.population import bayes_histogram_bound
+    from lipdesign.designer.bounds import bayes_histogram_bound
 
     prior = zipf(6)
     comparison = ld.compare(prior, ld.LIP(1.0), ld.BayesHistogram())

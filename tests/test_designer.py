@@ -279,7 +279,7 @@ def test_bad_objective_and_family_are_clear_errors():
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
 def test_the_bayes_histogram_bound_is_the_binary_optimum_at_k_2(p, epsilon):
     """docs/math.md §10: LB = sum_b binMSE(P_b) is attained at k = 2 by the §6 channel (designed here by the LP)."""
-    from lipdesign.designer.population import bayes_histogram_bound
+    from lipdesign.designer.bounds import bayes_histogram_bound
 
     designed = ld.design([p, 1 - p], ld.LIP(epsilon), ld.BayesHistogram(), baselines=False)
     assert bayes_histogram_bound(ld.Prior([p, 1 - p]), epsilon) == pytest.approx(designed.mse, rel=1e-9)
@@ -360,16 +360,16 @@ def test_the_solver_loops_run_on_one_blas_thread_and_the_limit_is_lifted_after(m
     every loaded BLAS library is held at one thread while a design runs, and set back after it returns or raises."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import lipdesign.designer.population as population
+    import lipdesign.designer.weights as weights_module
 
     seen = []
-    solve = population.design_weights
+    solve = weights_module.design_weights
 
     def recording(*args, **kwargs):
         seen.append({info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"})
         return solve(*args, **kwargs)
 
-    monkeypatch.setattr(population, "design_weights", recording)
+    monkeypatch.setattr(weights_module, "design_weights", recording)
 
     def blas_threads():
         return {info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}

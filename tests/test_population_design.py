@@ -255,7 +255,7 @@ def test_the_uniform_prior_closed_form_at_large_k_and_the_two_epsilon_relation()
     (docs/math.md §2), so the 2 eps-LDP optimum is at most the eps-LIP one; the per-bin bound stays below the LIP
     optimum."""
     from lipdesign.designer import uniform_prior_optimum
-    from lipdesign.designer.population import per_bin_variance
+    from lipdesign.designer.bounds import per_bin_variance
 
     for k in (64, 256, 1024):
         for epsilon in (0.5, 1.0, 2.0):

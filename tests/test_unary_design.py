@@ -10,7 +10,7 @@ import pytest
 from scipy.optimize import minimize
 
 import lipdesign as ld
-from lipdesign.designer.unary import symmetric_unary_variance
+from lipdesign.designer.baselines import symmetric_unary_variance
 from lipdesign.errors import ShrinkageWarning
 from lipdesign.mechanisms.unary import UnaryEncoding
 from lipdesign.simulation import drifted
@@ -486,7 +486,7 @@ def test_the_bayesian_design_is_no_worse_than_any_start_in_its_own_figure():
     P(1-P)) and SLSQP results just over the rows (by an ulp of e^eps - 1 = 2980) were dropped. The figure reported,
     the joint posterior mean's MSE (listing every report), is now no worse than that of the unbiased design or of
     any one-bit design, and at k = 2 it is the §10 bound, the optimum."""
-    from lipdesign.designer.population import bayes_histogram_bound
+    from lipdesign.designer.bounds import bayes_histogram_bound
     from lipdesign.designer.unary import _bits, _one_bit
     from solvers.unary import design_unary
 

@@ -1,16 +1,21 @@
-"""Design: the optimal table for a prior, a notion and an objective (docs/math.md §5, §6, §11).
+"""Design: the optimal mechanism for a prior, a notion and an objective (docs/math.md §5-§7, §10-§12).
 
-``design`` (in ``designer.design``), ``compare`` (every family side by side, ``designer.compare``), the population designs and their bounds (``designer.population``), the
-extreme-ray builders (``designer.rays``) and the exact repair of the stored numbers (``designer.repair``); the
-numerical back-ends are in the top-level ``solvers`` package, which knows no privacy words. Needs scipy (HiGHS) and,
-for the bounds and the fallback solver, cvxpy (Clarabel).
+The modules, by what they compute: ``design`` validates a problem and dispatches it to its family's designer
+(``rr`` for randomized-response tables, ``unary``, ``hashing``); ``compare`` sets every family side by side;
+``bounds`` holds the lower bounds valid for every mechanism of a notion; ``weights`` the weight problems over given
+columns (criterion, column-generation loop, the pricer over enumerated rays); ``columns`` column generation over a
+notion's slice (pricing, seeds, stopping); ``baselines`` the figures of the fixed protocols beside a design; ``rays``
+the extreme-ray builders; ``repair`` the exact repair of the stored numbers. Closed forms are plain functions of
+arrays in ``solvers.closed_forms``; the numerical back-ends are in the top-level ``solvers`` package, which knows
+no privacy words. Needs scipy (HiGHS) and, for the bounds and the fallback solver, cvxpy (Clarabel).
 """
 
+from lipdesign.designer.baselines import fixed_protocols, subset_selection_variance
+from lipdesign.designer.bounds import per_bin_bound, uniform_prior_optimum
 from lipdesign.designer.compare import Comparison, compare
-from lipdesign.designer.design import FAMILIES, baseline_figures, design
-from lipdesign.designer.population import per_bin_bound, uniform_prior_optimum
+from lipdesign.designer.design import FAMILIES, design
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 
-__all__ = ["FAMILIES", "MAX_RAYS", "Comparison", "baseline_figures", "compare", "design", "exact_repair", "extreme_rays", "per_bin_bound",
-           "uniform_prior_optimum"]
+__all__ = ["FAMILIES", "MAX_RAYS", "Comparison", "compare", "design", "exact_repair", "extreme_rays", "fixed_protocols",
+           "per_bin_bound", "subset_selection_variance", "uniform_prior_optimum"]

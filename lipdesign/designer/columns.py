@@ -18,14 +18,14 @@ import math
 
 import numpy as np
 
-from lipdesign.designer.population import (
+from lipdesign.designer.bounds import bound_target
+from lipdesign.designer.weights import (
     CANDIDATES,
     PRICE_SLACK,
-    _Criterion,
-    _new_rows,
-    _scaled,
-    bayes_histogram_bound,
+    Criterion,
     column_generation,
+    new_rows,
+    scaled_objective,
     weights_table,
 )
 from lipdesign.errors import InfeasibleError, ValidationError
@@ -166,15 +166,6 @@ def seed_columns(prior, notion, seed=PRICING_SEED, slice_=None):
     return np.concatenate(columns)
 
 
-def _bound_target(bounds, target_gap):
-    """(name, bound, the figure at which the gap to it is ``target_gap``), for the largest certified bound."""
-    bounds = {name: value for name, value in bounds.items() if value is not None and np.isfinite(value)}
-    if not bounds:
-        return None, None, -math.inf
-    name = max(bounds, key=bounds.get)
-    return name, bounds[name], bounds[name] / (1 - target_gap)
-
-
 def _report(progress, kind, bound_name, bound, max_rounds):
     """None without ``progress``, else a ``report(rounds, columns, figure)`` passing ``progress`` a ``ProgressLine``
     per round (phase "column generation", rounds out of the budget of ``max_rounds``)."""
@@ -196,15 +187,15 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     slice, stopped at ``target_gap`` above the best of ``bounds`` (certified lower bounds on the figure by name).
     ``protocols`` ({name: figure} of fixed eps-LDP protocols, feasible for the notion): the rounds do not stop at a
     stall while the figure is above the best of them, and ``info["stopped"]`` says so if the budget ends there."""
-    values, offset, scale = _scaled(prior, objective)
-    criterion = _Criterion(values)
-    name, bound, target = _bound_target(bounds, target_gap)
+    values, offset, scale = scaled_objective(prior, objective)
+    criterion = Criterion(values)
+    name, bound, target = bound_target(bounds, target_gap)
     slice_ = notion_slice(prior, notion)
     report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound, max_rounds)
     seeds = seed_columns(prior, notion, slice_=slice_)
     basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS, columns_only=True,
                                 slice_=slice_)
-    seeds = np.concatenate([seeds, _new_rows(seeds, basis)])
+    seeds = np.concatenate([seeds, new_rows(seeds, basis)])
     best = min(protocols.items(), key=lambda item: item[1]) if protocols else (None, math.inf)
     stop = _Stop(target, floor=best[1])
     columns, weights, _, status, rounds, ended = column_generation(
@@ -293,7 +284,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
         for duals in (smoothed, result.duals):
             candidates = pricer.candidates(gain, -duals, 0.0, columns[result.weights > 0])
             # every column stays: the LP is cheap, and dropping made it cycle
-            fresh = _new_rows(columns, candidates)[: prior.k * CANDIDATES]
+            fresh = new_rows(columns, candidates)[: prior.k * CANDIDATES]
             if len(fresh):
                 heuristic = duals.sum() + float(np.max(prices(fresh, gain, -duals)))
                 if heuristic < best_bound:
@@ -312,11 +303,3 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
     return table, {**_info("HiGHS dual simplex", rounds, ended, table, max_rounds),
                    "lp_objective": result.objective}
 
-
-def columns_bayes_bound(prior, notion, objective):
-    """A certified lower bound on the Bayesian objective's MSE, or None: the per-bin binary optimum of
-    docs/math.md §10 for the histogram (valid for every eps-LIP mechanism for X at the prior, so for every eps-LDP
-    and bounded-prior one); none with a latent secret, which may leave X free."""
-    if not isinstance(objective, BayesHistogram) or getattr(notion, "secret", None) is not None:
-        return None
-    return bayes_histogram_bound(prior, notion.epsilon)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lipdesign.designer.bounds import bayes_histogram_bound, per_bin_bound
 from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP
 from lipdesign.designer.design import FAMILIES, design
-from lipdesign.designer.population import bayes_histogram_bound, per_bin_bound
 from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.errors import LipdesignError, ValidationError
 from lipdesign.mechanisms.base import Mechanism

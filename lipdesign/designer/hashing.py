@@ -4,10 +4,10 @@ with a ray LP each, verified as one table (``pooled_hashing``); the baselines be
 
 import numpy as np
 
-from lipdesign.designer.population import PER_BIN, per_bin_bound
+from lipdesign.designer.baselines import unary_baselines
+from lipdesign.designer.bounds import PER_BIN, per_bin_bound
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
-from lipdesign.designer.unary import unary_baselines
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.local_hashing import LocalHashing, smallest_prime_at_least

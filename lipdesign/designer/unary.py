@@ -2,12 +2,11 @@
 convex program of ``solvers.unary`` for the unbiased estimate of the population histogram, or the Bayesian design
 for its posterior mean; under eps-LDP the symmetric design; each with its certificate and the baselines beside it."""
 
-import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
-from lipdesign.designer.population import PER_BIN, PER_BIN_BAYES, bayes_histogram_bound, per_bin_bound
+from lipdesign.designer.baselines import symmetric_unary_variance, unary_baselines
+from lipdesign.designer.bounds import PER_BIN, PER_BIN_BAYES, bayes_histogram_bound, per_bin_bound
 from lipdesign.errors import SolverError, ValidationError, VerificationError
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.oracle import pure_variance
@@ -227,41 +226,3 @@ def _ldp_unary_design(prior, notion, baselines, rr_optimum):
             continue
     raise SolverError("the LDP unary design's realised bit probabilities miss the claim even after shrinking; "
                       "try a larger epsilon or another family (family='rr')")
-
-
-def symmetric_unary_variance(prior, epsilon, ratio=None):
-    """(n x sum Var, a, b) of the best symmetric unary encoding (one a, one b) with u/v = ``ratio``: by default the
-    largest eps-LIP allows at ``prior``, R = (e^eps - p_min)/(1 - p_min) (exactly LIP iff u/v <= R, docs/math.md
-    §7.1); e^eps is the eps-LDP one. a/(1 - a) = R b/(1 - b) and b is searched on (0, 1)."""
-    p = prior.probabilities
-    if ratio is None:
-        ratio = (math.exp(epsilon) - p.min()) / (1 - p.min())
-
-    def figure(b):
-        a = ratio * b / (1 - b + ratio * b)
-        return float(pure_variance(p, 1, a, b).sum())
-
-    best = minimize_scalar(figure, bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-12})
-    b = float(best.x)
-    return figure(b), ratio * b / (1 - b + ratio * b), b
-
-
-def unary_baselines(prior, notion):
-    """n x sum Var of each baseline's own unbiased estimate at the prior, given the users' values: the best symmetric
-    LIP unary encoding at eps (for X); OUE, OLH and GRR at eps and, protecting X, at 2 eps (the LDP level an eps-LIP
-    mechanism reaches at worst, docs/math.md §2; with a latent secret there is no such level)."""
-    eps, p = notion.epsilon, prior.probabilities
-    secret = getattr(notion, "secret", None) is not None
-    prior_set = getattr(notion, "prior_set", None)
-    ratio = None
-    if prior_set is not None:  # symmetric UE is LIP over the set iff u/v <= R at its smallest entry (docs/math.md §7.1)
-        smallest = float(np.min(prior_set.vertices))
-        ratio = (math.exp(eps) - smallest) / (1 - smallest)
-    figures = {} if secret else {"symmetric LIP unary": symmetric_unary_variance(prior, eps, ratio=ratio)[0]}
-    for suffix, level in (("", eps),) if secret else (("", eps), (" at 2 eps", 2 * eps)):
-        if level <= OUE.epsilon_range[1]:
-            figures["OUE" + suffix] = float(OUE(level, prior.k).variance(p).sum())
-            figures["OLH" + suffix] = float(OLH(level, prior.k).variance(p).sum())
-        if level <= GRR.epsilon_range[1]:
-            figures["GRR" + suffix] = float(GRR(level, prior.k).variance(p).sum())
-    return figures

@@ -1,34 +1,32 @@
-"""Designs for the population estimate: the A-optimal and c-optimal tables over the extreme rays, and the lower
-bounds that certify them (docs/math.md §11).
+"""The weights of a design over given columns (docs/math.md §5, §11): the criterion each objective minimises, the
+column-generation loop that adds columns a pricer finds, and the tables the weights make.
 
-With the rays r of the notion's column cone normalised to P . r = 1, a table with columns w_r r has Fisher information
-M(w) = sum_r w_r r r^T and row sums sum_r w_r r; splitting a column into rays never loses information, so
-
-    minimise tr(M(w)^-1)  (or c^T M(w)^+ c for a mean)   subject to   sum_r w_r r = 1,  w >= 0
-
-is the exact design problem, and it is convex. Column generation solves it, each restricted problem by the barrier
-method of ``solvers.design_weights`` (cvxpy with Clarabel as the fallback). The result is certified by the dual bound
-of the equivalence theorem, 2 tr Z^(1/2) + 1 . y - max_r (r^T Z r + y . r) <= tr(M^-1) for every Z >= 0 and y, at
-Z = M*^-2 (exact over the enumerated rays), beside the per-bin, contraction and relaxation bounds where they apply;
-the weights are then reduced to a basic solution of the moment equations M(w) = M* (at most k(k+1)/2 columns).
+With columns r normalised to P . r = 1, a table is sum_r w_r r with sum_r w_r r = 1 (the row sums), and its Fisher
+information is M(w) = sum_r w_r r r^T. ``Criterion`` minimises tr(M(w)^-1) (``Frequencies``) or c^T M(w)^+ c
+(``Mean``) over the weights by the barrier method of ``solvers.design_weights`` (cvxpy with Clarabel as the fallback)
+and prices columns for the equivalence theorem; ``column_generation`` adds the columns a pricer (``RayPricer`` over
+enumerated rays, or a slice's, ``designer.columns``) finds until none would improve the design; ``population_table``
+is the exact design over enumerated rays with its dual bound, ``ray_lp_table`` the Bayesian objectives' ray LP.
 """
 
-import math
 import warnings
 
 import numpy as np
 from scipy.optimize import linprog
 
 from lipdesign.designer.repair import polished
-from lipdesign.errors import SolverError, ValidationError
-from lipdesign.notions import LDP, WorstCaseLIP
+from lipdesign.errors import InfeasibleError, SolverError, ValidationError
 from lipdesign.objectives import gains
 from solvers.design_weights import design_weights
 from solvers.ray_lp import solve_ray_lp
 from solvers.slices import prices
 
-#: A weight below this fraction of the largest is solver noise, not a column.
+#: In a population design, a weight below this fraction of the largest is the barrier's noise, not a column.
 WEIGHT_FLOOR = 1e-10
+
+#: In a ray LP (Bayesian objectives), a weight below this fraction of the largest is the simplex's noise, not a
+#: column.
+LP_WEIGHT_FLOOR = 1e-13
 
 #: Clarabel's gap and feasibility tolerances (its default 1e-8 leaves a gap of about 1e-5 in the design).
 SOLVER_TOLERANCE = 1e-10
@@ -46,150 +44,14 @@ PRICE_SLACK = 1e-9
 #: (the barrier keeps every weight positive, so the unused ones sit near its final 1/t).
 KEEP_FLOOR = 1e-10
 
-#: Rounds of column generation at most (each adds up to 2k rays).
-MAX_ROUNDS = 200
+#: Rounds of column generation over enumerated rays at most (each adds up to 2k rays; the loop ends when no ray
+#: prices above the columns in use, long before this in every test).
+RAY_ROUNDS = 200
 
 #: Rays added per round, per value of the prior.
 CANDIDATES = 2
 
-
-def per_bin_variance(p, epsilon, notion):
-    """n Var of the best unbiased estimate of 1[X = b] from any eps-LIP (``notion`` LIP without a secret) or eps-LDP
-    mechanism, users drawn i.i.d. (the binary channel of docs/math.md §6 and §11), for each prior entry p."""
-    e = math.exp(epsilon)
-    p = np.asarray(p, dtype=float)
-    if isinstance(notion, (LDP, WorstCaseLIP)):
-        return (p * e + 1 - p) * (p + (1 - p) * e) / (e - 1) ** 2
-    q = np.minimum(p, 1 - p)
-    rare = q <= 1 / (1 + e)
-    return np.where(rare, e * (1 - q) ** 2, e**2 * q * (1 - q)) / (e - 1) ** 2
-
-
-#: The name of ``per_bin_bound`` in bound tables.
-PER_BIN = "per-bin (Cramer-Rao, docs/math.md §11)"
-
-#: The name of ``bayes_histogram_bound`` in bound tables.
-PER_BIN_BAYES = "per-bin binary optimum (docs/math.md §10)"
-
-
-def bayes_histogram_bound(prior, epsilon):
-    """LB(P, eps) = sum_b binMSE(P_b, eps) (docs/math.md §10): every eps-LIP mechanism for X (so every eps-LDP one) is
-    eps-LIP for each indicator 1[X = b], whose MSE from any observation is at least the §6 binary optimum:
-    binMSE = q - q^2 (e^(2 eps) + e^-eps)/(1 + e^eps) if q = min(p, 1 - p) <= 1/(1 + e^eps), else
-    q (1 - q) e^-eps (2 - e^-eps). A lower bound on the per-user histogram MSE of any estimate at the prior."""
-    q = np.minimum(prior.probabilities, 1 - prior.probabilities)
-    e = math.exp(epsilon)
-    small = q - q**2 * (e**2 + 1 / e) / (1 + e)
-    large = q * (1 - q) / e * (2 - 1 / e)
-    return float(np.where(q <= 1 / (1 + e), small, large).sum())
-
-
-def per_bin_bound(prior, notion):
-    """The per-bin lower bound on n x the sum of the variances given the users' values (docs/math.md §11), or None
-    where it does not apply (a latent secret: X itself may be released freely)."""
-    if getattr(notion, "secret", None) is not None:
-        return None
-    p = prior.probabilities
-    return float(per_bin_variance(p, notion.epsilon, notion).sum() - (1.0 - p @ p))
-
-
-#: The relaxation SDP's optimum is stepped down by this fraction (of the trace) before it is used as a bound.
-RELAXATION_STEP = 1e-5
-
-#: Largest k of the relaxation SDP (a 2k x 2k semidefinite constraint; about 30 s at k = 32, docs/math.md §11).
-MAX_RELAXATION_K = 32
-
-#: Most cone rows whose pairwise products the relaxation SDP takes with a latent secret (MAX_RELAXATION_ROWS^2
-#: inequalities; 128 is worst-case LIP for a binary secret at k = 32).
-MAX_RELAXATION_ROWS = 128
-
-
-def relaxation_bound(prior, notion, objective):
-    """The relaxation SDP of docs/math.md §11 (None above MAX_RELAXATION_K, or with more than MAX_RELAXATION_ROWS
-    cone rows): minimise the figure over matrices X >= M^-1 where M has M P = 1 and the averaged products of the
-    constraints every slice point meets (RLT inequalities). For X itself these are the box constraints
-    a <= s_i <= e of every eps-LIP column (the diagonal cap among them), and X also meets the per-bin bounds and the
-    contraction X >= P P^T + (diag P - P P^T)/(1 - e^-eps)^2 (histogram), or t >= c^T M^+ c with the contraction
-    bound on t (mean): every eps-LIP (so every eps-LDP, BP-LIP and WC-LIP) mechanism at P gives a feasible point.
-    With a latent secret they are the products of the notion's rows A and of r >= 0 (M >= 0, A M >= 0,
-    A M A^T >= 0, docs/math.md §12), and no per-bin or contraction bound applies."""
-    import cvxpy as cp
-
-    k, plain = prior.k, getattr(notion, "secret", None) is None
-    if k > MAX_RELAXATION_K:
-        return None
-    p, e = prior.probabilities, math.exp(notion.epsilon)
-    a = 1.0 / e
-    information = cp.Variable((k, k), symmetric=True)
-    constraints = [information @ p == 1]
-    if plain:
-        constraints += [
-            information <= e + a - 1,  # (s_i - a)(e - s_j) >= 0 averaged with the weights P . q_y
-            information >= max(2 * a - a**2, 2 * e - e**2),  # (s_i - a)(s_j - a) >= 0 and (e - s_i)(e - s_j) >= 0
-        ]
-    else:
-        rows = notion.constraint_rows(prior)
-        if len(rows) > MAX_RELAXATION_ROWS:
-            return None
-        rows = rows / np.abs(rows).max(axis=1, keepdims=True)
-        products = cp.Variable((len(rows), k))  # A M, so that A M A^T costs rows^2 k terms, not rows^2 k^2
-        constraints += [information >= 0, products == rows @ information, products >= 0, products @ rows.T >= 0]
-    values, offset, scale = _scaled(prior, objective)
-    if values is not None:  # M may be singular: bound t >= c^T M^+ c through the Schur complement
-        target = cp.Variable()
-        constraints.append(cp.bmat([[cp.reshape(target, (1, 1), order="C"), values[None, :]],
-                                    [values[:, None], information]]) >> 0)
-        if plain:
-            constraints.append(target >= offset / (1 - a) ** 2)
-    else:
-        inverse = cp.Variable((k, k), symmetric=True)
-        constraints.append(cp.bmat([[inverse, np.eye(k)], [np.eye(k), information]]) >> 0)
-        if plain:
-            sigma = np.diag(p) - np.outer(p, p)
-            constraints += [inverse - np.outer(p, p) - sigma / (1 - a) ** 2 >> 0,
-                            cp.diag(inverse) >= per_bin_variance(p, notion.epsilon, notion) + p**2]
-        target = cp.trace(inverse)
-    problem = cp.Problem(cp.Minimize(target), constraints)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            problem.solve(solver=cp.CLARABEL, tol_gap_abs=SOLVER_TOLERANCE, tol_gap_rel=SOLVER_TOLERANCE,
-                          tol_feas=SOLVER_TOLERANCE)
-        except cp.error.SolverError:  # a bound is optional: the design keeps its others
-            return None
-    if problem.status != cp.OPTIMAL:
-        return None
-    # Clarabel's optimum is within its tolerances of the true one; step down by well over them (relative to the
-    # trace, about 1: with a figure tr - 1 of 1e-3, at eps = 8, a step of 1e-7 had left the bound above the optimum)
-    return (float(problem.value) * (1 - RELAXATION_STEP) - offset) * scale**2
-
-
-def lower_bounds(prior, notion, objective, relaxation=True):
-    """The valid lower bounds on the figure of ``objective`` over every mechanism of ``notion`` at ``prior``, by name
-    (docs/math.md §11): per-bin (histogram), contraction (mean), the uniform-prior optimum, and the relaxation SDP
-    unless ``relaxation`` is False."""
-    bounds = {}
-    plain = getattr(notion, "secret", None) is None
-    if objective.kind == "frequencies":
-        per_bin = per_bin_bound(prior, notion)
-        if per_bin is not None:
-            bounds[PER_BIN] = per_bin
-        uniform = np.ptp(prior.probabilities) == 0
-        if uniform and (isinstance(notion, LDP) or plain and getattr(notion, "prior_set", None) is None):
-            cone = "LDP" if isinstance(notion, (LDP, WorstCaseLIP)) else "LIP"  # WC-LIP without a secret: LDP's
-            bounds["uniform-prior optimum (docs/math.md §11)"] = uniform_prior_optimum(prior.k, notion.epsilon,
-                                                                                     cone)[0]
-    elif plain:
-        _, offset, scale = _scaled(prior, objective)
-        a = math.exp(-notion.epsilon)
-        bounds["contraction (docs/math.md §11)"] = offset * (1 / (1 - a) ** 2 - 1) * scale**2
-    relaxed = relaxation_bound(prior, notion, objective) if relaxation else None
-    if relaxed is not None:
-        bounds["relaxation SDP (docs/math.md §11)"] = relaxed
-    return bounds
-
-
-class _Criterion:
+class Criterion:
     """What the weight problem minimises over the rays: tr(M^-1) (A-optimal, ``values`` None) or c^T M^-1 c
     (c-optimal, c = ``values``), with the prices and the dual bound of the equivalence theorem (docs/math.md §11)."""
 
@@ -287,8 +149,7 @@ class _Criterion:
         y = result.x[:k]
         return float(start + y.sum() - (base + rays @ y).max())  # recomputed: the LP's own tolerance does not count
 
-
-def _start(rays, prior):
+def ray_start(rays, prior):
     """The first columns: a feasible basis (the MMSE optimum's rays, from the ray LP), the ray that says most about
     each value (largest r_x / sum(r)), and the 2k most informative rays (largest |r|^2), so that M is invertible."""
     k = rays.shape[1]
@@ -296,7 +157,6 @@ def _start(rays, prior):
     tests = np.argmax(rays / rays.sum(axis=1, keepdims=True), axis=0)
     informative = np.argsort((rays**2).sum(axis=1))[::-1][: 2 * k]
     return rays[np.union1d(np.union1d(basis, tests), informative)]
-
 
 class RayPricer:
     """Pricing over enumerated extreme rays: every ray's price is computed."""
@@ -315,8 +175,7 @@ class RayPricer:
         """The ``count`` rays of largest |r|^2, for a restricted problem whose columns do not yet see every value."""
         return self.rays[np.argsort((self.rays**2).sum(axis=1))[::-1][:count]]
 
-
-def _new_rows(columns, candidates, decimals=12):
+def new_rows(columns, candidates, decimals=12):
     """The rows of ``candidates`` that are not (after rounding) rows of ``columns`` or earlier candidates."""
     seen = {row.tobytes() for row in np.round(columns, decimals)}
     fresh = []
@@ -327,8 +186,7 @@ def _new_rows(columns, candidates, decimals=12):
             fresh.append(index)
     return candidates[fresh]
 
-
-def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tolerance=BARRIER_TOLERANCE, done=None,
+def column_generation(columns, criterion, pricer, *, max_rounds=RAY_ROUNDS, tolerance=BARRIER_TOLERANCE, done=None,
                       progress=None, keep_floor=KEEP_FLOOR, max_columns=None):
     """(columns, weights, multipliers, solver, rounds, ended): the restricted weight problem solved on
     ``columns``, priced by ``pricer`` (``RayPricer`` or a slice's), and the best candidates added, until no candidate
@@ -364,7 +222,7 @@ def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tole
         if max_columns is not None and kept.sum() > max_columns - k * CANDIDATES:
             kept = weights >= np.sort(weights)[::-1][max_columns - k * CANDIDATES - 1]
         # a column kept in the problem may price a hair above the level (the barrier stops short of the optimum)
-        fresh = _new_rows(columns[kept], candidates)[: k * CANDIDATES]
+        fresh = new_rows(columns[kept], candidates)[: k * CANDIDATES]
         if not len(fresh):
             ended = "converged" if full_rank else "budget"
             break
@@ -374,8 +232,7 @@ def column_generation(columns, criterion, pricer, *, max_rounds=MAX_ROUNDS, tole
         weights, multipliers, status = criterion.solve(columns, previous, tolerance)
     return columns, weights, multipliers, status, rounds, ended
 
-
-def _basic_weights(rays, weights):
+def basic_weights(rays, weights):
     """A basic (sparse) w >= 0 with sum_r w_r r r^T equal to that of ``weights``, on the rays ``weights`` uses
     (Caratheodory: a vertex of that LP has at most k(k+1)/2 of them; HiGHS dual simplex)."""
     k = rays.shape[1]
@@ -390,7 +247,6 @@ def _basic_weights(rays, weights):
     sparse[support] = np.maximum(result.x, 0.0)
     return sparse
 
-
 def centred_values(values, prior):
     """(c - (c . P) 1) / s with s the largest |entry| (the figure of a mean is unchanged by the shift and scales with
     s^2, docs/math.md §11), and s; ValidationError when every value is the same (the mean is then known)."""
@@ -401,8 +257,7 @@ def centred_values(values, prior):
         raise ValidationError("objective.values are all equal; the mean of a constant is known without any report")
     return centred / scale, scale
 
-
-def _scaled(prior, objective):
+def scaled_objective(prior, objective):
     """(c, offset, scale) of an objective on the scale its programs are solved at: the figure is (c^T M^+ c -
     offset) scale^2 with c the centred, scaled values (``centred_values``) for a mean; c = None, offset 1, scale 1
     (tr(M^-1) - 1) for the histogram."""
@@ -411,23 +266,21 @@ def _scaled(prior, objective):
     values, scale = centred_values(objective.values, prior)
     return values, float(prior.probabilities @ values**2), scale
 
-
 def population_table(rays, prior, objective):
     """(table, info): the A-optimal (``Frequencies``) or c-optimal (``Mean``) table of the cone whose extreme rays are
     ``rays`` (one per row), at ``prior``; ``info["lower_bounds"]`` holds the dual bound on the objective's figure."""
     p = prior.probabilities
     rays = rays / (rays @ p)[:, None]
-    values, offset, scale = _scaled(prior, objective)
-    criterion = _Criterion(values)
-    columns, weights, multipliers, status, _, _ = column_generation(_start(rays, p), criterion, RayPricer(rays))
+    values, offset, scale = scaled_objective(prior, objective)
+    criterion = Criterion(values)
+    columns, weights, multipliers, status, _, _ = column_generation(ray_start(rays, p), criterion, RayPricer(rays))
     information = columns.T @ (weights[:, None] * columns)
-    table = weights_table(columns, _basic_weights(columns, weights))
+    table = weights_table(columns, basic_weights(columns, weights))
     bounds = [criterion.dual_bound(rays, information, multipliers)[0], criterion.best_dual_bound(rays, information)]
     bound = (max(b for b in bounds if b is not None) - offset) * scale**2
     info = {"solver": status, "rays": len(rays), "columns": table.shape[1],
             "lower_bounds": {"dual (equivalence theorem over the enumerated rays)": bound}}
     return table, info
-
 
 def weights_table(columns, weights):
     """The table whose columns are w_r r over the weights that carry weight, rows normalised (docs/math.md §11)."""
@@ -435,41 +288,17 @@ def weights_table(columns, weights):
     table = polished(weights[used], columns[used]) * columns[used].T
     return table / table.sum(axis=1, keepdims=True)
 
-
-def prior_matching_table(prior, epsilon):
-    """The prior-matching channel Q[x, y] = e^-eps P_y (y != x), Q[x, x] = 1 - e^-eps (1 - P_x): eps-LIP for X and,
-    when every P_x >= 1/(1 + e^eps), optimal among all eps-LIP mechanisms for the population histogram (it attains
-    the per-bin bound, docs/math.md §10, §11). None when that condition fails."""
-    p, a = prior.probabilities, math.exp(-epsilon)
-    if p.min() < 1.0 / (1.0 + math.exp(epsilon)):
-        return None
-    table = np.tile(a * p, (p.size, 1))
-    np.fill_diagonal(table, 1.0 - a * (1.0 - p))
-    return table
-
-
-def uniform_prior_optimum(k, epsilon, notion_kind="LIP"):
-    """(figure, description): the A-optimal n x sum Var, given the users' values, at the uniform prior over k values
-    (docs/math.md §11), in O(k) for any k.
-
-    By symmetry the optimum is one permutation orbit of a slice vertex r (sum r = k), whose information matrix has
-    eigenvalue k on 1 and (|r|^2 - k)/(k - 1) on its complement, so tr(M^-1) = 1/k + (k - 1)^2/(|r|^2 - k): the
-    vertex of largest |r|^2 wins. LDP: d coordinates at e^eps and k - d at 1 (subset selection with the best d).
-    LIP: j coordinates at e^eps, k - 1 - j at e^-eps and one fixed by sum r = k."""
-    e = math.exp(epsilon)
-    best = None
-    if notion_kind == "LDP":
-        for d in range(1, k):
-            norm = k**2 * (d * e**2 + k - d) / (d * e + k - d) ** 2
-            if best is None or norm > best[0]:
-                best = (norm, f"subset selection, d = {d}")
-    else:
-        a = 1.0 / e
-        for j in range(k):
-            free = k - j * e - (k - 1 - j) * a
-            if a - 1e-12 <= free <= e + 1e-12:
-                norm = j * e**2 + (k - 1 - j) * a**2 + free**2
-                if best is None or norm > best[0]:
-                    best = (norm, f"orbit of {j} values at e^eps, {k - 1 - j} at e^-eps and one at {free:.6g}")
-    norm, description = best
-    return 1.0 / k + (k - 1) ** 2 / (norm - k) - 1.0, description
+def ray_lp_table(prior, notion, objective, enumerated):
+    """(table, info): the ray LP of docs/math.md §5 (the GLOBAL optimum of a Bayesian objective) over the
+    enumerated ``(rays, description)``, its columns ordered by the value each says most about."""
+    rays, method = enumerated
+    result = solve_ray_lp(rays, gains(rays, prior.probabilities, objective))
+    if result.status != "optimal":
+        raise InfeasibleError(f"the ray LP for {notion.kind} eps={notion.epsilon:g} found no table: {result.message}")
+    used = result.weights > LP_WEIGHT_FLOOR * result.weights.max()
+    table = polished(result.weights[used], rays[used]) * rays[used].T
+    table /= table.sum(axis=1, keepdims=True)
+    order = np.lexsort((-table.max(axis=0), table.argmax(axis=0)))
+    info = {"method": f"extreme-ray LP, {method}", "solver": "HiGHS dual simplex", "rays": len(rays),
+            "lp_objective": result.objective}
+    return table[:, order], info
