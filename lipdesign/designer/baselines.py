@@ -27,6 +27,7 @@ def subset_selection_variance(prior, epsilon):
             best = (figure, d)
     return best
 
+
 def fixed_protocols(prior, epsilon):
     """{name: n x sum Var} of GRR, OUE, OLH and the best subset selection at ``epsilon``, each with its own unbiased
     estimate at the prior, given the users' values (docs/math.md §8). All are eps-LDP, so feasible for every notion
@@ -39,6 +40,7 @@ def fixed_protocols(prior, epsilon):
     ss, d = subset_selection_variance(prior, epsilon)
     figures[f"subset selection (d={d})"] = ss
     return figures
+
 
 def symmetric_unary_variance(prior, epsilon, ratio=None):
     """(n x sum Var, a, b) of the best symmetric unary encoding (one a, one b) with u/v = ``ratio``: by default the
@@ -55,6 +57,7 @@ def symmetric_unary_variance(prior, epsilon, ratio=None):
     best = minimize_scalar(figure, bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-12})
     b = float(best.x)
     return figure(b), ratio * b / (1 - b + ratio * b), b
+
 
 def unary_baselines(prior, notion):
     """n x sum Var of each baseline's own unbiased estimate at the prior, given the users' values: the best symmetric

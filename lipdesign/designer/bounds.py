@@ -16,6 +16,7 @@ from lipdesign.designer.weights import SOLVER_TOLERANCE, scaled_objective
 from lipdesign.notions import LDP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
 from solvers.closed_forms import uniform_optimal_orbit
+from solvers.relaxation_dual import certified_value, maximise
 
 
 def per_bin_variance(p, epsilon, notion):
@@ -29,11 +30,13 @@ def per_bin_variance(p, epsilon, notion):
     rare = q <= 1 / (1 + e)
     return np.where(rare, e * (1 - q) ** 2, e**2 * q * (1 - q)) / (e - 1) ** 2
 
+
 #: The name of ``per_bin_bound`` in bound tables.
 PER_BIN = "per-bin (Cramer-Rao, docs/math.md §11)"
 
 #: The name of ``bayes_histogram_bound`` in bound tables.
 PER_BIN_BAYES = "per-bin binary optimum (docs/math.md §10)"
+
 
 def bayes_histogram_bound(prior, epsilon):
     """LB(P, eps) = sum_b binMSE(P_b, eps) (docs/math.md §10): every eps-LIP mechanism for X (so every eps-LDP one) is
@@ -46,6 +49,7 @@ def bayes_histogram_bound(prior, epsilon):
     large = q * (1 - q) / e * (2 - 1 / e)
     return float(np.where(q <= 1 / (1 + e), small, large).sum())
 
+
 def per_bin_bound(prior, notion):
     """The per-bin lower bound on n x the sum of the variances given the users' values (docs/math.md §11), or None
     where it does not apply (a latent secret: X itself may be released freely)."""
@@ -54,6 +58,7 @@ def per_bin_bound(prior, notion):
     p = prior.probabilities
     return float(per_bin_variance(p, notion.epsilon, notion).sum() - (1.0 - p @ p))
 
+
 def bayes_bound(prior, notion, objective):
     """A certified lower bound on the Bayesian objective's MSE, or None: the per-bin binary optimum of
     docs/math.md §10 for the histogram (valid for every eps-LIP mechanism for X at the prior, so for every eps-LDP
@@ -61,6 +66,7 @@ def bayes_bound(prior, notion, objective):
     if not isinstance(objective, BayesHistogram) or getattr(notion, "secret", None) is not None:
         return None
     return bayes_histogram_bound(prior, notion.epsilon)
+
 
 def uniform_prior_optimum(k, epsilon, notion_kind="LIP"):
     """(figure, description): the A-optimal n x sum Var, given the users' values, at the uniform prior over k values
@@ -72,6 +78,7 @@ def uniform_prior_optimum(k, epsilon, notion_kind="LIP"):
         return figure, f"subset selection, d = {size}"
     return figure, f"orbit of {size} values at e^eps, {k - 1 - size} at e^-eps and one at {free:.6g}"
 
+
 #: The relaxation SDP's optimum is stepped down by this fraction (of the trace) before it is used as a bound.
 RELAXATION_STEP = 1e-5
 
@@ -81,6 +88,7 @@ MAX_RELAXATION_K = 32
 #: Most cone rows whose pairwise products the relaxation SDP takes with a latent secret (MAX_RELAXATION_ROWS^2
 #: inequalities; 128 is worst-case LIP for a binary secret at k = 32).
 MAX_RELAXATION_ROWS = 128
+
 
 def relaxation_bound(prior, notion, objective):
     """The relaxation SDP of docs/math.md §11 (None above MAX_RELAXATION_K, or with more than MAX_RELAXATION_ROWS
@@ -141,16 +149,51 @@ def relaxation_bound(prior, notion, objective):
     # trace, about 1: with a figure tr - 1 of 1e-3, at eps = 8, a step of 1e-7 had left the bound above the optimum)
     return (float(problem.value) * (1 - RELAXATION_STEP) - offset) * scale**2
 
+
+#: The name of ``relaxation_dual_bound`` in bound tables.
+RELAXATION_DUAL = "relaxation dual (docs/math.md §11)"
+
+#: Largest k of the relaxation dual (one dense k x k eigendecomposition per step: about 10 s in all at k = 1024).
+MAX_RELAXATION_DUAL_K = 2048
+
+#: Seconds the relaxation dual's optimiser may take (any point it reaches is a valid bound).
+RELAXATION_DUAL_SECONDS = 120.0
+
+
+def relaxation_dual_bound(prior, notion, objective):
+    """The relaxation's dual in 2k numbers (docs/math.md §11) on n x sum Var given the users' values, or None where
+    it does not apply (not ``Frequencies``, a latent secret, a value of probability 0, k past
+    MAX_RELAXATION_DUAL_K): every eps-LIP mechanism at P (so every eps-LDP, BP-LIP and WC-LIP one) has
+    M = 1 1^T + C with C >= 0, C P = 0, C_xx <= (e^eps - 1)(1 - e^-eps) (Bhatia-Davis) and (M^-1)_xx at least the
+    per-bin bound plus P_x^2, and for every d >= 0, s in [0, 1]^k tr(M^-1) is at least the right side of
+    ``solvers.relaxation_dual``; the (d, s) found is evaluated with a rounding margin. It beats the per-bin bound on
+    skewed priors by 5.5 % at k = 64 and 1.2 % at k = 1024 (Zipf(1.1), eps = 1) and never falls below it (s = 0 is
+    the per-bin bound)."""
+    p = prior.probabilities
+    if objective.kind != "frequencies" or getattr(notion, "secret", None) is not None or prior.k > MAX_RELAXATION_DUAL_K:
+        return None
+    if (p <= 0).any():
+        return None
+    e = math.exp(notion.epsilon)
+    cap = e + 1 / e - 2
+    inverse_diagonal = per_bin_variance(p, notion.epsilon, notion) + p**2
+    d, s = maximise(p, cap, inverse_diagonal, time_limit=RELAXATION_DUAL_SECONDS)
+    return certified_value(d, s, p, cap, inverse_diagonal) - 1.0
+
+
 def lower_bounds(prior, notion, objective, relaxation=True):
     """The valid lower bounds on the figure of ``objective`` over every mechanism of ``notion`` at ``prior``, by name
-    (docs/math.md §11): per-bin (histogram), contraction (mean), the uniform-prior optimum, and the relaxation SDP
-    unless ``relaxation`` is False."""
+    (docs/math.md §11): per-bin and relaxation dual (histogram), contraction (mean), the uniform-prior optimum, and
+    the relaxation SDP unless ``relaxation`` is False."""
     bounds = {}
     plain = getattr(notion, "secret", None) is None
     if objective.kind == "frequencies":
         per_bin = per_bin_bound(prior, notion)
         if per_bin is not None:
             bounds[PER_BIN] = per_bin
+        dual = relaxation_dual_bound(prior, notion, objective)
+        if dual is not None:
+            bounds[RELAXATION_DUAL] = dual
         uniform = np.ptp(prior.probabilities) == 0
         if uniform and (isinstance(notion, LDP) or plain and getattr(notion, "prior_set", None) is None):
             cone = "LDP" if isinstance(notion, (LDP, WorstCaseLIP)) else "LIP"  # WC-LIP without a secret: LDP's
@@ -164,6 +207,7 @@ def lower_bounds(prior, notion, objective, relaxation=True):
         bounds["relaxation SDP (docs/math.md §11)"] = relaxed
     return bounds
 
+
 def bound_target(bounds, target_gap):
     """(name, bound, the figure at which the gap to it is ``target_gap``), for the largest certified bound."""
     bounds = {name: value for name, value in bounds.items() if value is not None and np.isfinite(value)}
@@ -171,6 +215,7 @@ def bound_target(bounds, target_gap):
         return None, None, -math.inf
     name = max(bounds, key=bounds.get)
     return name, bounds[name], bounds[name] / (1 - target_gap)
+
 
 def optimality(value, bounds):
     """The design's figure beside the best valid lower bound, the relative gap, the bound's name and every bound

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lipdesign.designer.bounds import bayes_histogram_bound, per_bin_bound
+from lipdesign.designer.bounds import bayes_histogram_bound, per_bin_bound, relaxation_dual_bound
 from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP
 from lipdesign.designer.design import FAMILIES, design
 from lipdesign.designer.rays import MAX_RAYS
@@ -172,12 +172,13 @@ def _note(mechanism):
 
 
 def _common_bound(prior, notion, objective, rows):
-    """The best bound valid for every mechanism of the notion: the per-bin bound (docs/math.md §11; §10's for the
-    posterior mean), or the RR table's certified bound, which §7.3 makes valid for every finite-output mechanism."""
+    """The best bound valid for every mechanism of the notion: the per-bin bound or the relaxation dual
+    (docs/math.md §11; §10's per-bin bound for the posterior mean), or the RR table's certified bound, which §7.3 makes valid for every finite-output mechanism."""
     candidates = {}
     plain = getattr(notion, "secret", None) is None
     if objective.kind == "frequencies" and plain:
         candidates["per-bin, docs/math.md §11"] = per_bin_bound(prior, notion)
+        candidates["relaxation dual, docs/math.md §11"] = relaxation_dual_bound(prior, notion, objective)
     if objective.kind == "histogram" and plain:
         candidates["per-bin binary optimum, docs/math.md §10"] = bayes_histogram_bound(prior, notion.epsilon)
     for row in rows:

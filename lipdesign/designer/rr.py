@@ -105,6 +105,7 @@ def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, pro
     info["optimal"] = False
     return table, info
 
+
 def _rays(prior, notion, objective, max_rays, progress=None, columns=False):
     """(rays, description) of the exact method; None when enumeration is too large and ``columns`` (column
     generation can take over); otherwise a ProblemTooLargeError that says what can be done at this k."""

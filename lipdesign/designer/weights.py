@@ -51,6 +51,7 @@ RAY_ROUNDS = 200
 #: Rays added per round, per value of the prior.
 CANDIDATES = 2
 
+
 class Criterion:
     """What the weight problem minimises over the rays: tr(M^-1) (A-optimal, ``values`` None) or c^T M^-1 c
     (c-optimal, c = ``values``), with the prices and the dual bound of the equivalence theorem (docs/math.md §11)."""
@@ -149,6 +150,7 @@ class Criterion:
         y = result.x[:k]
         return float(start + y.sum() - (base + rays @ y).max())  # recomputed: the LP's own tolerance does not count
 
+
 def ray_start(rays, prior):
     """The first columns: a feasible basis (the MMSE optimum's rays, from the ray LP), the ray that says most about
     each value (largest r_x / sum(r)), and the 2k most informative rays (largest |r|^2), so that M is invertible."""
@@ -157,6 +159,7 @@ def ray_start(rays, prior):
     tests = np.argmax(rays / rays.sum(axis=1, keepdims=True), axis=0)
     informative = np.argsort((rays**2).sum(axis=1))[::-1][: 2 * k]
     return rays[np.union1d(np.union1d(basis, tests), informative)]
+
 
 class RayPricer:
     """Pricing over enumerated extreme rays: every ray's price is computed."""
@@ -175,6 +178,7 @@ class RayPricer:
         """The ``count`` rays of largest |r|^2, for a restricted problem whose columns do not yet see every value."""
         return self.rays[np.argsort((self.rays**2).sum(axis=1))[::-1][:count]]
 
+
 def new_rows(columns, candidates, decimals=12):
     """The rows of ``candidates`` that are not (after rounding) rows of ``columns`` or earlier candidates."""
     seen = {row.tobytes() for row in np.round(columns, decimals)}
@@ -185,6 +189,7 @@ def new_rows(columns, candidates, decimals=12):
             seen.add(key)
             fresh.append(index)
     return candidates[fresh]
+
 
 def column_generation(columns, criterion, pricer, *, max_rounds=RAY_ROUNDS, tolerance=BARRIER_TOLERANCE, done=None,
                       progress=None, keep_floor=KEEP_FLOOR, max_columns=None):
@@ -232,6 +237,7 @@ def column_generation(columns, criterion, pricer, *, max_rounds=RAY_ROUNDS, tole
         weights, multipliers, status = criterion.solve(columns, previous, tolerance)
     return columns, weights, multipliers, status, rounds, ended
 
+
 def basic_weights(rays, weights):
     """A basic (sparse) w >= 0 with sum_r w_r r r^T equal to that of ``weights``, on the rays ``weights`` uses
     (Caratheodory: a vertex of that LP has at most k(k+1)/2 of them; HiGHS dual simplex)."""
@@ -247,6 +253,7 @@ def basic_weights(rays, weights):
     sparse[support] = np.maximum(result.x, 0.0)
     return sparse
 
+
 def centred_values(values, prior):
     """(c - (c . P) 1) / s with s the largest |entry| (the figure of a mean is unchanged by the shift and scales with
     s^2, docs/math.md §11), and s; ValidationError when every value is the same (the mean is then known)."""
@@ -257,6 +264,7 @@ def centred_values(values, prior):
         raise ValidationError("objective.values are all equal; the mean of a constant is known without any report")
     return centred / scale, scale
 
+
 def scaled_objective(prior, objective):
     """(c, offset, scale) of an objective on the scale its programs are solved at: the figure is (c^T M^+ c -
     offset) scale^2 with c the centred, scaled values (``centred_values``) for a mean; c = None, offset 1, scale 1
@@ -265,6 +273,7 @@ def scaled_objective(prior, objective):
         return None, 1.0, 1.0
     values, scale = centred_values(objective.values, prior)
     return values, float(prior.probabilities @ values**2), scale
+
 
 def population_table(rays, prior, objective):
     """(table, info): the A-optimal (``Frequencies``) or c-optimal (``Mean``) table of the cone whose extreme rays are
@@ -282,11 +291,13 @@ def population_table(rays, prior, objective):
             "lower_bounds": {"dual (equivalence theorem over the enumerated rays)": bound}}
     return table, info
 
+
 def weights_table(columns, weights):
     """The table whose columns are w_r r over the weights that carry weight, rows normalised (docs/math.md §11)."""
     used = weights > WEIGHT_FLOOR * weights.max()
     table = polished(weights[used], columns[used]) * columns[used].T
     return table / table.sum(axis=1, keepdims=True)
+
 
 def ray_lp_table(prior, notion, objective, enumerated):
     """(table, info): the ray LP of docs/math.md §5 (the GLOBAL optimum of a Bayesian objective) over the
