@@ -152,7 +152,7 @@ def _silent_highs():
 
 def prices(points, quadratic, linear):
     """r^T Z r + y . r for every row r of ``points`` (Z = ``quadratic``, y = ``linear``)."""
-    return np.einsum("ij,jk,ik->i", points, quadratic, points) + points @ linear
+    return ((points @ quadratic) * points).sum(axis=1) + points @ linear  # a BLAS product: einsum's loop is 10x slower
 
 
 def ascend(slice_, quadratic, linear, starts, max_steps=200):
