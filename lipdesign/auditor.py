@@ -598,9 +598,49 @@ def _piecewise_plan(mechanism):
     return _Plan(_extremes(mechanism.d), rows, classify, ["t=+1", "t=-1"], names)
 
 
+def _subset_plan(mechanism):
+    """Subset selection: inputs 0 and 1; classes by whether the subset holds 0 and whether it holds 1 (the exact
+    2 x 4 reduction, ``SubsetSelection.privacy_table``)."""
+    def classify(reports):
+        return 2 - 2 * (reports[:, 0] & 1) + 1 - ((reports[:, 0] >> 1) & 1)
+
+    return _Plan(np.array([0, 1]), mechanism.privacy_table(), classify, ["x=0", "x=1"],
+                 ["0 and 1 in S", "0 in S only", "1 in S only", "neither in S"])
+
+
+def _subset_lip_plan(mechanism):
+    """The LIP orbit: inputs 0, 1 and (k >= 3) 2, which stands for every value but 0 and 1 (their classes have the
+    same probabilities); classes by the cases of 0 and of 1 in the report (z, H) (``SubsetLIP.privacy_table``).
+    LIP compares the law given X = 0 or 1 with the uniform prior's mixture of the three rows."""
+    k = mechanism.k
+    cases = [("z", "high"), ("z", "low"), ("high", "z"), ("low", "z"), ("high", "high"), ("high", "low"),
+             ("low", "high"), ("low", "low")]
+    code = {pair: index for index, pair in enumerate(cases)}
+
+    def case_of(reports, x):
+        free = (reports[:, (k + x) // 8] >> ((k + x) % 8)) & 1
+        high = (reports[:, x // 8] >> (x % 8)) & 1
+        return np.where(free == 1, 0, np.where(high == 1, 1, 2))
+
+    lookup = np.array([[code.get((first, second), -1) for second in ("z", "high", "low")]
+                       for first in ("z", "high", "low")])
+
+    def classify(reports):
+        return lookup[case_of(reports, 0), case_of(reports, 1)]
+
+    rows = 3 if k >= 3 else 2
+    members = np.zeros((rows, k))
+    members[0, 0] = members[1, 1] = 1.0
+    if rows == 3:
+        members[2, 2:] = 1.0
+    return _Plan(np.arange(rows), mechanism.privacy_table(), classify, ["x=0", "x=1", "x=2"][:rows],
+                 [f"0 {first}, 1 {second}" for first, second in cases], members)
+
+
 _PLANS = {"table": _table_plan, "grr": _grr_plan, "oue": _oue_plan, "unary": _unary_plan, "olh": _olh_plan,
           "hashing": _hashing_plan, "hadamard": _hadamard_plan, "harmony-categorical": _harmony_categorical_plan,
           "harmony-mixed": _harmony_mixed_plan, "harmony-numeric": _harmony_numeric_plan, "duchi": _duchi_plan,
-          "laplace": _laplace_plan, "piecewise": _piecewise_plan, "hybrid": _piecewise_plan}
+          "laplace": _laplace_plan, "piecewise": _piecewise_plan, "hybrid": _piecewise_plan, "subset": _subset_plan,
+          "subset-lip": _subset_lip_plan}
 
 __all__ = ["DEFAULT_REPORTS", "AuditResult", "audit", "clopper_pearson", "downward", "empirical_epsilon"]

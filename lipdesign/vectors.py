@@ -181,6 +181,8 @@ _DEVICE = {
     "duchi": lambda m: {"d": m.d, "bound": m.bound, "plus_probability": m.plus_probability},
     "piecewise": _piecewise,
     "hybrid": _piecewise,
+    "subset": lambda m: {"k": m.k, "d": m.d, "inside": m.inside},
+    "subset-lip": lambda m: {"k": m.k, "j": m.j, "free_end": m.free_end, "high_end": m.high_end},
 }
 
 

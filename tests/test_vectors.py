@@ -120,6 +120,16 @@ def test_words_per_report(case):
             expected = 2 * n["d"] + 2 * n["attributes"] + (8 * n["attributes"] if n["piecewise_probability"] else 0)
         elif family == "olh":
             expected = 5 if "pool" not in n else 4  # (a, b, y) or (s, y) with S >= 2
+        elif family in ("subset", "subset-lip"):  # a coin or uniform, [z,] then one word per Fisher-Yates step
+            bits = [(byte >> shift) & 1 for byte in report for shift in range(8)]
+            x = recorded["input"]
+            if family == "subset":
+                pool, steps, expected = n["k"] - 1, n["d"] - bits[x], 2
+            else:
+                own = bits[n["k"] + x] == 1
+                pool, steps = (n["k"] - 1, n["j"]) if own else (n["k"] - 2, n["j"] - bits[x])
+                expected = 2 + (not own)
+            expected += steps - (steps == pool)  # the last step of a full shuffle draws from 0..0: no word
         else:
             expected = {"table": 2, "grr": 3, "hadamard": 3, "hashing": 3, "harmony-categorical": 3}[family]
         assert used == expected
@@ -302,7 +312,9 @@ class Device:
         return (self.u64() >> 11) * 2.0**-53
 
     def below(self, n):
-        """Lemire's bounded integer in 0..n-1, on 32-bit draws when n - 1 < 2^32 (§3)."""
+        """Lemire's bounded integer in 0..n-1, on 32-bit draws when n - 1 < 2^32 (§3); no draw when n = 1."""
+        if n == 1:
+            return 0
         bits, draw = (32, self.u32) if n - 1 <= MASK32 else (64, self.u64)
         if n - 1 == (1 << bits) - 1:
             return draw()
@@ -388,6 +400,33 @@ class Device:
         lie = self.below(g)
         y = (a * x + b) % prime % g if keep else lie
         return {"s": s, "y": y} if "pool" in n else {"a": a, "b": b, "y": y}
+
+    def fisher_yates(self, pool, size):
+        """§6 (subset families): ``size`` values of the list ``pool`` by the partial Fisher-Yates shuffle."""
+        pool = list(pool)
+        for i in range(size):
+            t = i + self.below(len(pool) - i)
+            pool[i], pool[t] = pool[t], pool[i]
+        return pool[:size]
+
+    def subset(self, x):
+        k, d = self.numbers["k"], self.numbers["d"]
+        inside = self.coin(self.numbers["inside"])
+        chosen = self.fisher_yates([v for v in range(k) if v != x], d - 1 if inside else d) + ([x] if inside else [])
+        return self.packed([int(v in chosen) for v in range(k)])
+
+    def subset_lip(self, x):
+        k, j = self.numbers["k"], self.numbers["j"]
+        u = self.double()
+        case = "z" if u < self.numbers["free_end"] else "high" if u < self.numbers["high_end"] else "low"
+        if case == "z":
+            free, high = x, self.fisher_yates([v for v in range(k) if v != x], j)
+        else:
+            other = self.below(k - 1)
+            free = other + (other >= x)
+            high = self.fisher_yates([v for v in range(k) if v not in (x, free)], j - 1 if case == "high" else j)
+            high += [x] if case == "high" else []
+        return self.packed([int(v in high) for v in range(k)] + [int(v == free) for v in range(k)])
 
     def hadamard(self, x):
         y = self.below(self.numbers["K"])

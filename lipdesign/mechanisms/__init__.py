@@ -4,7 +4,7 @@ One module per family: ``table`` (designed and loaded tables), ``rr`` (binary ra
 (OUE, and UnaryEncoding designed under LIP), ``hashing`` (OLH), ``local_hashing`` (LocalHashing designed under LIP),
 ``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
 ``numeric`` (Laplace, Duchi, Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's
-mixed tuples); ``estimate`` the estimate with its standard errors; ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
+mixed tuples), ``subset`` (subset selection under LDP and the LIP orbit, the optimal designs at a uniform prior); ``estimate`` the estimate with its standard errors; ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
 the mergeable sufficient statistics, ``postprocess`` the consistency step, ``registry`` the family ids.
 """
 
@@ -22,6 +22,7 @@ from lipdesign.mechanisms.projection import HarmonyCategorical
 from lipdesign.mechanisms.registry import families, family_class, register
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.sampling import TablePerturber, as_generator
+from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import (
     TableMechanism,
     ibu_frequencies,
@@ -32,6 +33,7 @@ from lipdesign.mechanisms.table import (
 from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 
 __all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Estimate", "Guarantee", "HadamardResponse", "HarmonyCategorical",
-           "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "Piecewise", "TableMechanism",
+           "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "Piecewise", "SubsetLIP",
+           "SubsetSelection", "TableMechanism",
            "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies",
            "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]

@@ -106,3 +106,22 @@ def numpy_column_sums(rows, n, width, work=None):
     if start < n:
         total += _unpacked_sums(rows(start, n))
     return total
+
+
+def packed_column_sums(reports, bits):
+    """int64 (bits,): how many of the bit-packed uint8 ``reports`` (n, ceil(bits / 8); bit j is bit j % 8 of byte
+    j // 8) set each bit, by ``column_sums`` over 64-bit words (rows padded to whole words when they are not)."""
+    n, width = reports.shape[0], -(-reports.shape[1] // 8)
+    if reports.shape[1] == 8 * width:
+        words = np.ascontiguousarray(reports).view("<u8")
+
+        def rows(start, stop):
+            return words[start:stop]
+    else:
+
+        def rows(start, stop):
+            block = np.zeros((stop - start, 8 * width), dtype=np.uint8)
+            block[:, :reports.shape[1]] = reports[start:stop]
+            return block.view("<u8")
+    return column_sums(rows, n, width)[:bits]
+

@@ -14,6 +14,7 @@ from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
 from lipdesign.mechanisms.projection import HarmonyCategorical
 from lipdesign.mechanisms.rr import GRR
+from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.mechanisms.unary import OUE, UnaryEncoding
 from lipdesign.validation import fmt
@@ -63,5 +64,5 @@ def describe(family):
 
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
-             Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed):
+             Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP):
     register(_cls)

@@ -11,7 +11,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, drift_lines, labelled_epsilons
-from lipdesign.mechanisms.bitsums import column_sums
+from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol, pure_variance
 from lipdesign.mechanisms.postprocess import CONSISTENCY
@@ -209,23 +209,12 @@ class OUE(PureProtocol):
         return (reports[:, columns // 8] >> (columns % 8).astype(np.uint8)) & np.uint8(1)
 
     def _support(self, reports):
-        """Bit sums: over packed reports by ``bitsums.column_sums`` (64-bit words, no unpacking), O(k) per report."""
+        """Bit sums: over packed reports by ``bitsums.packed_column_sums`` (64-bit words, no unpacking), O(k) per
+        report."""
         reports, packed = self._checked(reports)
         if not packed:
             return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
-        width = -(-self.report_bytes // 8)
-        if self.report_bytes == 8 * width:
-            words = np.ascontiguousarray(reports).view("<u8")
-
-            def rows(start, stop):
-                return words[start:stop]
-        else:  # pad each block of rows to whole words
-
-            def rows(start, stop):
-                block = np.zeros((stop - start, 8 * width), dtype=np.uint8)
-                block[:, :self.report_bytes] = reports[start:stop]
-                return block.view("<u8")
-        return column_sums(rows, reports.shape[0], width)[:self.k], reports.shape[0]
+        return packed_column_sums(reports, self.k), reports.shape[0]
 
     def privacy_table(self):
         """Exact reduction to 2 rows x 4 outputs (docs/math.md §8.3): two inputs x != x' differ only in the bits x

@@ -1,0 +1,485 @@
+"""Subset mechanisms, the optimal designs at a uniform prior at any k (docs/math.md §11, "Subset mechanisms"):
+d-subset selection under eps-LDP (family "subset") and the LIP orbit (family "subset-lip").
+
+At the uniform prior the A-optimal table is one permutation orbit of a slice vertex. Under LDP the vertices are
+d-subsets (e^eps on d values, 1 on the others): the report is a d-subset S, drawn with weight e^eps when it holds
+the user's value. Under LIP for X the vertex has j values at e^eps, one free value f and k - 1 - j at e^-eps
+(f = k - j e^eps - (k - 1 - j) e^-eps): the report is (z, H), a free value z and a j-subset H of the others, drawn
+with weight f, e^eps or e^-eps as the user's value is z, in H, or neither. Neither needs a table: a case is drawn
+with one uniform, then the rest uniformly among the values, exactly (bounded integers, numpy's Lemire method), so
+the realised probabilities are those of the case draw (on numpy's 2^-53 grid) divided by the number of outputs in
+the case, and the certificate is computed from them in rational arithmetic.
+
+Reports are bits packed 8 to a byte, bit j being bit j % 8 of byte j // 8 (as OUE's): k bits (the subset S) for
+"subset"; 2k bits for "subset-lip", the first k the subset H and the last k the free value z (one bit set).
+Aggregates are the bit sums. Numpy and the standard library only.
+"""
+
+import math
+from fractions import Fraction
+from types import MappingProxyType
+
+import numpy as np
+
+from lipdesign.domains import Categorical
+from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism, check_parameter_names
+from lipdesign.mechanisms.bitsums import packed_column_sums
+from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.oracle import pure_estimate, pure_variance
+from lipdesign.mechanisms.postprocess import consistent
+from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
+from lipdesign.mechanisms.unary import check_spare_bits
+from lipdesign.model import Prior, PriorSet
+from lipdesign.notions import LDP, LIP
+from lipdesign.validation import integer, probability_vector
+from lipdesign.verification import Certificate, exp_bounds, log_upper, verify_table
+from solvers.closed_forms import subset_selection_probabilities, uniform_optimal_orbit
+
+#: Largest k of the subset families: a report is k (or 2k) bits, and a batch of B users holds B x k positions.
+MAX_SUBSET_K = 2**16
+
+#: Positions held in memory per block of users while subsets are drawn (about 64 MiB of int32).
+BLOCK_POSITIONS = 2**24
+
+
+def _labels(labels, k):
+    return None if labels is None else list(Categorical(k, labels).labels)
+
+
+def _exclusion_map(positions, excluded):
+    """The values at ``positions`` (n, m) of the list 0..k-1 with the values ``excluded`` (n, e), sorted per row,
+    removed: each excluded value at or below a position shifts it up by one."""
+    values = positions.copy()
+    for column in range(excluded.shape[1]):  # ascending excluded values, so each shift is final
+        values += values >= excluded[:, column:column + 1]
+    return values
+
+
+def random_subsets(excluded, size, k, rng):
+    """For each row of ``excluded`` (n, e) int64 (distinct values per row, sorted), a uniformly random ``size``-subset
+    of the k - e other values, as a boolean (n, k) matrix. Partial Fisher-Yates over positions 0..k-e-1: step i
+    swaps position i with i + a bounded integer in 0..k-e-1-i (``rng.integers``, exactly uniform), so every subset
+    has probability exactly 1/C(k - e, size). Rows are drawn in blocks of BLOCK_POSITIONS positions; within one row
+    the draws are the ``size`` bounded integers in order (docs/runtime.md §6)."""
+    n, pool = excluded.shape[0], k - excluded.shape[1]
+    chosen = np.zeros((n, k), dtype=bool)
+    if size == 0 or n == 0:
+        return chosen
+    block = max(1, BLOCK_POSITIONS // pool)
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        rows = np.arange(stop - start)
+        positions = np.tile(np.arange(pool, dtype=np.int64), (stop - start, 1))
+        for step in range(size):
+            other = step + rng.integers(0, pool - step, size=stop - start)
+            first = positions[:, step].copy()
+            positions[:, step] = positions[rows, other]
+            positions[rows, other] = first
+        values = _exclusion_map(positions[:, :size], excluded[start:stop])
+        chosen[start + rows[:, None], values] = True
+    return chosen
+
+
+def _pack(bits):
+    return np.packbits(bits, axis=1, bitorder="little")
+
+
+class _Subset(Mechanism):
+    """What the two subset families share: k, the labels, the packed reports, the bit sums, and the design
+    provenance ``ld.design`` records (``optimality``, ``baselines``)."""
+
+    parameter_rules = (("k", f"integer in 2..{MAX_SUBSET_K}"), ("labels", "None, or k distinct labels"))
+
+    def _common(self, epsilon, k, labels, provenance):
+        self.epsilon = self.checked_epsilon(epsilon)
+        self.exp_epsilon = implemented_exp(self.epsilon)
+        self.k = integer(k, "k", low=2, high=MAX_SUBSET_K)
+        self.labels = _labels(labels, self.k)
+        self.input_domain = Categorical(self.k, self.labels)
+        self.provenance = None if provenance is None else MappingProxyType(dict(provenance))
+
+    @property
+    def report_bytes(self):
+        return -(-self.report_bits // 8)
+
+    def empty_reports(self):
+        return np.zeros((0, self.report_bytes), dtype=np.uint8)
+
+    def _packed(self, reports):
+        reports = np.asarray(reports)
+        if reports.ndim != 2 or reports.shape[1] != self.report_bytes or reports.dtype != np.uint8:
+            raise ValidationError(f"reports has shape {reports.shape} and dtype {reports.dtype}; {self.family} reports "
+                                  f"are uint8 of shape (n, {self.report_bytes}): {self.report_bits} bits packed 8 to "
+                                  "a byte")
+        check_spare_bits(reports, self.report_bits)
+        return reports
+
+    @property
+    def optimality(self):
+        return None if self.provenance is None else self.provenance.get("optimality")
+
+    @property
+    def baselines(self):
+        return {} if self.provenance is None else dict(self.provenance.get("baselines", {}))
+
+    @property
+    def prior(self):
+        """The uniform prior over the k values (with the labels): where these designs are optimal."""
+        return Prior(np.full(self.k, 1.0 / self.k), self.labels)
+
+    @classmethod
+    def from_parameters(cls, parameters, provenance=None):
+        """The mechanism of ``parameters()``, with the provenance of the design that made it (if any)."""
+        mechanism = cls(**parameters, provenance=provenance)
+        check_parameter_names(parameters, mechanism.parameters(), cls.__name__)
+        return mechanism
+
+    def _estimate_of(self, values, variances, n, method):
+        return Estimate(values, np.sqrt(np.maximum(variances, 0.0)), n=n, method=method,
+                        names=[str(label) for label in self.input_domain.labels])
+
+    def _expected(self, frequencies, method, user_ids):
+        return frequencies
+
+
+class SubsetSelection(_Subset):
+    """d-subset selection (docs/math.md §8, §11), eps-LDP: the report is a d-subset S of the k values holding the
+    user's value with probability p = d e/(d e + k - d) (e = e^eps as implemented, realised on numpy's 2^-53 grid),
+    the rest of S uniform among the other values. Optimal (A-optimal) among all eps-LDP mechanisms at the uniform
+    prior for the best d (``solvers.closed_forms.uniform_optimal_orbit``). Unbiased estimate from the support
+    counts C_v (reports whose subset holds v): (C_v/n - q)/(p - q), q = p (d - 1)/(k - 1) + (1 - p) d/(k - 1), with
+    its variance given the users' values and plug-in standard errors. Reports: k bits packed (uint8, (n,
+    ceil(k / 8))); 2 <= k <= MAX_SUBSET_K, 1 <= d <= k - 1; epsilon in [1e-6, 10]."""
+
+    family = "subset"
+    parameter_rules = _Subset.parameter_rules + (("d", "integer in 1..k-1 (None: the best at the uniform prior)"),)
+    client_cost = "O(k) per report (k bits; d bounded integers)"
+
+    def __init__(self, epsilon, k, d=None, labels=None, *, provenance=None):
+        self._common(epsilon, k, labels, provenance)
+        if d is None:
+            d = uniform_optimal_orbit(self.k, self.epsilon, "staircase")[1]
+        self.d = integer(d, "d", low=1, high=self.k - 1)
+        ideal = subset_selection_probabilities(math.log(self.exp_epsilon), self.k, self.d)[0]
+        #: Pr[the user's value is in S], as the coin realises it (a double on the 2^-53 grid).
+        self.inside = float(realized_probability(ideal))
+        self.p, self.q = self._support_probabilities()
+        if not self.certificate.passed:
+            raise VerificationError(f"d-subset selection with k = {self.k}, d = {self.d} realises epsilon "
+                                    f"{self.certificate.epsilon:.12g} > {self.epsilon:g}")
+
+    def _support_probabilities(self, exact=False):
+        inside = Fraction(self.inside) if exact else self.inside
+        return inside, inside * (self.d - 1) / (self.k - 1) + (1 - inside) * self.d / (self.k - 1)
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, 7, 2)
+
+    @property
+    def report_bits(self):
+        return self.k
+
+    @property
+    def mse(self):
+        """n x the sum of the variances of the unbiased estimate at the uniform prior, given the users' values."""
+        return float(pure_variance(np.full(self.k, 1.0 / self.k), 1, self.p, self.q).sum())
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k, "d": self.d, "labels": self.labels}
+
+    def _perturb(self, values, rng, user_ids):
+        inside = rng.random(values.size) < self.inside
+        chosen = np.zeros((values.size, self.k), dtype=bool)
+        for holds, size in ((inside, self.d - 1), (~inside, self.d)):
+            rows = np.flatnonzero(holds)
+            chosen[rows] = random_subsets(values[rows, None], size, self.k, rng)
+        chosen[np.flatnonzero(inside), values[inside]] = True
+        return _pack(chosen)
+
+    def _statistics(self, reports):
+        reports = self._packed(reports)
+        return reports.shape[0], {"support": packed_column_sums(reports, self.k)}
+
+    def _estimate(self, aggregate, method):
+        values = pure_estimate(aggregate["support"], aggregate.n, self.p, self.q)
+        plug_in = consistent(values, "norm-sub")
+        return self._estimate_of(values, pure_variance(plug_in, aggregate.n, self.p, self.q), aggregate.n, method)
+
+    def _variance(self, frequencies, n, method, user_ids):
+        return pure_variance(frequencies, n, self.p, self.q)
+
+    def privacy_table(self, exact=False):
+        """Exact reduction to 2 rows x 4 classes: inputs 0 and 1, outputs by whether S holds 0 and whether it holds 1;
+        within a class every subset has the same probability under each input (the rest of S is uniform), so the
+        ratios are those of the full table. Pr[0 in S, 1 in S | X = 0] = p (d - 1)/(k - 1), and so on, with p as the
+        coin realises it (``exact``: the Fractions, which is what ``verify`` checks)."""
+        inside = Fraction(self.inside) if exact else self.inside
+        k, d = self.k, self.d
+        both, first_only = inside * (d - 1) / (k - 1), inside * (k - d) / (k - 1)
+        second_only, neither = (1 - inside) * d / (k - 1), (1 - inside) * (k - 1 - d) / (k - 1)
+        rows = [[both, first_only, second_only, neither], [both, second_only, first_only, neither]]
+        return np.array(rows, dtype=object if exact else float)
+
+    def _certify(self):
+        return verify_table(self.privacy_table(exact=True), LDP(self.epsilon), exact=True)
+
+    def summary(self):
+        lines = [f"{self!r}\n{self.verify().summary()}",
+                 f"  accuracy: n x sum of the variances of the unbiased estimate at the uniform prior, given the "
+                 f"users' values: {self.mse:.6g}"]
+        return "\n".join(lines + _design_lines(self))
+
+
+class SubsetLIP(_Subset):
+    """The eps-LIP design for X at the uniform prior over k values (docs/math.md §11): one permutation orbit of the
+    slice vertex with j values at e^eps, k - 1 - j at e^-eps and the free value f = k - j e^eps - (k - 1 - j) e^-eps
+    (e^eps as implemented). A report (z, H): the case is drawn with one uniform (the user's value is z with
+    probability f/k, in H with j e/k, neither with the rest), then z uniform among the other values (unless it is
+    the user's) and H uniform among the values left. Optimal among all eps-LIP mechanisms at the uniform prior for
+    the best j (the default); it is eps-LIP at that prior only (``certificate_at`` gives its LIP at any other, never
+    above its LDP level). Unbiased estimate: GLS at the uniform prior, f^ = M^-1 s^ with s^ the mean of
+    s(y)_x = rho_(class of x in y) over the reports (the bit sums), M = alpha I + beta J; its variance given the
+    users' values is exact (docs/math.md §11). Reports: 2k bits packed, H then the one-hot z."""
+
+    family = "subset-lip"
+    parameter_rules = _Subset.parameter_rules + (("j", "integer in 0..k-1 with a free value in [e^-eps, e^eps] "
+                                                       "(None: the best)"),)
+    client_cost = "O(k) per report (2k bits; j + 1 bounded integers)"
+
+    def __init__(self, epsilon, k, j=None, labels=None, *, provenance=None):
+        self._common(epsilon, k, labels, provenance)
+        if j is None:
+            j = uniform_optimal_orbit(self.k, self.epsilon, "box")[1]
+        self.j = integer(j, "j", low=0, high=self.k - 1)
+        e, a = self.exp_epsilon, 1.0 / self.exp_epsilon
+        self.free = self.k - self.j * e - (self.k - 1 - self.j) * a
+        if not a <= self.free <= e:
+            raise ValidationError(f"j is {self.j}; with k = {self.k} and eps = {self.epsilon:g} the free value "
+                                  f"{self.free:.6g} falls outside [e^-eps, e^eps] = [{a:.6g}, {e:.6g}]: no vertex of "
+                                  "the LIP slice has j values at e^eps (j = None takes the best one)")
+        #: the case draw: the user's value is z when u < ``free_end``, in H when u < ``high_end`` (u uniform)
+        self.free_end = float(realized_probability(self.free / self.k))
+        self.high_end = float(realized_probability(min(1.0, (self.free + self.j * e) / self.k)))
+        self.notion = LIP(self.epsilon)
+        ratios = self.ratios(exact=True)
+        ldp = Certificate("LDP", None, log_upper(max(ratios.values()) / min(ratios.values())), None, True,
+                          {"classes": sorted(ratios)})
+        self._claimed = self.certificate_at(self.prior)
+        if not self._claimed.passed:
+            raise VerificationError(f"the orbit with k = {self.k}, j = {self.j} realises LIP epsilon "
+                                    f"{self._claimed.epsilon:.12g} > {self.epsilon:g} at the uniform prior")
+        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
+                                          "LDP": ldp.epsilon})
+        rho = {name: float(value) for name, value in ratios.items()}
+        self._rho = (rho.get("z", 0.0), rho.get("high", 0.0), rho.get("low", 0.0))
+
+    @classmethod
+    def example(cls):
+        return cls(1.0, 7)
+
+    @property
+    def report_bits(self):
+        return 2 * self.k
+
+    @property
+    def guarantee(self):
+        return Guarantee("LIP", self.epsilon, EXACT_TABLE, "at the uniform prior, on the realised case probabilities "
+                                                          "(docs/math.md §11)")
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "k": self.k, "j": self.j, "labels": self.labels}
+
+    def case_probabilities(self, exact=False):
+        """{"z", "high", "low"}: Pr[the user's value is z], [in H], [neither], as the case draw realises them (cases
+        that cannot occur, j = 0 or j = k - 1, are left out)."""
+        free_end, high_end = (Fraction(self.free_end), Fraction(self.high_end)) if exact else \
+            (self.free_end, self.high_end)
+        cases = {"z": free_end, "high": high_end - free_end, "low": 1 - high_end}
+        present = {"z": True, "high": self.j > 0, "low": self.j < self.k - 1}
+        return {name: value for name, value in cases.items() if present[name]}
+
+    def ratios(self, exact=False):
+        """{case: rho}: Pr[y | x] / Pr[y] at the uniform prior for an input x in that case of the output y, the same
+        for every y: k Pr[z] (one value), k Pr[H]/j (j values), k Pr[neither]/(k - 1 - j) (the rest); each output
+        of a case has Pr[case]/(its number of outputs), and the counts are C(k-1, j) (times 1, j and k - 1 - j)."""
+        members = {"z": 1, "high": self.j, "low": self.k - 1 - self.j}
+        return {name: self.k * value / members[name] for name, value in self.case_probabilities(exact).items()}
+
+    def certificate_at(self, prior):
+        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
+        its vertices): for an output (z, H) and an input in case c the ratio is rho_c / D, D = P_z rho_z + P(H) rho_H
+        + (1 - P_z - P(H)) rho_low, so the extremes take the smallest and largest D over (z, H), found by sorting P
+        (H the j smallest or largest values other than z)."""
+        if isinstance(prior, PriorSet):
+            if prior.k != self.k:
+                raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
+                                      f"({self.k})")
+            return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
+        p = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
+        rho = self.ratios(exact=True)
+        z, high, low = rho.get("z", 0), rho.get("high", 0), rho.get("low", 0)
+        exact = [Fraction(float(value)) for value in p]
+        total = sum(exact)
+        exact = [value / total for value in exact]
+        extremes = []
+        for sign in (1, -1):  # the smallest D, then the largest
+            order = sorted(range(self.k), key=lambda x: sign * (high - low) * exact[x])
+            best = None
+            for free in sorted(range(self.k), key=lambda x: sign * (z - low) * exact[x])[:self.j + 2]:
+                chosen = [x for x in order if x != free][:self.j]
+                value = low + exact[free] * (z - low) + sum(exact[x] for x in chosen) * (high - low)
+                best = value if best is None or sign * value < sign * best else best
+            extremes.append(best)
+        smallest, largest = extremes
+        worst = max(max(rho.values()) / smallest, largest / min(rho.values()))
+        return Certificate("LIP", self.epsilon, log_upper(worst), bool(worst <= exp_bounds(self.epsilon)[0]), True,
+                           {"cases": sorted(rho), "prior": [float(value) for value in p]})
+
+    def _certify(self):
+        return self._claimed
+
+    def verified_epsilons(self):
+        return dict(self.epsilons)
+
+    def privacy_table(self):
+        """Outputs grouped into 8 classes by the cases of the values 0 and 1 in (z, H) (z, high or low for each; not
+        both z), for audits. Rows 0 and 1 are the inputs 0 and 1: within a class every output has the same
+        probability under each of them (the rest of the output is uniform), so their ratios are those of the full
+        table (an exact LDP reduction); Pr[class | x] = Pr[x's case] Pr[the other's case | x's case]. Row 2 (k >= 3)
+        is any other input, whose probabilities vary within a class: the classes' probabilities for the audit's
+        comparison with the uniform prior, not a reduction. The certificates come from ``ratios``."""
+        k, j = self.k, self.j
+        cases = self.case_probabilities()
+        z, high, low = cases.get("z", 0.0), cases.get("high", 0.0), cases.get("low", 0.0)
+        names = [("z", "high"), ("z", "low"), ("high", "z"), ("low", "z"), ("high", "high"), ("high", "low"),
+                 ("low", "high"), ("low", "low")]
+
+        def given(case):
+            """Pr[another value's case | the user's case]: z, high, low among the k - 1 other values."""
+            if case == "z":
+                return {"z": 0.0, "high": j / (k - 1), "low": (k - 1 - j) / (k - 1)}
+            h = j - 1 if case == "high" else j
+            return {"z": 1 / (k - 1), "high": h / (k - 1), "low": (k - 2 - h) / (k - 1)}
+
+        def joint(case, third):
+            """Pr[0 and 1 in the cases of the pair | a third value x in ``third``] (k >= 3)."""
+            h = {"z": j, "high": j - 1, "low": j}[third]
+            has_z = third != "z"
+            labels = {"z": int(has_z), "high": h, "low": k - 1 - int(has_z) - h}
+            first, second = case
+            count = labels[first] * (labels[second] - (first == second))
+            return count / ((k - 1) * (k - 2))
+
+        by_case = {"z": z, "high": high, "low": low}
+        rows = [[by_case[first] * given(first)[second] for first, second in names],
+                [by_case[second] * given(second)[first] for first, second in names]]
+        if k >= 3:
+            rows.append([sum(by_case[third] * joint(pair, third) for third in by_case) for pair in names])
+        return np.array(rows)
+
+    def _perturb(self, values, rng, user_ids):
+        u = rng.random(values.size)
+        own, high = u < self.free_end, (u >= self.free_end) & (u < self.high_end)
+        free = values.copy()
+        moved = np.flatnonzero(~own)
+        other = rng.integers(0, self.k - 1, size=moved.size)
+        free[moved] = other + (other >= values[moved])  # uniform among the values other than the user's
+        chosen = np.zeros((values.size, self.k), dtype=bool)
+        rows = np.flatnonzero(own)
+        chosen[rows] = random_subsets(values[rows, None], self.j, self.k, rng)
+        for holds, size in ((high, self.j - 1), (~own & ~high, self.j)):
+            rows = np.flatnonzero(holds)
+            excluded = np.sort(np.column_stack([values[rows], free[rows]]), axis=1)
+            chosen[rows] = random_subsets(excluded, size, self.k, rng)
+        chosen[np.flatnonzero(high), values[high]] = True
+        one_hot = np.zeros((values.size, self.k), dtype=bool)
+        one_hot[np.arange(values.size), free] = True
+        return _pack(np.concatenate([chosen, one_hot], axis=1))
+
+    def _statistics(self, reports):
+        reports = self._packed(reports)
+        sums = packed_column_sums(reports, 2 * self.k)
+        return reports.shape[0], {"high": sums[:self.k], "free": sums[self.k:]}
+
+    def _information(self):
+        """(alpha, beta): M = alpha I + beta J = E[s s^T] over the outputs at the uniform prior (docs/math.md §11)."""
+        k, j = self.k, self.j
+        z, high, low = self._rho
+        square = (z**2 + j * high**2 + (k - 1 - j) * low**2) / k
+        cross = ((z + j * high + (k - 1 - j) * low) ** 2 - k * square) / (k * (k - 1))
+        return square - cross, cross
+
+    def _estimate(self, aggregate, method):
+        n = aggregate.n
+        z, high, low = self._rho
+        mean = low + (z - low) * aggregate["free"] / n + (high - low) * aggregate["high"] / n
+        values = self._solve(mean)
+        plug_in = consistent(values, "norm-sub")
+        return self._estimate_of(values, self._variance(plug_in, n, method, None), n, method)
+
+    def _solve(self, vector):
+        alpha, beta = self._information()
+        return (vector - beta * vector.sum() / (alpha + self.k * beta)) / alpha
+
+    def _variance(self, frequencies, n, method, user_ids):
+        """The exact variance of each entry of the GLS estimate, given the users' values (frequencies f):
+        Cov(f^) = M^-1 [sum_x f_x Cov(s | x)] M^-1 / n, where E[s s^T | x] takes four values (at (x, x), (x, u),
+        (u, u) and (u, v) for u != v other than x) from the cases' exchangeable labels (docs/math.md §11)."""
+        k, j = self.k, self.j
+        rho = dict(zip(("z", "high", "low"), self._rho))
+        cases = self.case_probabilities()
+        at_x = at_xu = at_uu = at_uv = 0.0
+        for case, probability in cases.items():
+            h = j if case == "z" else j - (case == "high")
+            labels = {"z": int(case != "z"), "high": h, "low": k - 1 - int(case != "z") - h}
+            first = sum(count * rho[name] for name, count in labels.items()) / (k - 1)
+            second = sum(count * rho[name] ** 2 for name, count in labels.items()) / (k - 1)
+            pairs = 0.0 if k < 3 else ((k - 1) ** 2 * first**2 - (k - 1) * second) / ((k - 1) * (k - 2))
+            at_x += probability * rho[case] ** 2
+            at_xu += probability * rho[case] * first
+            at_uu += probability * second
+            at_uv += probability * pairs
+        alpha, beta = self._information()
+        f = np.asarray(frequencies, dtype=float)
+        # sum_x f_x Cov(s | x) = c1 J + c2 I + c3 (f 1^T + 1 f^T) + c4 diag(f), with E[s | x] = M e_x
+        c1, c2 = at_uv - beta**2, at_uu - at_uv
+        c3 = at_xu - at_uv - alpha * beta
+        c4 = at_x - at_uu - 2 * at_xu + 2 * at_uv - alpha**2
+        # the diagonal of B C B with B = M^-1 = (I - t J)/alpha, t = beta/(alpha + k beta): for each x,
+        # (e_x - t 1)^T C (e_x - t 1)/alpha^2 = (C_xx - 2 t (C 1)_x + t^2 1^T C 1)/alpha^2, each term O(k)
+        t = beta / (alpha + k * beta)
+        row_sums = c1 * k + c2 + c3 * (k * f + f.sum()) + c4 * f  # (C 1)_x
+        diagonal = c1 + c2 + 2 * c3 * f + c4 * f  # C_xx
+        variances = (diagonal - 2 * t * row_sums + t**2 * row_sums.sum()) / alpha**2
+        return variances / n
+
+    @property
+    def mse(self):
+        """n x the sum of the variances of the unbiased estimate at the uniform prior, given the users' values."""
+        return float(self._variance(np.full(self.k, 1.0 / self.k), 1, "unbiased", None).sum())
+
+    def summary(self):
+        rho = self.ratios()
+        lines = [f"{self!r}: the LIP orbit at the uniform prior, one free value at {self.free:.6g}, {self.j} values at "
+                 f"e^eps, {self.k - 1 - self.j} at e^-eps (docs/math.md §11)",
+                 f"  guarantee (exactly verified on the realised case probabilities, rounded up): LIP for X "
+                 f"{self.epsilons['LIP for X']:.6g} at the uniform prior, LDP for X {self.epsilons['LDP']:.6g}",
+                 f"  posterior ratios at the uniform prior by case: {', '.join(f'{n} {v:.6g}' for n, v in rho.items())}",
+                 f"  accuracy: n x sum of the variances of the unbiased estimate at the uniform prior, given the "
+                 f"users' values: {self.mse:.6g}"]
+        return "\n".join(lines + _design_lines(self))
+
+
+def _design_lines(mechanism):
+    """The optimality and baselines ``ld.design`` recorded, if it made this mechanism."""
+    lines = []
+    optimality = mechanism.optimality
+    if optimality:
+        lines.append(f"    lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), gap {optimality['gap']:.2e}")
+    for name, figure in mechanism.baselines.items():
+        lines.append(f"    {name}: {figure:.6g}")
+    if mechanism.provenance and mechanism.provenance.get("method"):
+        lines.append(f"  designed by: {mechanism.provenance['method']}")
+    return lines
