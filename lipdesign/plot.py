@@ -16,7 +16,7 @@ FIGURES = {"frequencies": "n x sum of variances of the unbiased estimate",
 EPSILON_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 #: The design families of ``ld.design`` that rebuild each designed family of a mechanism file.
-DESIGN_FAMILIES = {"table": "rr", "unary": "unary", "hashing": "hashing"}
+DESIGN_FAMILIES = {"table": "rr", "unary": "unary", "hashing": "hashing", "subset": "rr", "subset-lip": "rr"}
 
 #: The LDP frequency oracles a fixed categorical mechanism is drawn beside.
 ORACLES = ("grr", "oue", "olh")

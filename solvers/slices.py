@@ -11,6 +11,7 @@ import math
 import os
 import sys
 import threading
+from dataclasses import dataclass
 
 import highspy
 import numpy as np
@@ -72,7 +73,8 @@ class PolytopeSlice:
     """The slice {r >= 0 : A r >= 0, P . r = 1} of a cone given by its rows A (docs/math.md §2: a latent secret, a
     prior set). Linear maximisation by HiGHS's simplex, warm-started from the previous direction's basis; the rows
     enter the program as the points found violate them (cutting planes), so a prior set with many vertices costs
-    only the rows that bind. The slice is bounded (P > 0) and holds r = 1."""
+    only the rows that bind; a cone whose rows are too many to list comes as a ``Lifting`` (auxiliary variables
+    whose rows project onto it). The slice is bounded (P > 0) and holds r = 1."""
 
     #: A point counts as violating a row (scaled to largest entry 1) when the row's value is below -TOLERANCE.
     TOLERANCE = 1e-9
@@ -80,7 +82,7 @@ class PolytopeSlice:
     #: Rows added per cut: the most violated ones.
     CUT_ROWS = 16
 
-    def __init__(self, prior, rows):
+    def __init__(self, prior, rows, lifting=None):
         self.prior = np.asarray(prior, dtype=float)
         rows = np.asarray(rows, dtype=float)
         self.rows = rows / np.abs(rows).max(axis=1, keepdims=True).clip(min=1e-300)
@@ -92,6 +94,13 @@ class PolytopeSlice:
             self.highs.setOptionValue(option, value)
         self.highs.addVars(k, np.zeros(k), np.full(k, highspy.kHighsInf))
         self.highs.addRow(1.0, 1.0, k, self.indices, self.prior)
+        if lifting is not None:  # auxiliary variables and their rows, whose projection onto r is the cone
+            aux = lifting.lower.size
+            self.highs.addVars(aux, lifting.lower, lifting.upper)
+            every = np.arange(k + aux, dtype=np.int32)
+            for row, low, high in zip(lifting.rows, lifting.row_lower, lifting.row_upper):
+                used = np.flatnonzero(row)
+                self.highs.addRow(low, high, used.size, every[used], row[used])
         self.highs.changeObjectiveSense(highspy.ObjSense.kMaximize)
 
     def linear_max(self, directions):
@@ -107,7 +116,7 @@ class PolytopeSlice:
             if status != highspy.HighsModelStatus.kOptimal:
                 raise SliceError(f"HiGHS reports {self.highs.modelStatusToString(status)} on a bounded, feasible "
                                  "slice")
-            point = np.maximum(np.asarray(self.highs.getSolution().col_value), 0.0)
+            point = np.maximum(np.asarray(self.highs.getSolution().col_value)[: self.prior.size], 0.0)
             values = self.rows @ point
             violated = np.flatnonzero((values < -self.TOLERANCE) & ~self.entered)
             if not violated.size:
@@ -116,6 +125,19 @@ class PolytopeSlice:
             self.entered[cut] = True
             for row in self.rows[cut]:
                 self.highs.addRow(0.0, highspy.kHighsInf, row.size, self.indices, row)
+
+
+@dataclass(frozen=True)
+class Lifting:
+    """Auxiliary variables z (bounds ``lower`` <= z <= ``upper``) and rows ``row_lower`` <= M [r; z] <= ``row_upper``
+    whose projection onto r is a cone's slice: an extended formulation, for cones whose own rows are too many to
+    list (the robust counterpart of a prior set, docs/math.md §12)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    rows: np.ndarray
+    row_lower: np.ndarray
+    row_upper: np.ndarray
 
 
 class SliceError(RuntimeError):

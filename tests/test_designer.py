@@ -256,14 +256,17 @@ def test_secret_marginal_must_match_the_prior():
 
 def test_too_large_problems_are_refused_before_enumeration():
     """With method="exact"; "auto" (the default) goes on by column generation (tests/test_columns.py)."""
+    skewed = np.arange(1, 21) / 210  # a uniform prior has its optimum in closed form at any k (below)
     with pytest.raises(ld.ProblemTooLargeError, match="2\\^k - 2"):
-        ld.design(np.full(20, 0.05), ld.LDP(1.0), method="exact")
+        ld.design(skewed, ld.LDP(1.0), method="exact")
     with pytest.raises(ld.ProblemTooLargeError, match="k 2\\^\\(k-1\\)"):
-        ld.design(np.full(20, 0.05), ld.LIP(1.0), method="exact")
+        ld.design(skewed, ld.LIP(1.0), method="exact")
     with pytest.raises(ld.ProblemTooLargeError, match="family='unary' or family='hashing' designs at any k"):
-        ld.design(np.full(20, 0.05), ld.LIP(1.0), method="exact")
+        ld.design(skewed, ld.LIP(1.0), method="exact")
     with pytest.raises(ld.ProblemTooLargeError):
-        ld.design(np.full(12, 1 / 12), ld.LDP(1.0), max_rays=1000, method="exact")
+        ld.design(np.arange(1, 13) / 78, ld.LDP(1.0), max_rays=1000, method="exact")
+    orbit = ld.design(np.full(20, 0.05), ld.LIP(1.0), method="exact")  # the uniform prior's optimum needs no rays
+    assert orbit.family == "subset-lip" and orbit.optimality["gap"] < 1e-9
 
 
 def test_bad_objective_and_family_are_clear_errors():

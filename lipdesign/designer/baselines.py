@@ -6,7 +6,6 @@ randomized-response designer itself (``designer.rr``)."""
 
 import math
 
-import numpy as np
 from scipy.optimize import minimize_scalar
 
 from lipdesign.mechanisms.hashing import OLH
@@ -68,7 +67,7 @@ def unary_baselines(prior, notion):
     prior_set = getattr(notion, "prior_set", None)
     ratio = None
     if prior_set is not None:  # symmetric UE is LIP over the set iff u/v <= R at its smallest entry (docs/math.md §7.1)
-        smallest = float(np.min(prior_set.vertices))
+        smallest = prior_set.smallest_entry()
         ratio = (math.exp(eps) - smallest) / (1 - smallest)
     figures = {} if secret else {"symmetric LIP unary": symmetric_unary_variance(prior, eps, ratio=ratio)[0]}
     for suffix, level in (("", eps),) if secret else (("", eps), (" at 2 eps", 2 * eps)):

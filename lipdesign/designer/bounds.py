@@ -76,7 +76,8 @@ def uniform_prior_optimum(k, epsilon, notion_kind="LIP"):
     figure, size, free = uniform_optimal_orbit(k, epsilon, "staircase" if notion_kind == "LDP" else "box")
     if free is None:
         return figure, f"subset selection, d = {size}"
-    return figure, f"orbit of {size} values at e^eps, {k - 1 - size} at e^-eps and one at {free:.6g}"
+    return figure, (f"orbit of {size} value{'' if size == 1 else 's'} at e^eps, {k - 1 - size} at e^-eps and one at "
+                    f"{free:.6g}")
 
 
 #: The relaxation SDP's optimum is stepped down by this fraction (of the trace) before it is used as a bound.

@@ -35,10 +35,14 @@ from lipdesign.objectives import BayesHistogram
 from lipdesign.progress import ProgressLine
 from solvers.mirror_descent import descend, multipliers_and_prices, project, trace_inverse
 from solvers.ray_lp import solve_ray_lp
-from solvers.slices import BoxSlice, PolytopeSlice, StaircaseSlice, ascend, prices
+from solvers.slices import BoxSlice, Lifting, PolytopeSlice, StaircaseSlice, ascend, prices
 
 #: The default target: stop when the figure is within this relative gap of the best certified lower bound.
 TARGET_GAP = 0.01
+
+#: The default time budget of column generation, in seconds: the rounds stop at the first one that ends past it and
+#: the design found so far is returned with its certified gap.
+TIME_LIMIT = 600.0
 
 #: The default budget of column-generation rounds (each prices from every column in use and RANDOM_STARTS
 #: random vertices, and adds up to 2k columns).
@@ -98,7 +102,66 @@ def notion_slice(prior, notion):
         return BoxSlice(p, notion.epsilon)
     if isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and plain:
         return StaircaseSlice(p, notion.epsilon)
+    if isinstance(notion, LIP) and plain and notion.prior_set.implicit:
+        return PolytopeSlice(p, LIP(notion.epsilon).constraint_rows(prior), prior_set_lifting(notion))
     return PolytopeSlice(p, notion.constraint_rows(prior))
+
+
+def prior_set_lifting(notion):
+    """Bounded-prior LIP for X over a box or a TV ball as an extended formulation (docs/math.md §12): r_x <=
+    e^eps min_P P . r and max_P P . r <= e^eps r_x for every x, with min and max over the set written through LP
+    duality, so that 2 (2k + 1) (box) or 2 (k + 2) (TV ball) auxiliary variables and 4k rows replace the set's
+    exponentially many vertices.
+
+    Box {l <= P <= u, sum P = 1}: min P . r = max {nu + l . a - u . b : nu + a_x - b_x = r_x, a, b >= 0} and
+    max P . r = min {nu' + u . a' - l . b' : nu' + a'_x - b'_x = r_x, a', b' >= 0}. TV ball of radius rho around c
+    (within the simplex): min P . r = c . r + max {-rho lam - c . g : mu - lam + g_x <= r_x, mu + g_x >= r_x,
+    lam, g >= 0}, and max P . r = c . r + min {rho lam' + c . g' : mu' - lam' + g'_x <= -r_x, mu' + g'_x >= -r_x}."""
+    k, e, prior_set = notion.prior_set.k, math.exp(notion.epsilon), notion.prior_set
+    eye, ones, inf = np.eye(k), np.ones((k, 1)), math.inf
+    blocks, lower, upper, row_lower, row_upper = [], [], [], [], []
+    if prior_set.kind == "box":
+        low, high = np.array(prior_set.parameters["lower"]), np.array(prior_set.parameters["upper"])
+        for sign in (1.0, -1.0):  # the min side (nu, a, b), then the max side (nu', a', b')
+            value = np.r_[1.0, low, -high] if sign > 0 else np.r_[1.0, high, -low]
+            width = 2 * k + 1
+            # nu + a_x - b_x - r_x = 0
+            blocks.append((np.hstack([-eye, ones, eye, -eye]), np.zeros(k), np.zeros(k), width))
+            # min side: r_x - e value . (nu, a, b) <= 0; max side: value . (nu', a', b') - e r_x <= 0
+            rows = np.hstack([eye, -e * np.tile(value, (k, 1))]) if sign > 0 else \
+                np.hstack([-e * eye, np.tile(value, (k, 1))])
+            blocks.append((rows, np.full(k, -inf), np.zeros(k), width))
+            lower += [-inf] + [0.0] * (2 * k)
+            upper += [inf] * (2 * k + 1)
+    else:
+        center, radius = np.array(prior_set.parameters["center"]), prior_set.parameters["radius"]
+        for sign in (1.0, -1.0):  # (mu, lam, g) for the min side with r, for the max side with -r
+            width = k + 2
+            base = np.hstack([ones, -ones, eye])  # mu - lam + g_x
+            blocks.append((np.hstack([-sign * eye, base]), np.full(k, -inf), np.zeros(k), width))
+            blocks.append((np.hstack([-sign * eye, np.hstack([ones, np.zeros((k, 1)), eye])]), np.zeros(k),
+                           np.full(k, inf), width))  # mu + g_x - (+-r_x) >= 0
+            if sign > 0:  # r_x <= e (c . r - rho lam - c . g)
+                rows = np.hstack([eye - e * center[None, :], np.tile(np.r_[0.0, e * radius, e * center], (k, 1))])
+            else:  # c . r + rho lam' + c . g' <= e r_x
+                rows = np.hstack([center[None, :] - e * eye, np.tile(np.r_[0.0, radius, center], (k, 1))])
+            blocks.append((rows, np.full(k, -inf), np.zeros(k), width))
+            lower += [-inf, 0.0] + [0.0] * k
+            upper += [inf] * (k + 2)
+    # place each block's auxiliary columns: the first half of the blocks use the first set of variables
+    half = len(blocks) // 2
+    width = blocks[0][3]
+    matrix = []
+    for index, (rows, low_row, high_row, _) in enumerate(blocks):
+        full = np.zeros((k, k + 2 * width))
+        full[:, :k] = rows[:, :k]
+        offset = k + (0 if index < half else width)
+        full[:, offset:offset + width] = rows[:, k:]
+        matrix.append(full)
+        row_lower.append(low_row)
+        row_upper.append(high_row)
+    return Lifting(np.array(lower), np.array(upper), np.vstack(matrix), np.concatenate(row_lower),
+                   np.concatenate(row_upper))
 
 
 class SlicePricer:
@@ -198,19 +261,50 @@ def free_value_columns(slice_, seed=PRICING_SEED):
     return slice_.linear_max(np.concatenate(directions))
 
 
-def _report(progress, kind, bound_name, bound, max_rounds):
+#: Rounds over which the progress lines measure the rate at which the figure approaches the target.
+RATE_ROUNDS = 5
+
+
+def _report(progress, kind, bound_name, bound, max_rounds, target_gap=TARGET_GAP, time_limit=None):
     """None without ``progress``, else a ``report(rounds, columns, figure)`` passing ``progress`` a ``ProgressLine``
-    per round (phase "column generation", rounds out of the budget of ``max_rounds``)."""
+    per round (phase "column generation", rounds out of the budget of ``max_rounds``): the figure, its gap to the best
+    certified bound, the time so far and, from the last RATE_ROUNDS rounds, the time the target gap would take at
+    the current rate of geometric shrinking (an estimate: the rounds slow down as they near the optimum), or that it
+    is out of reach before the time limit."""
     if progress is None:
         return None
+    start, history = time.perf_counter(), []
 
     def report(rounds, columns, figure):
-        gap = "" if bound is None else f", gap {(figure - bound) / figure:.2%} to the {bound_name}"
-        detail = f"{columns} columns, {kind} {figure:.6g}{gap}"
+        now = time.perf_counter() - start
+        history.append((now, figure))
+        detail = f"{columns} columns, {kind} {figure:.6g}"
+        if bound is not None:
+            gap = (figure - bound) / figure
+            detail += f", gap {gap:.2%} to the {bound_name} (target {target_gap:.2%})"
+            target = bound / (1 - target_gap)
+            if len(history) > RATE_ROUNDS and figure > target:
+                # the distance to the bound shrinks about geometrically: extrapolate its logarithm
+                then, before = history[-1 - RATE_ROUNDS]
+                shrink = math.log(max(before - bound, 1e-300) / max(figure - bound, 1e-300))
+                needed = math.log((figure - bound) / (target - bound))
+                left = math.inf if shrink <= 0 else needed / shrink * (now - then)
+                if time_limit is not None and left > time_limit - now:
+                    detail += f"; out of reach at the current rate before the time limit ({time_limit:g} s)"
+                elif math.isfinite(left):
+                    detail += f"; about {left:.0f} s more at the current rate"
+        detail += f"; {now:.1f} s"
         progress(ProgressLine(f"column generation round {rounds}: {detail}",
                               phase="column generation", done=rounds, total=max_rounds, unit="rounds",
                               detail=detail))
     return report
+
+
+def _announce(progress, text):
+    """A progress line for a step before the rounds (bounds, seeds), so that long work is never silent."""
+    if progress is not None:
+        progress(ProgressLine(f"column generation: {text}", phase="column generation", done=0, unit="rounds",
+                              detail=text))
 
 
 def population_columns_table(prior, notion, objective, bounds, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
@@ -224,7 +318,9 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     values, offset, scale = scaled_objective(prior, objective)
     name, bound, target = bound_target(bounds, target_gap)
     slice_ = notion_slice(prior, notion)
-    report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound, max_rounds)
+    report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound, max_rounds, target_gap,
+                     time_limit)
+    _announce(progress, f"seeding the columns (k = {prior.k})")
     seeds = seed_columns(prior, notion, slice_=slice_)
     if values is not None or prior.k < DESCENT_MIN_K:  # the barrier starts better from the histogram ray LP's basis
         basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS,
@@ -348,7 +444,7 @@ def _info(solver, rounds, ended, table, max_rounds, stall=STALL, time_limit=None
 
 
 def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
-                        progress=None, columns_only=False, slice_=None):
+                        progress=None, columns_only=False, slice_=None, time_limit=None):
     """(table, info): the ray LP of docs/math.md §5 for a Bayesian objective by column generation over the slice
     (maximise sum_j w_j r_j^T A r_j subject to sum_j w_j r_j = 1, A = sum_f (f P)(f P)^T for rays with P . r = 1),
     stopped when the MSE is within ``target_gap`` of ``bound`` (a certified lower bound on it, or None).
@@ -363,7 +459,7 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
     pricer = SlicePricer(slice_)
     columns = seed_columns(prior, notion, slice_=slice_)
     report = _report(progress, "MSE", "bound", bound, max_rounds)
-    stop, ended, best_dual, best_bound = _Stop(target), "budget", None, math.inf
+    stop, ended, best_dual, best_bound = _Stop(target, time_limit=time_limit), "budget", None, math.inf
 
     def solve(columns):
         result = solve_ray_lp(columns, prices(columns, gain, np.zeros(prior.k)))
@@ -403,6 +499,6 @@ def bayes_columns_table(prior, notion, objective, bound, *, target_gap=TARGET_GA
     if columns_only:  # the optimal basis: good slice points, seeds of a population design
         return columns[used]
     table = weights_table(columns[used], result.weights[used])
-    return table, {**_info("HiGHS dual simplex", rounds, ended, table, max_rounds),
+    return table, {**_info("HiGHS dual simplex", rounds, ended, table, max_rounds, time_limit=time_limit),
                    "lp_objective": result.objective}
 

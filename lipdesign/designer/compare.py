@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lipdesign.designer.bounds import bayes_histogram_bound, per_bin_bound, relaxation_dual_bound
-from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP
+from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP, TIME_LIMIT
 from lipdesign.designer.design import FAMILIES, design
 from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.errors import LipdesignError, ValidationError
@@ -100,6 +100,10 @@ class Comparison:
 
 def _described(row):
     mechanism = row.mechanism
+    if row.family == "rr" and mechanism.family == "subset-lip":
+        return "randomized response: the LIP orbit (closed form)"
+    if row.family == "rr" and mechanism.family == "subset":
+        return f"randomized response: subset selection, d = {mechanism.d}"
     if row.family == "rr":
         return f"{NAMES['rr']}, {mechanism.table.shape[1]} outputs"
     if row.family == "hashing" and mechanism.family == "olh":
@@ -126,12 +130,12 @@ def _own_bound(mechanism):
 
 @one_thread
 def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None, buckets=2,
-            method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS):
+            method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS, time_limit=TIME_LIMIT):
     """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``
     for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
     §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
     ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``buckets`` is local hashing's
-    g (3..8: the pooled design); ``method``, ``target_gap`` and ``max_rounds`` choose how the randomized-response
+    g (3..8: the pooled design); ``method``, ``target_gap``, ``max_rounds`` and ``time_limit`` choose how the randomized-response
     table is designed (exactly, or by column generation past enumeration: docs/math.md §12). ``progress`` receives
     a line per family (a ``ProgressLine`` of phase "compare": the families done before it, of all), and the design's
     own lines."""
@@ -148,7 +152,8 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
                                   total=len(families), unit="families", detail=NAMES[family]))
         start = time.perf_counter()
         try:
-            rr = {"method": method, "target_gap": target_gap, "max_rounds": max_rounds} if family == "rr" else {}
+            rr = {"method": method, "target_gap": target_gap, "max_rounds": max_rounds,
+                  "time_limit": time_limit} if family == "rr" else {}
             mechanism = design(prior, notion, objective, family=family, max_rays=max_rays, baselines=False,
                                progress=progress, buckets=buckets if family == "hashing" else 2, **rr)
         except ValidationError as error:

@@ -4,7 +4,7 @@
 
 import numpy as np
 
-from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP
+from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP, TIME_LIMIT
 from lipdesign.designer.hashing import check_hashing, hashing_design
 from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.designer.rr import design_table
@@ -40,9 +40,11 @@ def _fraction(value, field):
 
 @one_thread
 def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None,
-           buckets=2, method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS):
-    """The optimal table of the randomized-response-type family under ``notion`` for ``objective``, as a
-    TableMechanism (docs/math.md §5, §11).
+           buckets=2, method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS, time_limit=TIME_LIMIT):
+    """The optimal mechanism of the randomized-response family under ``notion`` for ``objective`` (docs/math.md
+    §5, §11): a TableMechanism, or at a uniform prior (LIP for X or LDP, ld.Frequencies) the optimal orbit at any k,
+    ``SubsetLIP`` or ``SubsetSelection``; under LDP a column-generation table that ends above subset selection gives
+    way to it.
 
     ``prior``: a Prior (or probabilities); ``notion``: ld.LIP (optionally with secret and prior_set),
     ld.WorstCaseLIP or ld.LDP; ``objective``: ld.Frequencies() (the default: the variance of the unbiased estimate of
@@ -61,7 +63,8 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
 
     ``method`` (family "rr"): "exact" enumerates the extreme rays (optimal, certified; small k), "columns" runs
     column generation over the cone's slice (docs/math.md §12: every notion at any k, stopped within
-    ``target_gap`` of the best certified lower bound or after ``max_rounds`` rounds, the gap reported either way),
+    ``target_gap`` of the best certified lower bound, after ``max_rounds`` rounds or past ``time_limit`` seconds
+    (default TIME_LIMIT, 600; None: no limit), the gap and the bound that limits it reported either way),
     "auto" (the default) the exact method where enumeration fits in ``max_rays`` and column generation past it;
     "exact" raises ProblemTooLargeError, before the expensive work, where it does not fit.
     """
@@ -73,11 +76,14 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     choice(method, "method", METHODS)
     target_gap = _fraction(target_gap, "target_gap")
     max_rounds = integer(max_rounds, "max_rounds")
+    if time_limit is not None and not real_number(time_limit, "time_limit") > 0:
+        raise ValidationError(f"time_limit is {fmt(time_limit)}; it must be a positive number of seconds, or None")
     if family != "rr" and method != "auto":
         raise ValidationError(f"method is {method!r}; it chooses how family='rr' is designed (family is {family!r})")
-    if (family != "rr" or method == "exact") and (target_gap != TARGET_GAP or max_rounds != MAX_ROUNDS):
-        raise ValidationError(f"target_gap and max_rounds set column generation (family='rr', method 'auto' or "
-                              f"'columns'); here family is {family!r} and method {method!r}")
+    if (family != "rr" or method == "exact") and (target_gap != TARGET_GAP or max_rounds != MAX_ROUNDS or
+                                                   time_limit != TIME_LIMIT):
+        raise ValidationError(f"target_gap, max_rounds and time_limit set column generation (family='rr', method "
+                              f"'auto' or 'columns'); here family is {family!r} and method {method!r}")
     if family != "hashing" and buckets != 2:
         raise ValidationError(f"buckets is {fmt(buckets)}; it sets the buckets of family='hashing' (family is "
                               f"{family!r})")
@@ -111,4 +117,4 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
         return encoding_design(prior, notion, objective, baselines=baselines, rr_optimum=rr)
 
     return design_table(prior, notion, objective, max_rays=max_rays, baselines=baselines, progress=progress,
-                        method=method, target_gap=target_gap, max_rounds=max_rounds)
+                        method=method, target_gap=target_gap, max_rounds=max_rounds, time_limit=time_limit)

@@ -12,12 +12,14 @@ an LIP design, the LDP guarantee eps-LIP implies at worst).
 
 import numpy as np
 
-from lipdesign.designer.baselines import fixed_protocols
+from lipdesign.designer.baselines import fixed_protocols, subset_selection_variance
 from lipdesign.designer.bounds import (
+    PER_BIN,
     PER_BIN_BAYES,
     bayes_bound,
     lower_bounds,
     optimality,
+    per_bin_bound,
     uniform_prior_optimum,
 )
 from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP, bayes_columns_table, population_columns_table
@@ -26,6 +28,7 @@ from lipdesign.designer.repair import exact_repair
 from lipdesign.designer.weights import population_table, ray_lp_table
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError
 from lipdesign.mechanisms.rr import GRR
+from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.notions import LDP, LIP
 from lipdesign.progress import ProgressLine
@@ -38,23 +41,30 @@ OPTIMALITY_RTOL = 1e-9
 
 
 def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True, progress=None, method="auto",
-                 target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS):
+                 target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS, time_limit=None):
     """The randomized-response design of ``ld.design`` (family "rr") for inputs it has validated: a TableMechanism
     with its provenance (method, optimality, baselines). ``method``: "exact" (enumerated rays; ProblemTooLargeError
     past ``max_rays``), "columns" (column generation) or "auto" (exact where it fits)."""
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
     matching = prior_matching_channel(prior.probabilities, notion.epsilon) if plain_lip and objective.population else None
+    uniform = objective.kind == "frequencies" and prior.k > 2 and np.ptp(prior.probabilities) == 0
+    if uniform and matching is None and (plain_lip or isinstance(notion, LDP)):
+        return _orbit_design(prior, notion, baselines)
     bounds = {}
     if plain_lip and prior.k == 2:
         table, info = binary_lip_table(prior.probabilities, notion.epsilon), {"method": "closed form (docs/math.md §6)"}
     elif matching is not None:
         table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
     else:
-        rays = None if method == "columns" else _rays(prior, notion, objective, max_rays, progress,
+        rays = None if method == "columns" else _rays(prior, notion, max_rays, progress,
                                                       columns=method == "auto")
         if rays is None:  # the certified bounds first: the rounds stop at the target gap to the best of them
+            if progress is not None and objective.population:
+                progress(ProgressLine(f"column generation: certified lower bounds (k = {prior.k})",
+                                      phase="column generation", done=0, unit="rounds", detail="lower bounds"))
             bounds = lower_bounds(prior, notion, objective) if objective.population else {}
-            table, info = _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress)
+            table, info = _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress,
+                                         time_limit)
         elif objective.population:
             table, info = population_table(rays[0], prior, objective)
             kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
@@ -82,21 +92,57 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
         if info["optimal"] and ldp is not None and designed > ldp + OPTIMALITY_RTOL * max(1.0, designed):
             raise SolverError(f"{notion.kind} design gave {designed:.12g} ({objective.kind}) above the optimal LDP "
                               f"table's {ldp:.12g}; the extreme-ray enumeration failed numerically")
+    if isinstance(notion, LDP) and objective.kind == "frequencies" and not info["optimal"]:
+        subset, d = subset_selection_variance(prior, notion.epsilon)
+        figure = objective.value(table, prior)
+        if subset < figure:  # column generation ended above subset selection, an eps-LDP mechanism: take it
+            info["method"] = (f"subset selection (d = {d}): the best column-generation table reached {figure:.6g} "
+                              f"above its {subset:.6g} ({info['method']}; docs/math.md §11, §12)")
+            info["optimality"] = optimality(subset, bounds)
+            return SubsetSelection(notion.epsilon, prior.k, d, _labels(prior), prior.probabilities.tolist(),
+                                   provenance=info)
     return TableMechanism(table, notion, prior, objective, provenance=info)
 
 
-def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress):
+def _labels(prior):
+    """The prior's labels for a subset mechanism, or None when they are the indices."""
+    return None if list(prior.labels) == list(range(prior.k)) else list(prior.labels)
+
+
+def _orbit_design(prior, notion, baselines):
+    """The optimum at a uniform prior, at any k (docs/math.md §11): the LIP orbit (``SubsetLIP``) or subset selection
+    (``SubsetSelection``) with the best orbit, certified by the closed form of its figure (the realised
+    probabilities sit 1e-10 inside e^eps, so the gap is about that)."""
+    kind = "LIP" if isinstance(notion, LIP) else "LDP"
+    closed, description = uniform_prior_optimum(prior.k, notion.epsilon, kind)
+    info = {"method": f"closed form at the uniform prior: {description} (docs/math.md §11)", "optimal": True}
+    if baselines:
+        info["baselines"] = {"optimal LDP": uniform_prior_optimum(prior.k, notion.epsilon, "LDP")[0],
+                             **fixed_protocols(prior, notion.epsilon)}
+        if kind == "LIP" and 2 * notion.epsilon <= MAX_EPSILON:
+            twice = {"optimal LDP": uniform_prior_optimum(prior.k, 2 * notion.epsilon, "LDP")[0],
+                     **fixed_protocols(prior, 2 * notion.epsilon)}
+            info["baselines"].update({name + " at 2 eps": value for name, value in twice.items()})
+    cls = SubsetLIP if kind == "LIP" else SubsetSelection
+    mechanism = cls(notion.epsilon, prior.k, None, _labels(prior))
+    bounds = {"uniform-prior optimum (docs/math.md §11)": closed, PER_BIN: per_bin_bound(prior, notion)}
+    info["optimality"] = optimality(mechanism.mse, bounds)
+    return cls(notion.epsilon, prior.k, None, _labels(prior), provenance=info)
+
+
+def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress, time_limit):
     """(table, info) by column generation (docs/math.md §12), marked not optimal (its pricing is a heuristic)."""
     try:
         if objective.population:
             protocols = fixed_protocols(prior, notion.epsilon) if objective.kind == "frequencies" else {}
             table, info = population_columns_table(prior, notion, objective, bounds, target_gap=target_gap,
-                                                   max_rounds=max_rounds, progress=progress, protocols=protocols)
+                                                   max_rounds=max_rounds, progress=progress, protocols=protocols,
+                                                   time_limit=time_limit)
             kind = "A-optimal" if objective.kind == "frequencies" else "c-optimal"
         else:
             bound = bayes_bound(prior, notion, objective)
             table, info = bayes_columns_table(prior, notion, objective, bound, target_gap=target_gap,
-                                              max_rounds=max_rounds, progress=progress)
+                                              max_rounds=max_rounds, progress=progress, time_limit=time_limit)
             info["bayes_bound"] = {} if bound is None else {PER_BIN_BAYES: bound}
             kind = "ray LP"
     except SliceError as error:
@@ -106,7 +152,7 @@ def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, pro
     return table, info
 
 
-def _rays(prior, notion, objective, max_rays, progress=None, columns=False):
+def _rays(prior, notion, max_rays, progress=None, columns=False):
     """(rays, description) of the exact method; None when enumeration is too large and ``columns`` (column
     generation can take over); otherwise a ProblemTooLargeError that says what can be done at this k."""
     try:
@@ -116,12 +162,6 @@ def _rays(prior, notion, objective, max_rays, progress=None, columns=False):
             return None
         advice = [("method='auto' (the default) or method='columns' designs it at any k by column generation "
                    "(docs/math.md §12)")]
-        plain = getattr(notion, "secret", None) is None
-        if plain and np.ptp(prior.probabilities) == 0 and objective.kind == "frequencies" and notion.kind in ("LIP",
-                                                                                                             "LDP"):
-            figure, description = uniform_prior_optimum(prior.k, notion.epsilon, notion.kind)
-            advice.append(f"at this uniform prior the optimum is known in closed form: n x sum Var = {figure:.6g} "
-                          f"({description}; lipdesign.designer.uniform_prior_optimum)")
         advice.append("family='unary' or family='hashing' designs at any k, and ld.compare(prior, notion) sets every "
                       "family side by side (docs/math.md §7); or merge rare values into fewer buckets")
         raise ProblemTooLargeError(f"{error}; " + "; ".join(advice)) from None

@@ -2,6 +2,7 @@
 convex program of ``solvers.unary`` for the unbiased estimate of the population histogram, or the Bayesian design
 for its posterior mean; under eps-LDP the symmetric design; each with its certificate and the baselines beside it."""
 
+import math
 
 import numpy as np
 
@@ -84,9 +85,15 @@ def check_unary(prior, notion, objective):
         raise ValidationError(f"notion is {notion!r}; family='unary' is designed under ld.LIP(eps) (for X, a latent "
                               "secret, or X over a prior set) or ld.LDP(eps) (a secret and a prior set together are "
                               "not built for it; worst-case LIP for X is ld.LDP)")
-    if isinstance(notion, LIP) and notion.prior_set is not None and len(notion.prior_set.vertices) > MAX_VERTICES:
-        raise ValidationError(f"notion.prior_set has {len(notion.prior_set.vertices)} vertices; the unary design "
-                              f"enforces the joint condition at each, built for at most {MAX_VERTICES}")
+    if isinstance(notion, LIP) and notion.prior_set is not None:
+        try:
+            count = len(notion.prior_set.vertices)
+        except ValidationError:  # a box or a TV ball too large to list
+            count = math.inf
+        if count > MAX_VERTICES:
+            raise ValidationError(f"notion.prior_set has {count} vertices; the unary design enforces the joint "
+                                  f"condition at each, built for at most {MAX_VERTICES} (family='rr' designs over a "
+                                  "box or a TV ball at any k)")
     if objective.kind not in ("frequencies", "histogram"):
         raise ValidationError(f"objective is {objective!r}; family='unary' is designed for the histogram: "
                               "ld.Frequencies() (its unbiased estimate) or ld.BayesHistogram() (its posterior mean)")

@@ -27,6 +27,7 @@ def spec_to_problem(spec, source="spec"):
         objective = as_objective(spec.get("objective", "frequencies"))
     except LipdesignError as error:
         raise FormatError(f"{source}: {error}") from None
-    options = {key: spec[key] for key in ("family", "max_rays", "buckets", "method", "target_gap", "max_rounds")
+    options = {key: spec[key] for key in ("family", "max_rays", "buckets", "method", "target_gap", "max_rounds",
+                                               "time_limit")
                if key in spec}
     return prior, notion, objective, options

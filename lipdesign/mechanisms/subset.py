@@ -150,14 +150,19 @@ class SubsetSelection(_Subset):
     prior for the best d (``solvers.closed_forms.uniform_optimal_orbit``). Unbiased estimate from the support
     counts C_v (reports whose subset holds v): (C_v/n - q)/(p - q), q = p (d - 1)/(k - 1) + (1 - p) d/(k - 1), with
     its variance given the users' values and plug-in standard errors. Reports: k bits packed (uint8, (n,
-    ceil(k / 8))); 2 <= k <= MAX_SUBSET_K, 1 <= d <= k - 1; epsilon in [1e-6, 10]."""
+    ceil(k / 8))); 2 <= k <= MAX_SUBSET_K, 1 <= d <= k - 1; epsilon in [1e-6, 10]. ``design_prior`` (None: uniform)
+    is the prior ``ld.design`` chose d for, where ``mse`` and the default of ``variance`` are taken; the mechanism
+    itself does not depend on it (eps-LDP holds at every prior)."""
 
     family = "subset"
-    parameter_rules = _Subset.parameter_rules + (("d", "integer in 1..k-1 (None: the best at the uniform prior)"),)
+    parameter_rules = _Subset.parameter_rules + (("d", "integer in 1..k-1 (None: the best at the uniform prior)"),
+                                                 ("design_prior", "None, or k probabilities summing to 1"))
     client_cost = "O(k) per report (k bits; d bounded integers)"
 
-    def __init__(self, epsilon, k, d=None, labels=None, *, provenance=None):
+    def __init__(self, epsilon, k, d=None, labels=None, design_prior=None, *, provenance=None):
         self._common(epsilon, k, labels, provenance)
+        self.design_prior = None if design_prior is None else \
+            probability_vector(design_prior, "design_prior", length=self.k).tolist()
         if d is None:
             d = uniform_optimal_orbit(self.k, self.epsilon, "staircase")[1]
         self.d = integer(d, "d", low=1, high=self.k - 1)
@@ -182,12 +187,27 @@ class SubsetSelection(_Subset):
         return self.k
 
     @property
+    def prior(self):
+        """The prior ``ld.design`` chose this d for (``design_prior``), else the uniform one (with the labels)."""
+        if self.design_prior is None:
+            return super().prior
+        return Prior(self.design_prior, self.labels)
+
+    @property
+    def notion(self):
+        return LDP(self.epsilon)
+
+    @property
     def mse(self):
-        """n x the sum of the variances of the unbiased estimate at the uniform prior, given the users' values."""
-        return float(pure_variance(np.full(self.k, 1.0 / self.k), 1, self.p, self.q).sum())
+        """n x the sum of the variances of the unbiased estimate at ``prior``, given the users' values."""
+        return float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
+
+    def _population(self, population, n):
+        return super()._population(self.prior.probabilities if population is None else population, n)
 
     def parameters(self):
-        return {"epsilon": self.epsilon, "k": self.k, "d": self.d, "labels": self.labels}
+        return {"epsilon": self.epsilon, "k": self.k, "d": self.d, "labels": self.labels,
+                "design_prior": self.design_prior}
 
     def _perturb(self, values, rng, user_ids):
         inside = rng.random(values.size) < self.inside
@@ -462,8 +482,8 @@ class SubsetLIP(_Subset):
 
     def summary(self):
         rho = self.ratios()
-        lines = [f"{self!r}: the LIP orbit at the uniform prior, one free value at {self.free:.6g}, {self.j} values at "
-                 f"e^eps, {self.k - 1 - self.j} at e^-eps (docs/math.md §11)",
+        lines = [f"{self!r}: the LIP orbit at the uniform prior, one free value at {self.free:.6g}, {self.j} "
+                 f"value{'' if self.j == 1 else 's'} at e^eps, {self.k - 1 - self.j} at e^-eps (docs/math.md §11)",
                  f"  guarantee (exactly verified on the realised case probabilities, rounded up): LIP for X "
                  f"{self.epsilons['LIP for X']:.6g} at the uniform prior, LDP for X {self.epsilons['LDP']:.6g}",
                  f"  posterior ratios at the uniform prior by case: {', '.join(f'{n} {v:.6g}' for n, v in rho.items())}",

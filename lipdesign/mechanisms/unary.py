@@ -606,13 +606,13 @@ class UnaryEncoding(PureProtocol):
         if kind == "LDP":
             return "\n".join(lines)
         try:  # the ball's vertices are listed, which limits k (PriorSet's vertex budget)
-            ball = PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)
+            worst = self.certificate_at(PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
         except ValidationError:
             lines.append(f"  at another prior LIP may be larger (never above the LDP level "
                          f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly")
             return "\n".join(lines)
-        lines += drift_lines("the secret" if self.secret is not None else "X", SUMMARY_DRIFT,
-                             self.certificate_at(ball).epsilon, self.epsilon, self.epsilons["LDP"])
+        lines += drift_lines("the secret" if self.secret is not None else "X", SUMMARY_DRIFT, worst, self.epsilon,
+                             self.epsilons["LDP"])
         return "\n".join(lines)
 
     def parameters(self):

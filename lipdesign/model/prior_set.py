@@ -1,4 +1,6 @@
-"""Sets of plausible priors for bounded-prior LIP, kept as the vertices to enforce (docs/math.md §2).
+"""Sets of plausible priors for bounded-prior LIP (docs/math.md §2): listed priors and polytopes kept as their
+vertices; boxes and TV balls (intersected with the simplex) kept implicitly, by the greedy fill that finds the
+prior minimising or maximising P . q over the set (``extreme_prior``), their vertices listed only when asked for.
 
 Numpy only; scipy is imported only to test membership of a general polytope.
 """
@@ -6,6 +8,7 @@ Numpy only; scipy is imported only to test membership of a general polytope.
 import itertools
 import math
 from fractions import Fraction
+from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
@@ -21,22 +24,87 @@ from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
 GREEDY_KINDS = ("box", "tv_ball")
 
 
-class PriorSet(Immutable):
-    """A set of plausible priors for bounded-prior LIP (docs/math.md §2), kept as the vertices that must be enforced.
+def greedy_extreme(kind, parameters, column, lowest):
+    """(P . q, P): the prior of a box or TV ball (intersected with the simplex) that minimises (``lowest``) or
+    maximises P . q for the column q (docs/math.md §3): a box fills lower with the mass left, on the smallest (largest)
+    q first, each up to its upper bound; a TV ball moves its radius of mass onto the smallest (largest) q, taken
+    from the largest (smallest) q first. Works on lists of floats or of Fractions (the exact verifier's)."""
+    order = sorted(range(len(column)), key=column.__getitem__, reverse=not lowest)
+    if kind == "box":
+        prior = list(parameters["lower"])
+        left = 1 - sum(prior)
+        for x in order:
+            step = min(parameters["upper"][x] - prior[x], left)
+            prior[x] += step
+            left -= step
+    else:
+        prior = list(parameters["center"])
+        receiver, left = order[0], parameters["radius"]
+        for x in reversed(order[1:]):
+            step = min(prior[x], left)
+            prior[x] -= step
+            prior[receiver] += step
+            left -= step
+    return sum(p * q for p, q in zip(prior, column)), prior
 
-    Build it with ``PriorSet.finite``, ``PriorSet.box``, ``PriorSet.tv_ball`` or ``PriorSet.polytope``.
-    ``vertices`` is an (n, k) array; the LIP ratio is linear-fractional in the prior, so enforcing the
-    constraints at the vertices enforces them on the whole set.
+
+class PriorSet(Immutable):
+    """A set of plausible priors for bounded-prior LIP (docs/math.md §2).
+
+    Build it with ``PriorSet.finite``, ``PriorSet.box``, ``PriorSet.tv_ball`` or ``PriorSet.polytope``. The LIP
+    ratio is linear-fractional in the prior, so enforcing the constraints at the vertices enforces them on the whole
+    set: ``vertices`` is an (n, k) array, listed at construction for finite sets and polytopes and on first use for
+    boxes and TV balls (which raises ValidationError when there would be too many to list); a box or a TV ball is
+    enforced without them through ``extreme_prior``, at any k.
     """
 
-    def __init__(self, kind, vertices, parameters):
+    def __init__(self, kind, vertices, parameters, k=None):
         self.kind = kind
-        self.vertices = frozen(vertices)
+        if vertices is not None:
+            self.__dict__["vertices"] = frozen(vertices)
         self.parameters = MappingProxyType(dict(parameters))
+        self._k = frozen(vertices).shape[1] if vertices is not None else k
 
     @property
     def k(self):
-        return self.vertices.shape[1]
+        return self._k
+
+    @property
+    def implicit(self):
+        """Whether the set is enforced by ``extreme_prior`` (a box or a TV ball), without its vertices."""
+        return self.kind in GREEDY_KINDS
+
+    @cached_property
+    def vertices(self):
+        """The (n, k) vertices of a box or TV ball intersected with the simplex (enumerated on first use)."""
+        if self.kind == "box":
+            lower, upper = np.array(self.parameters["lower"]), np.array(self.parameters["upper"])
+            _check_vertex_budget("box", lower.size * 2 ** (lower.size - 1))
+            return frozen(box_slice_vertices(np.ones(lower.size), lower, upper, atol=PROBABILITY_ATOL))
+        center = np.array(self.parameters["center"])
+        _check_vertex_budget("tv_ball", center.size**2 * 2 ** max(center.size - 2, 0))
+        return frozen(_tv_ball_vertices(center, self.parameters["radius"]))
+
+    def extreme_prior(self, column, lowest=True):
+        """(P . q, P): the prior of the set minimising (``lowest``) or maximising P . q for the column q: the greedy
+        fill for a box or a TV ball (O(k log k), ``greedy_extreme``), a scan of the vertices otherwise."""
+        column = np.asarray(column, dtype=float)
+        if self.implicit:
+            parameters = {key: value for key, value in self.parameters.items()}
+            mass, prior = greedy_extreme(self.kind, parameters, column.tolist(), lowest)
+            return float(mass), np.array(prior)
+        masses = self.vertices @ column
+        at = int(np.argmin(masses) if lowest else np.argmax(masses))
+        return float(masses[at]), self.vertices[at]
+
+    def smallest_entry(self):
+        """The smallest probability any prior of the set gives any value."""
+        if self.kind == "box":
+            lower, upper = np.array(self.parameters["lower"]), np.array(self.parameters["upper"])
+            return float(np.maximum(lower, 1.0 - (upper.sum() - upper)).min())
+        if self.kind == "tv_ball":
+            return float(np.maximum(np.array(self.parameters["center"]) - self.parameters["radius"], 0.0).min())
+        return float(self.vertices.min())
 
     @classmethod
     def finite(cls, priors):
@@ -72,17 +140,14 @@ class PriorSet(Immutable):
             raise ValidationError(
                 f"prior_set box is empty: sum(lower) is {float(lower_total):.17g} and sum(upper) is "
                 f"{float(upper_total):.17g} in exact arithmetic; it needs sum(lower) <= 1 <= sum(upper)")
-        _check_vertex_budget("box", lower.size * 2 ** (lower.size - 1))
-        vertices = box_slice_vertices(np.ones(lower.size), lower, upper, atol=PROBABILITY_ATOL)
-        return cls("box", vertices, {"lower": lower.tolist(), "upper": upper.tolist()})
+        return cls("box", None, {"lower": lower.tolist(), "upper": upper.tolist()}, k=lower.size)
 
     @classmethod
     def tv_ball(cls, center, radius):
         """Priors within total-variation distance ``radius`` (half the L1 distance) of ``center``."""
         center = probability_vector(getattr(center, "probabilities", center), "prior_set.center")
         radius = real_number(radius, "prior_set.radius", 0.0, 1.0)
-        _check_vertex_budget("tv_ball", center.size**2 * 2 ** max(center.size - 2, 0))
-        return cls("tv_ball", _tv_ball_vertices(center, radius), {"center": center.tolist(), "radius": radius})
+        return cls("tv_ball", None, {"center": center.tolist(), "radius": radius}, k=center.size)
 
     @classmethod
     def from_counts(cls, counts, confidence=0.95, kind="tv"):
@@ -167,6 +232,8 @@ class PriorSet(Immutable):
         return builders[kind]()
 
     def __repr__(self):
+        if self.implicit:
+            return f"PriorSet.{self.kind}(k={self.k})"
         return f"PriorSet.{self.kind}({len(self.vertices)} vertices, k={self.k})"
 
 

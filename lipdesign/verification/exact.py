@@ -23,7 +23,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.model.prior import Prior
-from lipdesign.model.prior_set import GREEDY_KINDS
+from lipdesign.model.prior_set import GREEDY_KINDS, greedy_extreme
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.validation import stochastic_rows
 
@@ -227,22 +227,7 @@ class _Scenarios:
         return self._greedy(column, lowest=True), self._greedy(column, lowest=False)
 
     def _greedy(self, column, lowest):
-        order = sorted(range(len(column)), key=column.__getitem__, reverse=not lowest)
-        if self.kind == "box":
-            prior = list(self.parameters["lower"])
-            left = 1 - sum(prior)
-            for x in order:
-                step = min(self.parameters["upper"][x] - prior[x], left)
-                prior[x] += step
-                left -= step
-        else:  # move up to `radius` of mass onto the best coordinate, taking it from the worst ones first
-            prior = list(self.parameters["center"])
-            receiver, left = order[0], self.parameters["radius"]
-            for x in reversed(order[1:]):
-                step = min(prior[x], left)
-                prior[x] -= step
-                prior[receiver] += step
-                left -= step
+        mass, prior = greedy_extreme(self.kind, self.parameters, column, lowest)
         return _dot(prior, column), prior
 
 
