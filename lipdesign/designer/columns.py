@@ -51,7 +51,7 @@ MAX_ROUNDS = 200
 #: The rounds stop when the figure improved by less than STALL (relative) over the last STALL_ROUNDS rounds; by
 #: less than STALL_ABOVE while it is above the best fixed protocol's (slow rounds that still approach it are worth
 #: running, but not forever when the protocol is near optimal).
-STALL = 2e-4
+STALL = 1e-4
 STALL_ABOVE = 5e-5
 STALL_ROUNDS = 10
 
@@ -200,22 +200,18 @@ def one_value_columns(slice_):
 
 
 def seed_columns(prior, notion, seed=PRICING_SEED, slice_=None):
-    """Good feasible columns to start from (docs/math.md §12): GRR's, the one-value columns, the per-bin binary test
-    columns of the bound (LIP: one value at e^(+-eps), the rest level), and d-subsets at d = k / (e^eps + 1), the
-    size of the uniform prior's optimal orbit (docs/math.md §11): all of them when there are at most ALL_SUBSETS,
-    else SEED_SUBSETS x k random ones; under LDP the columns of subset selection, under LIP the slice vertex that
-    raises the subset first."""
+    """Good feasible columns to start from (docs/math.md §12), most useful first (a restricted problem that keeps
+    fewer takes the first ones): GRR's (first k, always), under LIP for X the columns whose free coordinate is a
+    likely value (``free_value_columns``), d-subsets at d = k / (e^eps + 1), the size of the uniform prior's optimal
+    orbit (docs/math.md §11: all of them when there are at most ALL_SUBSETS, else SEED_SUBSETS x k random ones;
+    under LDP the columns of subset selection, under LIP the slice vertex that raises the subset first), the
+    per-bin binary test columns of the bound (LIP: one value at e^(+-eps), the rest level) and the one-value
+    columns."""
     slice_ = notion_slice(prior, notion) if slice_ is None else slice_
     p, k, e = prior.probabilities, prior.k, math.exp(notion.epsilon)
     grr = 1.0 + (e - 1.0) * np.eye(k)  # GRR's columns (eps-LDP, so in every slice)
-    columns = [grr / (grr @ p)[:, None], one_value_columns(slice_)]
+    columns = [grr / (grr @ p)[:, None]]
     if isinstance(slice_, BoxSlice):
-        for level in (e, 1 / e):  # one value at e^(+-eps), the rest at the level that P . r = 1 leaves
-            rest = (1 - p * level) / (1 - p)
-            ok = (rest >= 1 / e) & (rest <= e)
-            tests = np.tile(rest[ok, None], (1, k))
-            tests[np.arange(ok.sum()), np.flatnonzero(ok)] = level
-            columns.append(tests)
         columns.append(free_value_columns(slice_, seed))
     size = min(k - 1, max(1, round(k / (e + 1))))
     if math.comb(k, size) <= ALL_SUBSETS:  # every d-subset: subset selection itself is among the designs
@@ -229,6 +225,14 @@ def seed_columns(prior, notion, seed=PRICING_SEED, slice_=None):
     else:
         steps = 1.0 + (e - 1.0) * indicators
         columns.append(steps / (steps @ p)[:, None])
+    if isinstance(slice_, BoxSlice):
+        for level in (e, 1 / e):  # one value at e^(+-eps), the rest at the level that P . r = 1 leaves
+            rest = (1 - p * level) / (1 - p)
+            ok = (rest >= 1 / e) & (rest <= e)
+            tests = np.tile(rest[ok, None], (1, k))
+            tests[np.arange(ok.sum()), np.flatnonzero(ok)] = level
+            columns.append(tests)
+    columns.append(one_value_columns(slice_))
     return np.concatenate(columns)
 
 
@@ -370,15 +374,18 @@ def descent_columns(seeds, pricer, stop, max_rounds, report=None):
     """(columns, weights, rounds, ended): column generation for the A-optimal design with a mirror-descent master
     (docs/math.md §12). Each round runs DESCENT_STEPS steps, fits the multipliers lambda of the equivalence theorem
     by weighted least squares, prices the slice by ascent of r^T M^-2 r - lambda . r from the heaviest columns and
-    random vertices, and adds the best 2k points that price above 0; the heaviest columns stay. ``stop(figure)``
-    names a reason to end (the target gap, a stall, the time limit), else None."""
-    columns = np.unique(np.round(seeds, 12), axis=0)
-    k = columns.shape[1]
+    random vertices, and adds the best 2k points that price above 0; the heaviest columns stay (new ones enter
+    light: the descent raises the useful ones). If the columns kept cannot meet the row sums with every weight
+    positive (the KL projection needs that), the first k seeds come back: GRR's columns, a simplicial cone with 1
+    inside. ``stop(figure)`` names a reason to end (the target gap, a stall, the time limit), else None."""
+    k = seeds.shape[1]
+    cap = min(DESCENT_COLUMNS_PER_VALUE * k, max(DESCENT_MAX_COLUMNS, 4 * k))
+    anchors = seeds[:k]
+    columns = new_rows(np.empty((0, k)), seeds)[:cap]  # in the seeds' order, most useful first
     weights, _, feasible = project(np.zeros(len(columns)), columns)
     if not feasible:
         raise SolverError(f"the {len(columns)} seed columns cannot make every row of the table sum to 1")
     rate, ended = 1.0, "budget"
-    cap = min(DESCENT_COLUMNS_PER_VALUE * k, max(DESCENT_MAX_COLUMNS, 4 * k))
     for rounds in range(1, max_rounds + 1):
         descent = descend(columns, weights, steps=DESCENT_STEPS, rate=rate, tolerance=DESCENT_TOLERANCE)
         weights, rate = descent.weights, descent.rate
@@ -397,10 +404,15 @@ def descent_columns(seeds, pricer, stop, max_rounds, report=None):
             ended = "converged"
             break
         kept = np.sort(np.argsort(-weights)[: cap - len(fresh)])
+        floor = np.log(weights[kept].min()) + np.log(1e-3)
         columns = np.concatenate([columns[kept], fresh])
-        floor = np.log(weights[kept].min()) + np.log(1e-3)  # new columns enter light; the descent raises the useful
         log_weights = np.concatenate([np.log(weights[kept]), np.full(len(fresh), floor)])
         weights, _, feasible = project(log_weights - log_weights.max(), columns)
+        if not feasible:  # bring GRR's columns back, light, and project again
+            back = new_rows(columns, anchors)
+            columns = np.concatenate([columns, back])
+            log_weights = np.concatenate([log_weights, np.full(len(back), floor)])
+            weights, _, feasible = project(log_weights - log_weights.max(), columns)
         if not feasible:
             raise SolverError(f"the KL projection onto the row sums failed over {len(columns)} columns")
     used = weights > TABLE_WEIGHT_FLOOR * weights.max()
