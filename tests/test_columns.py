@@ -312,3 +312,11 @@ def test_the_polytope_slice_keeps_standard_output_clean(tmp_path):
     closed = subprocess.run(f"'{sys.executable}' '{script}' >&-", check=False, shell=True, capture_output=True,
                             text=True, timeout=120)
     assert closed.returncode == 0, closed.stderr  # no standard output at all: nothing to keep clean, no crash
+
+
+def test_a_time_limit_ends_the_rounds_and_says_so():
+    mechanism = ld.design(zipf(40), ld.LIP(1.0), baselines=False, time_limit=1e-3)
+    assert mechanism.provenance["stopped"] == "the time limit of 0.001 s ran out"
+    assert mechanism.provenance["rounds"] == 1 and mechanism.verify().passed
+    optimality = mechanism.optimality
+    assert optimality["bound"] == "relaxation dual (docs/math.md §11)" and optimality["lower_bound"] < figure(mechanism)

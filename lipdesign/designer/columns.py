@@ -399,7 +399,7 @@ def descent_columns(seeds, pricer, stop, max_rounds, report=None):
         quadratic, multipliers, _ = multipliers_and_prices(columns, weights, descent.inverse)
         heaviest = np.argsort(-weights)[: 4 * k]
         candidates = pricer.candidates(quadratic, -multipliers, 0.0, columns[heaviest])
-        fresh = new_rows(columns, candidates)[: k * CANDIDATES]
+        fresh = new_rows(columns, candidates)[: min(k * CANDIDATES, cap // 4)]  # most of the budget stays kept
         if not len(fresh):
             ended = "converged"
             break
