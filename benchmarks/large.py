@@ -23,6 +23,7 @@ LIP k = 64 within 1 % of a certified bound in under 60 s, k = 256 within 2 % in 
 """
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -60,10 +61,29 @@ def ldp_protocols(prior, epsilon):
             "OLH": float(OLH(epsilon, prior.k).variance(p).sum()), f"SS d={d}": ss}
 
 
+GAP = re.compile(r", gap (\d+\.\d+)% to the ")
+MILESTONES = (0.05, 0.02, 0.01)
+
+
 def design_row(prior, notion, objective, max_rounds):
-    mechanism, seconds = timed(ld.design, prior, notion, objective, baselines=False, max_rounds=max_rounds)
-    optimality = mechanism.optimality
-    return mechanism, seconds, optimality
+    """(mechanism, seconds, optimality, {gap: seconds until a round first reached it}) of ld.design's defaults;
+    the milestones come from its progress lines (the time ld.design has run when the round ended)."""
+    start, reached = time.perf_counter(), {}
+
+    def progress(line):
+        match = GAP.search(line)
+        if match:
+            for milestone in MILESTONES:
+                if float(match.group(1)) / 100 <= milestone and milestone not in reached:
+                    reached[milestone] = time.perf_counter() - start
+
+    mechanism, seconds = timed(ld.design, prior, notion, objective, baselines=False, max_rounds=max_rounds,
+                               progress=progress)
+    return mechanism, seconds, mechanism.optimality, reached
+
+
+def milestones(reached):
+    return " | ".join(f"{reached[gap]:.0f}" if gap in reached else "-" for gap in MILESTONES)
 
 
 def outputs(mechanism):
@@ -72,18 +92,19 @@ def outputs(mechanism):
 
 def frequencies(values, epsilons, max_rounds, notion_kind):
     print(f"\n{notion_kind}, ld.Frequencies, Zipf(1.1): n x sum Var given the users' values (lower is better)")
-    header = ("k", "eps", "design", "bound", "gap", "bound used", "rounds", "outputs", "stopped", "s")
+    header = ("k", "eps", "design", "bound", "gap", "bound used", "rounds", "outputs", "stopped", "s",
+              *(f"s to {gap:.0%}" for gap in MILESTONES))
     print(" | ".join(header) + " | " + ("unary (LIP) | hashing (LIP) | " if notion_kind == "LIP" else "")
           + "GRR | OUE | OLH | SS (LDP)")
     for k in values:
         for epsilon in epsilons:
             prior = ld.Prior(zipf(k))
             notion = ld.LIP(epsilon) if notion_kind == "LIP" else ld.LDP(epsilon)
-            mechanism, seconds, optimality = design_row(prior, notion, ld.Frequencies(), max_rounds)
+            mechanism, seconds, optimality, reached = design_row(prior, notion, ld.Frequencies(), max_rounds)
             row = [str(k), f"{epsilon:g}", f"{optimality['variance']:.4f}", f"{optimality['lower_bound']:.4f}",
                    f"{optimality['gap']:.2%}", optimality["bound"].split(" (")[0],
                    str(mechanism.provenance.get("rounds", "-")), outputs(mechanism),
-                   mechanism.provenance.get("stopped", "exact"), f"{seconds:.1f}"]
+                   mechanism.provenance.get("stopped", "exact"), f"{seconds:.1f}", milestones(reached)]
             if notion_kind == "LIP":
                 unary = ld.design(prior, notion, family="unary", baselines=False)
                 hashing = ld.design(prior, notion, family="hashing", baselines=False)
@@ -116,7 +137,7 @@ def prior_sets(values, epsilon, survey=5000):
         plain = ld.design(prior, ld.LIP(epsilon), baselines=False)
         for kind in ("tv", "box"):
             notion = ld.LIP(epsilon, prior_set=ld.PriorSet.from_counts(counts, kind=kind))
-            mechanism, seconds, optimality = design_row(prior, notion, ld.Frequencies(), 200)
+            mechanism, seconds, optimality, _ = design_row(prior, notion, ld.Frequencies(), 200)
             worst = ld.verify(mechanism, prior=notion.prior_set)
             print(f"{k} | {kind} | {mechanism.mse:.4f} | {optimality['lower_bound']:.4f} | "
                   f"{mechanism.provenance.get('rounds', '-')} | {outputs(mechanism)} | "
@@ -130,7 +151,7 @@ def bayes(values, epsilon, max_rounds):
     print("k | design | LB | gap | rounds | outputs | stopped | s")
     for k in values:
         prior = ld.Prior(zipf(k))
-        mechanism, seconds, optimality = design_row(prior, ld.LIP(epsilon), ld.BayesHistogram(), max_rounds)
+        mechanism, seconds, optimality, _ = design_row(prior, ld.LIP(epsilon), ld.BayesHistogram(), max_rounds)
         print(f"{k} | {mechanism.mse:.6f} | {optimality['lower_bound']:.6f} | {optimality['gap']:.3%} | "
               f"{mechanism.provenance.get('rounds', '-')} | {outputs(mechanism)} | "
               f"{mechanism.provenance.get('stopped', 'exact')} | {seconds:.1f}", flush=True)
@@ -150,7 +171,7 @@ def secret(values, epsilon, max_rounds):
     for k in values:
         prior = ld.Prior(zipf(k))
         notion = ld.LIP(epsilon, secret=binary_secret(prior))
-        mechanism, seconds, optimality = design_row(prior, notion, ld.Frequencies(), max_rounds)
+        mechanism, seconds, optimality, _ = design_row(prior, notion, ld.Frequencies(), max_rounds)
         bound = optimality["lower_bound"]
         row = [str(k), f"{optimality['variance']:.4f}", "-" if bound is None else f"{bound:.4f}",
                "-" if bound is None else f"{optimality['gap']:.2%}", str(mechanism.provenance.get("rounds", "-")),

@@ -26,8 +26,8 @@ def dag(**overrides):
     (lambda: ld.Prior([1e308, 1e308], normalize=True), "too large to add up"),
     (lambda: ld.Prior.from_counts([1, 2], pseudocount="a"), "pseudocount is 'a'; it must be a number"),
     (lambda: ld.PriorSet.tv_ball([0.5, 0.5], "a"), "prior_set.radius is 'a'; it must be a number"),
-    (lambda: ld.PriorSet.tv_ball(np.full(30, 1 / 30), 0.1), "candidate vertices"),
-    (lambda: ld.PriorSet.box(np.zeros(40), np.ones(40)), "candidate vertices"),
+    (lambda: ld.PriorSet.tv_ball(np.full(30, 1 / 30), 0.1).vertices, "candidate vertices"),  # kept implicitly
+    (lambda: ld.PriorSet.box(np.zeros(40), np.ones(40)).vertices, "candidate vertices"),
     (lambda: ld.PriorSet.finite(0.5), "prior_set.priors is 0.5; it must be a list"),
     (lambda: ld.LIP(True), "epsilon is True; it must be a number"),
     (lambda: ld.LDP(800), r"epsilon is 800; it must lie in \(0, 30\]"),

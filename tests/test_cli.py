@@ -297,9 +297,11 @@ def test_design_lines_are_strings_that_count_their_phase():
     ld.design(spec["prior"]["probabilities"], ld.LIP(1.0), method="columns", max_rounds=2, progress=lines.append)
     assert all(isinstance(line, str) for line in lines)
     assert [(line.phase, line.done, line.total, line.unit) for line in lines] == [
+        ("column generation", 0, 2, "rounds"), ("column generation", 0, 2, "rounds"),  # the bounds, the seeds
         ("column generation", 1, 2, "rounds"), ("column generation", 2, 2, "rounds"),
         ("baselines", 0, 2, "epsilons"), ("baselines", 1, 2, "epsilons")]
-    assert lines[0].startswith("column generation round 1: ") and lines[0].endswith(lines[0].detail)
+    assert lines[0] == "column generation: certified lower bounds (k = 6)"
+    assert lines[2].startswith("column generation round 1: ") and lines[2].endswith(lines[2].detail)
 
 
 def run_main(capsys, *args):

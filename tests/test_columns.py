@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import lipdesign as ld
-from lipdesign.designer.columns import seed_columns
 from lipdesign.designer.baselines import subset_selection_variance
 from lipdesign.designer.bounds import bayes_histogram_bound, relaxation_bound
+from lipdesign.designer.columns import seed_columns
 from lipdesign.errors import ProblemTooLargeError, ValidationError
 from solvers.rays import box_slice_vertices, cone_extreme_rays, staircase_rays
 from solvers.slices import BoxSlice, PolytopeSlice, StaircaseSlice, ascend
@@ -316,7 +316,21 @@ def test_the_polytope_slice_keeps_standard_output_clean(tmp_path):
 
 def test_a_time_limit_ends_the_rounds_and_says_so():
     mechanism = ld.design(zipf(40), ld.LIP(1.0), baselines=False, time_limit=1e-3)
-    assert mechanism.provenance["stopped"] == "the time limit of 0.001 s ran out"
+    gap = mechanism.optimality["gap"]
+    assert mechanism.provenance["stopped"] == (f"the time limit of 0.001 s ran out; the gap is {gap:.2%} to the "
+                                               "relaxation dual (docs/math.md §11)")
     assert mechanism.provenance["rounds"] == 1 and mechanism.verify().passed
     optimality = mechanism.optimality
     assert optimality["bound"] == "relaxation dual (docs/math.md §11)" and optimality["lower_bound"] < figure(mechanism)
+
+
+def test_past_what_column_generation_can_do_the_design_is_refused_up_front_with_what_works():
+    from lipdesign.designer.columns import MAX_COLUMNS_K, MAX_POLYTOPE_K
+
+    lines = []
+    with pytest.raises(ld.ProblemTooLargeError, match=f"k is {MAX_COLUMNS_K + 1}; column generation .* family='unary'"):
+        ld.design(zipf(MAX_COLUMNS_K + 1), ld.LIP(1.0), progress=lines.append)
+    assert lines == []  # refused before the bounds and the seeds
+    k = MAX_POLYTOPE_K + 1
+    with pytest.raises(ld.ProblemTooLargeError, match=f"k is {k}; .* a latent secret or a prior set"):
+        ld.design(zipf(k), ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(zipf(k), 0.01)))

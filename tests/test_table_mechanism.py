@@ -119,9 +119,15 @@ def test_unbiased_needs_a_full_rank_table():
         mechanism.estimate(reports, method="magic")
 
 
-def test_the_summary_of_a_large_table_points_to_ld_verify():
-    """k = 20 (a pooled hashing table reaches this): a TV ball's vertices are too many to list, so the summary says
-    where to verify other priors instead of failing (found using pooled hashing at k = 30)."""
-    prior = np.full(20, 1 / 20)
-    mechanism = ld.TableMechanism(ld.mechanisms.GRR(1.0, 20).full_table(), ld.LIP(1.0), prior)
-    assert "ld.verify(mech, prior=...) computes it exactly" in mechanism.summary()
+def test_the_summary_of_a_large_table_bounds_lip_over_the_drift_ball():
+    """The TV ball around the design prior is kept implicitly, so the summary's drift line has its figure at any k
+    (found using pooled hashing at k = 30, when the ball's vertices were listed). GRR at eps = 1 and a uniform prior:
+    LIP at a prior q is max(1 - ln(1 + (e - 1) min q), ln(1 + (e - 1) max q)) (the output y = x against P(y)), and
+    over the ball of radius 0.1 min q = max(0, 1/k - 0.1), max q = 1/k + 0.1."""
+    for k in (5, 300):
+        mechanism = ld.TableMechanism(ld.mechanisms.GRR(1.0, k).full_table(), ld.LIP(1.0), np.full(k, 1 / k))
+        low, high = max(0.0, 1 / k - 0.1), 1 / k + 0.1
+        worst = max(1 - np.log1p((np.e - 1) * low), np.log1p((np.e - 1) * high))
+        line = mechanism.summary().splitlines()[-1]
+        assert line.startswith("  if X's prior is off by up to TV 0.1 from the design prior: LIP for X at worst ")
+        assert float(line.split("at worst ")[1].split(" ")[0]) == pytest.approx(worst, abs=1e-4)

@@ -29,7 +29,7 @@ from lipdesign.designer.weights import (
     scaled_objective,
     weights_table,
 )
-from lipdesign.errors import InfeasibleError, SolverError, ValidationError
+from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
 from lipdesign.progress import ProgressLine
@@ -162,6 +162,26 @@ def prior_set_lifting(notion):
         row_upper.append(high_row)
     return Lifting(np.array(lower), np.array(upper), np.vstack(matrix), np.concatenate(row_lower),
                    np.concatenate(row_upper))
+
+
+#: Largest k column generation takes on: over the LIP box or the LDP staircase (the relaxation dual that certifies
+#: it reaches k = 2048; one mirror-descent round at k = 1024 already takes 20-45 s), and over a polytope slice (a
+#: latent secret, a prior set: a HiGHS program per linear maximisation, about 4 s a round at k = 64).
+MAX_COLUMNS_K = 2048
+MAX_POLYTOPE_K = 256
+
+
+def check_columns_size(prior, notion):
+    """ProblemTooLargeError, before any work, when k is past what column generation does in reasonable time for
+    this notion, naming what does work at that k."""
+    polytope = getattr(notion, "secret", None) is not None or getattr(notion, "prior_set", None) is not None
+    limit = MAX_POLYTOPE_K if polytope else MAX_COLUMNS_K
+    if prior.k > limit:
+        what = "a latent secret or a prior set" if polytope else f"{notion.kind}"
+        raise ProblemTooLargeError(
+            f"k is {prior.k}; column generation for {what} is built for k <= {limit} (docs/math.md §12); "
+            "family='unary' or family='hashing' designs at any k (docs/math.md §7), a uniform prior has its optimum "
+            "in closed form at any k (docs/math.md §11), or merge rare values into fewer buckets")
 
 
 class SlicePricer:
@@ -304,11 +324,12 @@ def _report(progress, kind, bound_name, bound, max_rounds, target_gap=TARGET_GAP
     return report
 
 
-def _announce(progress, text):
-    """A progress line for a step before the rounds (bounds, seeds), so that long work is never silent."""
+def announce(progress, text, max_rounds):
+    """A progress line for a step before the rounds (bounds, seeds), so that long work is never silent: round 0 of
+    ``max_rounds``."""
     if progress is not None:
-        progress(ProgressLine(f"column generation: {text}", phase="column generation", done=0, unit="rounds",
-                              detail=text))
+        progress(ProgressLine(f"column generation: {text}", phase="column generation", done=0, total=max_rounds,
+                              unit="rounds", detail=text))
 
 
 def population_columns_table(prior, notion, objective, bounds, *, target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS,
@@ -324,7 +345,7 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     slice_ = notion_slice(prior, notion)
     report = _report(progress, "n x sum Var" if values is None else "n x Var", name, bound, max_rounds, target_gap,
                      time_limit)
-    _announce(progress, f"seeding the columns (k = {prior.k})")
+    announce(progress, f"seeding the columns (k = {prior.k})", max_rounds)
     seeds = seed_columns(prior, notion, slice_=slice_)
     if values is not None or prior.k < DESCENT_MIN_K:  # the barrier starts better from the histogram ray LP's basis
         basis = bayes_columns_table(prior, notion, BayesHistogram(), None, max_rounds=BAYES_SEED_ROUNDS,
@@ -346,6 +367,8 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
         figure = (criterion.value((columns.T * weights) @ columns) - offset) * scale**2
     table = weights_table(columns, weights)
     info = _info(status, rounds, ended, table, max_rounds, stop.stall, time_limit)
+    if bound is not None:  # which bound limits the gap
+        info["stopped"] += f"; the gap is {(figure - bound) / figure:.2%} to the {name}"
     if figure > best[1] * (1 + ABOVE_TOLERANCE):  # never silently worse than a protocol the user could run instead
         advice = "raise max_rounds, or use that protocol" if ended == "budget" else "use that protocol"
         info["stopped"] += (f"; the design is still above {best[0]} at the same eps ({figure:.6g} > {best[1]:.6g}): "

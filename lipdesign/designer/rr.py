@@ -22,7 +22,14 @@ from lipdesign.designer.bounds import (
     per_bin_bound,
     uniform_prior_optimum,
 )
-from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP, bayes_columns_table, population_columns_table
+from lipdesign.designer.columns import (
+    MAX_ROUNDS,
+    TARGET_GAP,
+    announce,
+    bayes_columns_table,
+    check_columns_size,
+    population_columns_table,
+)
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 from lipdesign.designer.weights import population_table, ray_lp_table
@@ -59,9 +66,9 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
         rays = None if method == "columns" else _rays(prior, notion, max_rays, progress,
                                                       columns=method == "auto")
         if rays is None:  # the certified bounds first: the rounds stop at the target gap to the best of them
-            if progress is not None and objective.population:
-                progress(ProgressLine(f"column generation: certified lower bounds (k = {prior.k})",
-                                      phase="column generation", done=0, unit="rounds", detail="lower bounds"))
+            check_columns_size(prior, notion)
+            if objective.population:
+                announce(progress, f"certified lower bounds (k = {prior.k})", max_rounds)
             bounds = lower_bounds(prior, notion, objective) if objective.population else {}
             table, info = _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress,
                                          time_limit)
