@@ -25,9 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import lipdesign as ld
-from lipdesign.designer.baselines import subset_selection_variance
+from lipdesign.designer.baselines import subset_selection_variance, symmetric_unary_variance
 from lipdesign.designer.bounds import per_bin_bound
-from lipdesign.designer.baselines import symmetric_unary_variance
 from lipdesign.mechanisms import GRR, OLH, OUE
 
 #: Pooled local hashing (a table of k x about 256 g columns, verified exactly) is designed up to this k here.

@@ -389,6 +389,9 @@ DESCENT_MAX_COLUMNS = 4096
 DESCENT_STEPS = 30
 DESCENT_TOLERANCE = 1e-7
 
+#: New columns enter at 1e-3 of the lightest kept weight, or of this fraction of the heaviest if that is larger.
+ENTRY_FLOOR = 1e-4
+
 #: A column whose weight falls below this fraction of the largest is dropped from the table.
 TABLE_WEIGHT_FLOOR = 1e-9
 
@@ -427,7 +430,10 @@ def descent_columns(seeds, pricer, stop, max_rounds, report=None):
             ended = "converged"
             break
         kept = np.sort(np.argsort(-weights)[: cap - len(fresh)])
-        floor = np.log(weights[kept].min()) + np.log(1e-3)
+        # new columns enter light, below every kept column that still counts: 1e-3 of the lightest kept weight,
+        # but never below 1e-7 of the heaviest (columns that faded to 1e-100 must not drag new ones down with them:
+        # from there a column needs hundreds of steps to matter; k = 256, eps = 0.5 stalled at 19 % so)
+        floor = np.log(max(weights[kept].min(), ENTRY_FLOOR * weights.max())) + np.log(1e-3)
         columns = np.concatenate([columns[kept], fresh])
         log_weights = np.concatenate([np.log(weights[kept]), np.full(len(fresh), floor)])
         weights, _, feasible = project(log_weights - log_weights.max(), columns)

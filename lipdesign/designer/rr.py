@@ -106,6 +106,12 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
             info["method"] = (f"subset selection (d = {d}): the best column-generation table reached {figure:.6g} "
                               f"above its {subset:.6g} ({info['method']}; docs/math.md §11, §12)")
             info["optimality"] = optimality(subset, bounds)
+            ending = info["stopped"].split("; ")[0]  # the rest spoke of the table, which is not returned
+            info["stopped"] = (f"{ending}; the table then was above subset selection (d = {d}) at the same eps "
+                               f"({figure:.6g} > {subset:.6g}), which is returned instead (family 'subset')")
+            if info["optimality"].get("bound"):
+                info["stopped"] += (f"; its gap is {info['optimality']['gap']:.2%} to the "
+                                    f"{info['optimality']['bound']}")
             return SubsetSelection(notion.epsilon, prior.k, d, _labels(prior), prior.probabilities.tolist(),
                                    provenance=info)
     return TableMechanism(table, notion, prior, objective, provenance=info)

@@ -389,6 +389,7 @@ class TableMechanism(Mechanism):
 
     #: The population size at which ``summary`` states standard errors, and the TV radius of its drift line.
     SUMMARY_N = 10**6
+    SUMMARY_VALUES = 20  # standard errors listed in the summary
     SUMMARY_DRIFT = 0.1
 
     def summary(self):
@@ -440,10 +441,13 @@ class TableMechanism(Mechanism):
             lines.append("  no unbiased estimate: the table cannot see every value (its information matrix is "
                          "singular for this objective)")
         elif objective.population:
-            errors = np.sqrt(np.maximum(self.variance(n=self.SUMMARY_N), 0.0))
+            errors = np.atleast_1d(np.sqrt(np.maximum(self.variance(n=self.SUMMARY_N), 0.0)))
+            shown = ", ".join(f"{value:.2g}" for value in errors[:self.SUMMARY_VALUES])
+            if errors.size > self.SUMMARY_VALUES:
+                shown += (f", ... (the first {self.SUMMARY_VALUES} of {errors.size}; mech.variance(n=...) gives "
+                          "them all)")
             lines.append(f"  standard error{'s of the frequencies' if errors.size > 1 else ''} at n = "
-                         f"{self.SUMMARY_N:.0e} (design prior): " + ", ".join(f"{value:.2g}" for value in
-                                                                          np.atleast_1d(errors)))
+                         f"{self.SUMMARY_N:.0e} (design prior): {shown}")
         if isinstance(notion, LIP):
             ball = PriorSet.tv_ball(self.prior.probabilities, self.SUMMARY_DRIFT)  # implicit: any k
             lines += drift_lines("the secret" if secret is not None else "X", self.SUMMARY_DRIFT,
