@@ -142,3 +142,16 @@ def test_verify_needs_what_it_checks():
         ld.verify(np.array([[0.5, 0.4], [0.5, 0.5]]), ld.LDP(1.0))
     with pytest.raises(ld.ValidationError, match=r"table has 3 rows; it must have one per value of the prior \(2\)"):
         ld.verify(np.eye(3), ld.LIP(1.0), ld.Prior([0.5, 0.5]))
+
+
+def test_a_certificate_line_cuts_a_long_worst_case_prior_and_keeps_it_whole_in_the_certificate():
+    """k = 100 over a TV ball: the worst prior has 100 entries; printed whole it made `lipdesign verify` a screenful."""
+    k = 100
+    prior = np.full(k, 1 / k)
+    table = ld.mechanisms.GRR(1.0, k).full_table()
+    certificate = ld.verify(table, ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(prior, 0.05)), prior=prior)
+    worst = certificate.worst["prior"]
+    assert len(worst) == k and sum(worst) == pytest.approx(1.0)
+    line = certificate.summary()
+    assert f"'prior': {worst[:8]!r}"[:-1] + ", '... (100 entries; Certificate.worst has them all)']" in line
+    assert len(line) < 600

@@ -67,11 +67,21 @@ class Certificate:
         mode = (self.arithmetic or "exact rational") if self.exact else "floating point"
         claim = "" if self.claimed_epsilon is None else f" against claimed eps = {self.claimed_epsilon:g}"
         return (f"{verdict}: tightest {self.notion} epsilon <= {self.epsilon:.12g}{claim} ({mode}); "
-                f"worst at {self.worst}")
+                f"worst at {_shortened(self.worst)}")
 
     def to_dict(self):
         return {"notion": self.notion, "claimed_epsilon": self.claimed_epsilon, "epsilon": self.epsilon,
                 "passed": self.passed, "exact": self.exact, "worst": self.worst}
+
+
+#: Entries of a list (a worst-case prior) that a certificate's summary line shows; to_dict keeps them all.
+SUMMARY_ENTRIES = 8
+
+
+def _shortened(worst):
+    """The worst case for one line of text: long lists (a prior over many values) cut to their first entries."""
+    return {key: value[:SUMMARY_ENTRIES] + [f"... ({len(value)} entries; Certificate.worst has them all)"]
+            if isinstance(value, list) and len(value) > SUMMARY_ENTRIES else value for key, value in worst.items()}
 
 
 def exp_bounds(epsilon):
