@@ -175,3 +175,49 @@ def test_bad_parameters_are_refused_with_the_rule():
         SubsetLIP(1.0, 1)
     with pytest.raises(ld.ValidationError, match="reports"):
         SubsetLIP(1.0, 5).estimate(np.zeros((3, 1), dtype=np.uint8))
+
+
+def test_lip_over_a_tv_ball_equals_the_worst_over_its_listed_vertices():
+    """The TV ball's extremes are found from the centre's j + 1 smallest and largest entries (docs/math.md §11);
+    checked against the maximum over every vertex the ball's enumeration lists, on random centres and radii."""
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        k = int(rng.integers(3, 8))
+        epsilon = float(rng.uniform(0.3, 2.5))
+        e, a = math.exp(epsilon), math.exp(-epsilon)
+        valid = [j for j in range(k) if a <= k - j * e - (k - 1 - j) * a <= e]  # the free value is a slice entry
+        mechanism = SubsetLIP(epsilon, k, int(rng.choice(valid)))
+        ball = ld.PriorSet.tv_ball(rng.dirichlet(np.ones(k) * 0.7), float(rng.uniform(0.01, 0.6)))
+        listed = max(mechanism.certificate_at(vertex).epsilon for vertex in ball.vertices)
+        assert mechanism.certificate_at(ball).epsilon == pytest.approx(listed, rel=1e-12, abs=1e-12), (k, mechanism.j)
+        # each side on its own, by brute force over every output (z, H): D = sum_x P_x rho_(x's case)
+        rho = {case: float(value) for case, value in mechanism.ratios().items()}
+
+        def d_range(prior):
+            values = [sum(prior[x] * rho["z" if x == z else "high" if x in high else "low"] for x in range(k))
+                      for z in range(k) for high in itertools.combinations([x for x in range(k) if x != z],
+                                                                           mechanism.j)]
+            return min(values), max(values)
+
+        smallest, largest = mechanism._tv_ball_extremes(ball)
+        ranges = [d_range(vertex) for vertex in ball.vertices]
+        assert d_range(smallest)[0] == pytest.approx(min(low for low, _ in ranges), rel=1e-12)
+        assert d_range(largest)[1] == pytest.approx(max(high for _, high in ranges), rel=1e-12)
+
+
+def test_lip_over_a_tv_ball_at_large_k_needs_no_vertices():
+    """k = 128 (a TV ball with about 10^40 candidate vertices): the certificate comes from the two extreme priors and
+    is at least the certificate at the centre and at random priors inside the ball."""
+    rng = np.random.default_rng(3)
+    k, radius = 128, 0.05
+    mechanism = SubsetLIP(1.0, k)
+    centre = rng.dirichlet(np.ones(k) * 5)
+    worst = mechanism.certificate_at(ld.PriorSet.tv_ball(centre, radius)).epsilon
+    assert worst >= mechanism.certificate_at(centre).epsilon
+    for _ in range(20):  # move at most the radius of mass between two random values
+        inside = centre.copy()
+        giver, taker = rng.choice(k, 2, replace=False)
+        moved = min(radius, inside[giver]) * rng.random()
+        inside[giver] -= moved
+        inside[taker] += moved
+        assert mechanism.certificate_at(inside).epsilon <= worst + 1e-12

@@ -329,14 +329,17 @@ class SubsetLIP(_Subset):
 
     def certificate_at(self, prior):
         """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
-        its vertices): for an output (z, H) and an input in case c the ratio is rho_c / D, D = P_z rho_z + P(H) rho_H
+        its vertices, or for a TV ball over the two priors where D is smallest and largest, ``_tv_ball_extremes``):
+        for an output (z, H) and an input in case c the ratio is rho_c / D, D = P_z rho_z + P(H) rho_H
         + (1 - P_z - P(H)) rho_low, so the extremes take the smallest and largest D over (z, H), found by sorting P
         (H the j smallest or largest values other than z)."""
         if isinstance(prior, PriorSet):
             if prior.k != self.k:
                 raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
                                       f"({self.k})")
-            return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
+            extremes = self._tv_ball_extremes(prior) if prior.kind == "tv_ball" else None
+            return max((self.certificate_at(vertex) for vertex in (prior.vertices if extremes is None else extremes)),
+                       key=lambda c: c.epsilon)
         p = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
         rho = self.ratios(exact=True)
         z, high, low = rho.get("z", 0), rho.get("high", 0), rho.get("low", 0)
@@ -356,6 +359,38 @@ class SubsetLIP(_Subset):
         worst = max(max(rho.values()) / smallest, largest / min(rho.values()))
         return Certificate("LIP", self.epsilon, log_upper(worst), bool(worst <= exp_bounds(self.epsilon)[0]), True,
                            {"cases": sorted(rho), "prior": [float(value) for value in p]})
+
+    def _tv_ball_extremes(self, ball):
+        """The priors of the TV ball where D (``certificate_at``) is smallest and largest over every output, or None
+        when the cases' ratios are not ordered rho_low <= rho_z <= rho_high (then the vertices are used). Over a TV
+        ball the extreme of P . c for a column c of three levels depends only on the centre's mass on z and on H,
+        and is monotone in both, so it is reached with z and H among the j + 1 smallest (for the smallest D) or
+        largest (for the largest D) centre entries (docs/math.md §11); each split of those j + 1 values into z and
+        H is tried, with the greedy extreme prior of the ball (``PriorSet.extreme_prior``), and D compared
+        exactly."""
+        rho = self.ratios(exact=True)
+        z = rho["z"]
+        high, low = rho.get("high", z), rho.get("low", z)
+        if not low <= z <= high:
+            return None
+        order = np.argsort(np.asarray(ball.parameters["center"]), kind="stable")
+        levels = {"z": float(z), "high": float(high), "low": float(low)}
+        extremes = []
+        for lowest, members in ((True, order[:self.j + 1]), (False, order[self.k - self.j - 1:])):
+            best = None
+            for free in members:
+                column = np.full(self.k, levels["low"])
+                column[members] = levels["high"]
+                column[free] = levels["z"]
+                candidate = ball.extreme_prior(column, lowest=lowest)[1]
+                exact = [Fraction(float(value)) for value in candidate]
+                total = sum(exact)
+                value = (low * total + (z - low) * exact[free] + (high - low) * sum(exact[x] for x in members
+                                                                                     if x != free)) / total
+                if best is None or (value < best[0] if lowest else value > best[0]):
+                    best = (value, candidate)
+            extremes.append(best[1])
+        return extremes
 
     def _certify(self):
         return self._claimed
