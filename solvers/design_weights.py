@@ -58,29 +58,39 @@ def _derivatives(rays, weights, values):
     return float(values @ inverse @ values), -(u**2), 2.0 * np.outer(u, u) * g
 
 
+@dataclass(frozen=True)
+class Objective:
+    """A convex objective of the weights for ``barrier``: ``value(w)`` (inf where undefined) and
+    ``derivatives(w)`` -> (value, gradient, Hessian), the latter raising LinAlgError where the information is
+    singular."""
+
+    value: object
+    derivatives: object
+
+
 #: The cap on each weight in the search for a point of large support (well above HiGHS' feasibility tolerance).
 SUPPORT_CAP = 1e-4
 
 
-def _capped_point(rays):
-    """The LP max sum_i min(w_i, SUPPORT_CAP) s.t. R^T w = 1, w >= 0 (HiGHS): (w, min(w, cap)), or None."""
+def _capped_point(rays, rhs):
+    """The LP max sum_i min(w_i, SUPPORT_CAP) s.t. R^T w = rhs, w >= 0 (HiGHS): (w, min(w, cap)), or None."""
     n, k = rays.shape
     result = linprog(np.r_[np.zeros(n), -np.ones(n)],
-                     A_eq=np.hstack([rays.T, np.zeros((k, n))]), b_eq=np.ones(k),
+                     A_eq=np.hstack([rays.T, np.zeros((k, n))]), b_eq=rhs,
                      A_ub=np.hstack([-np.eye(n), np.eye(n)]), b_ub=np.zeros(n),
                      bounds=[(0, None)] * n + [(0, SUPPORT_CAP)] * n, method="highs")
     return None if result.status != 0 else (result.x[:n], result.x[n:])
 
 
-def _interior_point(rays):
-    """(w, support): a feasible w (R^T w = 1) with every weight on ``support`` at least SUPPORT_CAP / 2 and none
+def interior_point(rays, rhs):
+    """(w, support): a feasible w (R^T w = rhs) with every weight on ``support`` at least SUPPORT_CAP / 2 and none
     elsewhere, from the LP above, solved again on the rays it could weight; None when no w is feasible. The rays
     left out carry (almost) no weight in any feasible w; column generation can bring them back."""
-    found = _capped_point(rays)
+    found = _capped_point(rays, rhs)
     if found is None:
         return None
     support = found[1] > SUPPORT_CAP / 2
-    again = _capped_point(rays[support])
+    again = _capped_point(rays[support], rhs)
     if again is None or not (again[1] > SUPPORT_CAP / 2).all():
         return None
     weights = np.zeros(len(rays))
@@ -95,7 +105,7 @@ def design_weights(rays, values=None, *, tolerance=1e-11, start=None):
     gap n/t is below ``tolerance`` times the objective; ``converged`` is False when that was not reached on a
     feasible point (the caller then needs another solver)."""
     rays = np.asarray(rays, dtype=float)
-    found = _interior_point(rays)
+    found = interior_point(rays, np.ones(rays.shape[1]))
     if found is None:
         return DesignWeights(np.zeros(len(rays)), np.zeros(rays.shape[1]), float("nan"), False)
     weights, support = found
@@ -104,28 +114,34 @@ def design_weights(rays, values=None, *, tolerance=1e-11, start=None):
         if (start >= 0).all() and np.abs(rays.T @ start - 1.0).max() < 1e-9:
             weights = 0.5 * (weights + start)
             support = weights > 0
-    result = _barrier(rays[support], values, weights[support], tolerance)
+    chosen = rays[support]
+    objective = Objective(lambda w: _value(chosen, w, values), lambda w: _derivatives(chosen, w, values))
+    result = barrier(chosen, np.ones(rays.shape[1]), weights[support], objective, tolerance)
     full = np.zeros(len(rays))
     full[support] = result.weights
     return DesignWeights(full, result.multipliers, result.value, result.converged)
 
 
-def _barrier(rays, values, weights, tolerance):
-    n, k = rays.shape
+def barrier(constraints, rhs, weights, objective, tolerance):
+    """Minimise ``objective`` over w >= 0 with C^T w = rhs (C = ``constraints``, n x k) from the strictly feasible
+    ``weights``: equality-constrained Newton steps on t F(w) - sum log w with Armijo backtracking, t growing
+    GROWTH-fold per centering, until the barrier gap n/t is below ``tolerance`` times F. The multipliers y (the
+    dual of C^T w = rhs, y = -nu/t) satisfy grad F + C y >= 0 at the end of a centering."""
+    n, k = constraints.shape
     try:
-        value, gradient, hessian = _derivatives(rays, weights, values)
+        value, gradient, hessian = objective.derivatives(weights)
     except np.linalg.LinAlgError:  # the start's rays do not see every value (M singular): the caller falls back
         return DesignWeights(weights, np.zeros(k), float("nan"), False)
     t = n / max(abs(value), 1e-12)
     dual = np.zeros(k)
     for _ in range(MAX_CENTERINGS):
         for _ in range(MAX_NEWTON):
-            residual = rays.T @ weights - 1.0  # rounding only: every step keeps R^T w = 1
+            residual = constraints.T @ weights - rhs  # rounding only: every step keeps C^T w = rhs
             barrier_gradient = t * gradient - 1.0 / weights
             system = np.zeros((n + k, n + k))
             system[:n, :n] = t * hessian + np.diag(1.0 / weights**2)
-            system[:n, n:] = rays
-            system[n:, :n] = rays.T
+            system[:n, n:] = constraints
+            system[n:, :n] = constraints.T
             try:
                 step = np.linalg.solve(system, -np.concatenate([barrier_gradient, residual]))
             except np.linalg.LinAlgError:
@@ -138,24 +154,26 @@ def _barrier(rays, values, weights, tolerance):
             negative = direction < 0
             if negative.any():
                 size = min(1.0, 0.99 * float(np.min(-weights[negative] / direction[negative])))
-            barrier = t * value - np.log(weights).sum()
+            level = t * value - np.log(weights).sum()
             while size > 1e-12:  # Armijo backtracking on the barrier function
                 trial = weights + size * direction
-                trial_value = _value(rays, trial, values)
-                if t * trial_value - np.log(trial).sum() <= barrier + 0.01 * size * slope:
+                trial_value = objective.value(trial)
+                if t * trial_value - np.log(trial).sum() <= level + 0.01 * size * slope:
                     break
                 size *= 0.5
             else:
                 break
             weights = trial
             try:
-                value, gradient, hessian = _derivatives(rays, weights, values)
+                value, gradient, hessian = objective.derivatives(weights)
             except np.linalg.LinAlgError:
                 return DesignWeights(weights, dual, value, False)
         if n / t < tolerance * abs(value):
-            # the steps keep R^T w = 1 only up to rounding: the least relative change w (1 + d) that restores it
-            weights = weights * (1.0 + np.linalg.lstsq(rays.T * weights, 1.0 - rays.T @ weights, rcond=None)[0])
-            converged = bool((weights > 0).all() and np.abs(rays.T @ weights - 1.0).max() < 1e-10)
-            return DesignWeights(weights, dual, _value(rays, weights, values), converged)
+            # the steps keep C^T w = rhs only up to rounding: the least relative change w (1 + d) that restores it
+            weights = weights * (1.0 + np.linalg.lstsq(constraints.T * weights, rhs - constraints.T @ weights,
+                                                       rcond=None)[0])
+            scale = np.abs(rhs).max()
+            converged = bool((weights > 0).all() and np.abs(constraints.T @ weights - rhs).max() < 1e-10 * scale)
+            return DesignWeights(weights, dual, objective.value(weights), converged)
         t *= GROWTH
     return DesignWeights(weights, dual, value, False)

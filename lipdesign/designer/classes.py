@@ -1,0 +1,153 @@
+"""Class-symmetric designs (docs/math.md §11, "Class-symmetric designs"): at a prior whose values fall into a few
+classes of equal probability, the A-optimal eps-LIP design is a mixture of orbits under the permutations within
+classes; their weights are a convex program in the m class sums and spreads (``solvers.class_orbits``), priced by
+the vertex ascent of column generation over the k-dimensional slice with the class-invariant pricing matrix. The
+result is a ``ClassSymmetricLIP``, certified against the relaxation dual bound (valid for every mechanism)."""
+
+import math
+import time
+
+import numpy as np
+
+from lipdesign.designer.columns import PRICING_SEED, RANDOM_STARTS, announce
+from lipdesign.errors import SolverError
+from lipdesign.mechanisms.class_subset import MAX_CLASS_K, MAX_CLASSES, ClassSymmetricLIP, orbit_levels
+from lipdesign.mechanisms.sampling import implemented_exp
+from lipdesign.progress import ProgressLine
+from solvers.class_orbits import ClassLayout, orbit_weights, pricing_terms
+from solvers.slices import BoxSlice, ascend
+
+#: A prior with at most this many distinct probabilities, over more values than that, is designed class-symmetric
+#: (at most MAX_CLASSES): its weights are a program in the classes, not the values.
+CLASS_DESIGN_MAX_CLASSES = 32
+
+#: Orbits lighter than this are dropped before the weights are solved again: the sampler realises an orbit's
+#: probability on the 2^-53 grid, and the realised ratios must stay inside the 1e-10 margin on e^eps.
+MIN_ORBIT_WEIGHT = 1e-6
+
+#: Relative price above which an orbit enters; the rounds stop when none does, or after CLASS_ROUNDS.
+PRICE_TOLERANCE = 1e-9
+CLASS_ROUNDS = 60
+
+
+def prior_classes(prior):
+    """(classes, probabilities): the class of each value (numbered by decreasing probability) and each class's
+    probability, when the prior has at most CLASS_DESIGN_MAX_CLASSES distinct probabilities over more values than
+    classes and k <= MAX_CLASS_K; else None."""
+    p = prior.probabilities
+    levels, classes = np.unique(-p, return_inverse=True)
+    m = levels.size
+    if not 1 < m <= min(CLASS_DESIGN_MAX_CLASSES, MAX_CLASSES) or m == p.size or p.size > MAX_CLASS_K:
+        return None
+    return classes.astype(int), (-levels).tolist()
+
+
+def _spec(point, layout, low, high):
+    """(free class, high counts) of a slice vertex: its values at e^eps per class, and the class of its value
+    strictly between the levels (or of one at e^eps, taken as the free value at the top, when none is between)."""
+    tolerance = 1e-9 * high
+    is_high = point >= high - tolerance
+    between = ~is_high & (point > low + tolerance)
+    if between.any():
+        free = int(layout.classes[np.flatnonzero(between)[0]])
+    elif is_high.any():
+        first = int(np.flatnonzero(is_high)[0])
+        free, is_high = int(layout.classes[first]), is_high.copy()
+        is_high[first] = False
+    else:
+        free = int(layout.classes[0])
+    counts = np.bincount(layout.classes[is_high], minlength=layout.m)
+    return free, tuple(int(c) for c in counts)
+
+
+def _representative(spec, layout, low, high, z):
+    """A k-dimensional vertex of the orbit ``spec``: the first values of each class at e^eps, then the free one."""
+    free, counts = spec
+    point = np.full(layout.classes.size, low)
+    for c in range(layout.m):
+        members = np.flatnonzero(layout.classes == c)
+        point[members[:counts[c]]] = high
+        if c == free:
+            point[members[counts[c]]] = z
+    return point
+
+
+def class_symmetric_design(prior, notion, *, progress=None, time_limit=None):
+    """(ClassSymmetricLIP without provenance, info): the orbit weights by rounds of the convex program and pricing
+    until no orbit prices above PRICE_TOLERANCE (or CLASS_ROUNDS, or ``time_limit``)."""
+    classes, probabilities = prior_classes(prior)
+    layout = ClassLayout.of(classes)
+    epsilon = notion.epsilon
+    high = implemented_exp(epsilon)
+    low = 1.0 / high
+    slice_ = BoxSlice(prior.probabilities, math.log(high))
+    rng = np.random.default_rng(PRICING_SEED)
+    indicator = (classes[None, :] == np.arange(layout.m)[:, None]).astype(float)
+    p = prior.probabilities
+    starts = np.concatenate([indicator * p, np.eye(prior.k)[[np.flatnonzero(classes == c)[0]
+                                                             for c in range(layout.m)]] * p,
+                             rng.random((RANDOM_STARTS, prior.k)) * p])
+    specs, start = {}, time.perf_counter()
+
+    def add(points):
+        fresh = 0
+        for point in points:
+            spec = _spec(point, layout, low, high)
+            z = orbit_levels(epsilon, layout.sizes, probabilities, *spec)[2]
+            if spec not in specs and low * (1 - 1e-9) <= z <= high * (1 + 1e-9):
+                specs[spec] = orbit_levels(epsilon, layout.sizes, probabilities, *spec)
+                fresh += 1
+        return fresh
+
+    add(slice_.linear_max(starts))
+    announce(progress, f"class-symmetric design: {layout.m} classes, {len(specs)} seed orbits", CLASS_ROUNDS)
+    stopped = f"no orbit prices above {PRICE_TOLERANCE:g} of the figure"
+    for rounds in range(1, CLASS_ROUNDS + 1):
+        keys = list(specs)
+        sums = np.array([specs[key][0] for key in keys])
+        spreads = np.maximum(np.array([specs[key][1] for key in keys]) - sums**2 / layout.sizes, 0.0)
+        result = orbit_weights(sums, spreads, layout.sizes)
+        weights = result.weights
+        if not result.converged:
+            raise SolverError(f"the class-symmetric weights over {len(keys)} orbits did not converge")
+        inverse_t, spread_weights = pricing_terms(sums, spreads, layout.sizes, weights)
+        quadratic, linear = layout.pricing(inverse_t, spread_weights, result.multipliers)
+        used = [_representative(key, layout, low, high, specs[key][2]) for key, w in zip(keys, weights) if w > 0]
+        points, values = ascend(slice_, quadratic, linear,
+                                np.concatenate([used, slice_.linear_max(rng.random((RANDOM_STARTS, prior.k)) * p)]))
+        if progress is not None:
+            detail = f"{int((weights > 0).sum())} orbits, figure {result.value - 1:.6g}; {time.perf_counter() - start:.1f} s"
+            progress(ProgressLine(f"class-symmetric design round {rounds}: {detail}", phase="class-symmetric design",
+                                  done=rounds, total=CLASS_ROUNDS, unit="rounds", detail=detail))
+        if not add(points[values > PRICE_TOLERANCE * abs(result.value)]):
+            break
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            stopped = f"the time limit of {time_limit:g} s ran out"
+            break
+    else:
+        stopped = f"the budget of {CLASS_ROUNDS} rounds ran out"
+    orbits = _kept(specs, layout)
+    mechanism = ClassSymmetricLIP(epsilon, classes, probabilities, orbits, None if list(prior.labels) == list(
+        range(prior.k)) else list(prior.labels))
+    info = {"method": f"class-symmetric orbits over {layout.m} classes of equally likely values, weights by the "
+                      f"barrier method (docs/math.md §11)", "stopped": stopped, "optimal": False,
+            "orbits": len(orbits)}
+    return mechanism, info
+
+
+def _kept(specs, layout):
+    """The orbits of positive weight, every one at least MIN_ORBIT_WEIGHT (lighter ones dropped and the weights
+    solved again over the rest)."""
+    keys = list(specs)
+    while True:
+        sums = np.array([specs[key][0] for key in keys])
+        spreads = np.maximum(np.array([specs[key][1] for key in keys]) - sums**2 / layout.sizes, 0.0)
+        result = orbit_weights(sums, spreads, layout.sizes)
+        if not result.converged:
+            raise SolverError(f"the class-symmetric weights over the {len(keys)} orbits left after dropping those "
+                              f"below {MIN_ORBIT_WEIGHT:g} did not converge")
+        weights = result.weights
+        light = weights < MIN_ORBIT_WEIGHT
+        if not light.any():
+            return [{"weight": float(w), "free": key[0], "high": list(key[1])} for key, w in zip(keys, weights)]
+        keys = [key for key, drop in zip(keys, light) if not drop]

@@ -1,0 +1,484 @@
+"""Class-symmetric LIP designs (family "class-lip"): the optimum at a prior whose values fall into a few classes of
+equal probability, at any k (docs/math.md §11, "Class-symmetric designs").
+
+When the prior gives the n_c values of class c the same probability p_c, an A-optimal eps-LIP design can be taken
+invariant under the permutations within classes (the problem is, and it is convex), so it is a mixture of orbits of
+slice vertices. A vertex is named by its free class f and its counts h_c of values at e^eps per class (the rest at
+e^-eps, one value of class f at the free level z that makes P . r = 1). A report is (o, z, H): the orbit o, the free
+value z (of class f_o) and the values H at e^eps (h_oc of class c). ``SubsetLIP`` is the case of one class and one
+orbit.
+
+Sampling for a user of value x in class c, with two uniforms: the orbit from class c's thresholds, Pr[o | c] =
+w_o S_oc / n_c (S_oc the orbit's class sum); then x's case in the output: free, high or low with probabilities
+proportional to z_o [f_o = c], e h_oc and e^-eps (n_c - h_oc - [f_o = c]); then z uniform among class f_o's values
+(other than x, unless x is z) and each class's high values uniform among the values left (``random_subsets``,
+exactly uniform). Both draws are thresholds on numpy's 2^-53 grid, so the realised probability of an output is
+Pr[o | c] Pr[case | o, c] / (the number of outputs of o in which x has that case), a rational the certificate uses.
+
+Reports: 16 bits of orbit index, then 2k bits (H, then the one-hot z), packed 8 to a byte. Aggregates: per orbit,
+the number of reports and the bit sums. Numpy and the standard library only.
+"""
+
+from fractions import Fraction
+from types import MappingProxyType
+
+import numpy as np
+
+from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.bitsums import packed_column_sums
+from lipdesign.mechanisms.postprocess import consistent
+from lipdesign.mechanisms.sampling import realized_probability
+from lipdesign.mechanisms.subset import _design_lines, _pack, _Subset, random_subsets
+from lipdesign.model import Prior, PriorSet
+from lipdesign.notions import LIP
+from lipdesign.validation import integer, probability_vector
+from lipdesign.verification import Certificate, exp_bounds, log_upper
+
+#: Largest number of orbits (the orbit index is 16 bits) and of classes of a class-symmetric design.
+MAX_ORBITS = 2**16 - 1
+MAX_CLASSES = 256
+
+#: Largest k: the exact variance forms a k x k matrix.
+MAX_CLASS_K = 2048
+
+CASES = ("free", "high", "low")
+
+
+def class_prior(classes, probabilities):
+    """The design prior P_x = probabilities[classes[x]] as exact Fractions summing to 1."""
+    exact = [Fraction(float(probabilities[c])) for c in classes]
+    total = sum(exact)
+    return [value / total for value in exact]
+
+
+def orbit_levels(epsilon, sizes, probabilities, free, high):
+    """(class sums S_c, class squares Q_c, free level z) of the vertex with free class ``free`` and ``high[c]`` values
+    of each class at e^eps (as implemented), the rest at e^-eps, z making P . r = 1."""
+    from lipdesign.mechanisms.sampling import implemented_exp
+    e = implemented_exp(epsilon)
+    a = 1.0 / e
+    sizes, p, h = np.asarray(sizes, float), np.asarray(probabilities, float), np.asarray(high, float)
+    is_free = np.arange(sizes.size) == free
+    low = sizes - h - is_free
+    z = (1.0 - p @ (h * e + low * a)) / p[free]
+    return h * e + low * a + is_free * z, h * e**2 + low * a**2 + is_free * z**2, z
+
+
+def balanced_orbits(epsilon, classes, probabilities, specs):
+    """Orbits {"weight", "free", "high"} for the (free, high) ``specs``, with the least-squares weights that make
+    every row sum to 1 (exact when the specs allow it)."""
+    sizes = np.bincount(np.asarray(classes))
+    sums = np.array([orbit_levels(epsilon, sizes, probabilities, free, high)[0] for free, high in specs])
+    weights = np.linalg.lstsq(sums.T, sizes.astype(float), rcond=None)[0]
+    return [{"weight": float(w), "free": int(free), "high": [int(h) for h in high]}
+            for w, (free, high) in zip(weights, specs)]
+
+
+class ClassSymmetricLIP(_Subset):
+    """An eps-LIP mixture of class-symmetric orbits at a prior constant on each class (docs/math.md §11): optimal
+    among all eps-LIP mechanisms at that prior when ``ld.design`` chose the orbits and weights. ``classes[x]`` is the
+    class of value x, ``probabilities[c]`` the prior probability of each value of class c, ``orbits`` a list of
+    {"weight", "free", "high"}: the orbit's probability at the prior, its free class and its counts of values at
+    e^eps per class. Unbiased estimate: GLS at the design prior, f^ = M^-1 s^ with s(y)_x the realised
+    Pr[y | x]/Pr[y] and M = E[s s^T] (class structure: U T U^T + sum_c alpha_c (I_c - J_c/n_c)); its variance
+    given the users' values is exact."""
+
+    family = "class-lip"
+    parameter_rules = _Subset.parameter_rules[:1] + (
+        ("classes", f"k integers, the class of each value, numbering 0..m-1 (m <= {MAX_CLASSES}) with none empty"),
+        ("probabilities", "m positive probabilities, one per class, with sum_x probabilities[classes[x]] = 1"),
+        ("orbits", f"1..{MAX_ORBITS} objects {{weight > 0, free class, high: m counts}} whose free level lies in "
+                   "[e^-eps, e^eps] and whose weights make every row of the table sum to 1 (to 1e-9)"),
+        ("labels", "None, or k distinct labels"))
+    client_cost = "O(k) per report (16 + 2k bits; one bounded integer per value at e^eps, and one for z)"
+
+    def __init__(self, epsilon, classes, probabilities, orbits, labels=None, *, provenance=None):
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or classes.size < 2 or classes.dtype.kind not in "iu":
+            raise ValidationError(f"classes is {classes.tolist()!r:.80}; it must list the class (an integer) of each "
+                                  "of at least 2 values")
+        self._common(epsilon, classes.size, labels, provenance)
+        if classes.min() < 0 or np.bincount(classes).min() == 0 or classes.max() >= MAX_CLASSES:
+            raise ValidationError(f"classes numbers its classes {sorted(set(classes.tolist()))[:12]}; they must be "
+                                  f"0..m-1 with m <= {MAX_CLASSES}, none empty")
+        if self.k > MAX_CLASS_K:
+            raise ValidationError(f"classes lists {self.k} values; a class-symmetric design has at most "
+                                  f"{MAX_CLASS_K} (its exact variance forms a k x k matrix)")
+        self.classes = classes.astype(int).tolist()
+        self._class_of = np.asarray(self.classes, dtype=np.int64)
+        self.sizes = np.bincount(self._class_of)
+        m = self.sizes.size
+        probabilities = np.asarray(probabilities, dtype=float)
+        if probabilities.shape != (m,) or not (probabilities > 0).all() or \
+                abs(float(probabilities @ self.sizes) - 1.0) > 1e-9:
+            raise ValidationError(f"probabilities is {probabilities.tolist()!r:.80}; it must give each of the {m} "
+                                  "classes a positive probability per value, summing to 1 over the values")
+        self.probabilities = probabilities.tolist()
+        self.orbits = self._checked_orbits(orbits, m)
+        self._draws = self._thresholds()
+        self._exact = self._realised()
+        self.notion = LIP(self.epsilon)
+        self._claimed = self.certificate_at(self.prior)
+        if not self._claimed.passed:
+            raise VerificationError(f"the class-symmetric design realises LIP epsilon {self._claimed.epsilon:.12g} > "
+                                    f"{self.epsilon:g} at its prior")
+        ldp = max(max(ratios) / min(ratios) for ratios in
+                  ([value for value in orbit.values() if value is not None] for orbit in self._exact["scaled"]))
+        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
+                                          "LDP": log_upper(ldp)})
+        self._rho = np.array([[[float(self._exact["rho"][o][c].get(case) or 0.0) for case in CASES]
+                               for c in range(m)] for o in range(len(self.orbits))])  # (N, m, 3)
+
+    def _checked_orbits(self, orbits, m):
+        if not isinstance(orbits, (list, tuple)) or not 1 <= len(orbits) <= MAX_ORBITS:
+            raise ValidationError(f"orbits has {len(orbits) if isinstance(orbits, (list, tuple)) else orbits!r} "
+                                  f"entries; it must be a list of 1..{MAX_ORBITS} orbits")
+        e, a = self.exp_epsilon, 1.0 / self.exp_epsilon
+        checked, sums = [], np.zeros(m)
+        p, n = np.asarray(self.probabilities), self.sizes
+        for index, orbit in enumerate(orbits):
+            if not isinstance(orbit, dict) or set(orbit) != {"weight", "free", "high"}:
+                raise ValidationError(f"orbits[{index}] is {orbit!r:.80}; it must be an object with the keys weight, "
+                                      "free and high")
+            free = integer(orbit["free"], f"orbits[{index}].free", low=0, high=m - 1)
+            high = [integer(h, f"orbits[{index}].high", low=0, high=int(n[c]) - (c == free))
+                    for c, h in enumerate(orbit["high"])] if len(orbit["high"]) == m else None
+            if high is None:
+                raise ValidationError(f"orbits[{index}].high has {len(orbit['high'])} counts; it must have one per "
+                                      f"class ({m})")
+            weight = float(orbit["weight"])
+            if not weight > 0 or not np.isfinite(weight):
+                raise ValidationError(f"orbits[{index}].weight is {orbit['weight']!r}; it must be positive")
+            class_sums, _, z = orbit_levels(self.epsilon, n, p, free, high)
+            if not a * (1 - 1e-9) <= z <= e * (1 + 1e-9):
+                raise ValidationError(f"orbits[{index}] has free level {z:.6g} outside [e^-eps, e^eps] = "
+                                      f"[{a:.6g}, {e:.6g}]: it is no vertex of the LIP slice at this prior")
+            sums += weight * class_sums
+            z = min(max(z, a), e)
+            checked.append({"weight": weight, "free": free, "high": high, "level": z})
+        if np.abs(sums / n - 1.0).max() > 1e-9:
+            raise ValidationError(f"orbits: the rows of the table sum to {np.round(sums / n, 12).tolist()!r:.80} by "
+                                  "class; the weights must make every row sum to 1 (to 1e-9)")
+        return checked
+
+    def _counts(self, orbit, c):
+        """{case: number of values of class c in that case in any output of ``orbit``}."""
+        free = int(orbit["free"] == c)
+        return {"free": free, "high": orbit["high"][c], "low": int(self.sizes[c]) - orbit["high"][c] - free}
+
+    def _thresholds(self):
+        """Per class: the orbit thresholds (N,) and per orbit the (free end, high end) of the case draw, each on the
+        2^-53 grid; a case of no value is given probability 0 exactly."""
+        e, a = self.exp_epsilon, 1.0 / self.exp_epsilon
+        draws = []
+        for c, size in enumerate(self.sizes):
+            masses = []
+            ends = []
+            for orbit in self.orbits:
+                counts = self._counts(orbit, c)
+                levels = {"free": orbit["level"], "high": e, "low": a}
+                parts = {case: counts[case] * levels[case] for case in CASES}
+                total = sum(parts.values())
+                masses.append(orbit["weight"] * total / size)
+                free_end = 0.0 if not counts["free"] else float(realized_probability(parts["free"] / total))
+                high_end = 1.0 if not counts["low"] else free_end if not counts["high"] else \
+                    float(realized_probability(min(1.0, (parts["free"] + parts["high"]) / total)))
+                ends.append((free_end, high_end))
+            cumulative = np.cumsum(masses) / sum(masses)
+            thresholds = realized_probability(cumulative)
+            thresholds[-1] = 1.0
+            draws.append((thresholds, np.array(ends)))
+        return draws
+
+    def _realised(self):
+        """Exact Fractions: pi[o][c][case] = Pr[o, case | a value of class c] as drawn, the scaled per-output
+        probabilities pi n_c / count (the output probability times the orbit's size), and rho[o][c][case] =
+        Pr[y | x] / Pr[y] at the design prior; mass[o] = Pr[orbit o] at the design prior."""
+        prior = class_prior(range(self.sizes.size), self.probabilities)
+        pi, scaled, rho, mass = [], [], [], []
+        for o, orbit in enumerate(self.orbits):
+            pi.append([])
+            scaled.append({})
+            for c, size in enumerate(self.sizes):
+                thresholds, ends = self._draws[c]
+                start = Fraction(float(thresholds[o - 1])) if o else Fraction(0)
+                chosen = Fraction(float(thresholds[o])) - start
+                free_end, high_end = (Fraction(float(value)) for value in ends[o])
+                cases = {"free": free_end, "high": high_end - free_end, "low": 1 - high_end}
+                counts = self._counts(orbit, c)
+                pi[o].append({case: chosen * cases[case] for case in CASES})
+                for case in CASES:
+                    scaled[o][(c, case)] = pi[o][c][case] * int(size) / counts[case] if counts[case] else None
+            total = sum(prior[c] * int(size) * sum(pi[o][c].values()) for c, size in enumerate(self.sizes))
+            mass.append(total)
+            rho.append([{case: None if scaled[o][(c, case)] is None else scaled[o][(c, case)] / total
+                         for case in CASES} for c in range(self.sizes.size)])
+        return {"pi": pi, "scaled": scaled, "rho": rho, "mass": mass}
+
+    @classmethod
+    def example(cls):
+        """Two orbits at k = 5, one value of probability 0.4 and four of 0.15, eps = 1: the free value in the first
+        class with none at e^eps, and in the second with one more at e^eps; weights solving the row sums."""
+        classes, probabilities, specs = [0, 1, 1, 1, 1], [0.4, 0.15], [(0, [0, 0]), (1, [0, 1])]
+        return cls(1.0, classes, probabilities, balanced_orbits(1.0, classes, probabilities, specs))
+
+    @property
+    def report_bits(self):
+        return 16 + 2 * self.k
+
+    @property
+    def prior(self):
+        """The design prior: probabilities[classes[x]] for each value x (with the labels)."""
+        return Prior(np.asarray(self.probabilities)[self._class_of], self.labels)
+
+    @property
+    def guarantee(self):
+        return Guarantee("LIP", self.epsilon, EXACT_TABLE, "at the design prior, on the realised orbit and case "
+                                                          "probabilities (docs/math.md §11)")
+
+    def parameters(self):
+        return {"epsilon": self.epsilon, "classes": self.classes, "probabilities": self.probabilities,
+                "orbits": [{"weight": o["weight"], "free": o["free"], "high": o["high"]} for o in self.orbits],
+                "labels": self.labels}
+
+    def certificate_at(self, prior):
+        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst
+        over its vertices). For an output y of orbit o the ratio of an input x is q(x's class and case)/D(y),
+        D(y) = sum_x P_x q(...), with q the output's probability times the orbit's size (the same for every output
+        of the orbit). Within a class the levels q are assigned to the values by the output, so D is smallest when
+        the largest levels meet the smallest P_x and largest when they meet the largest (rearrangement
+        inequality): sorting P within each class gives both extremes exactly (docs/math.md §11)."""
+        if isinstance(prior, PriorSet):
+            if prior.k != self.k:
+                raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
+                                      f"({self.k})")
+            return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
+        p = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
+        exact = [Fraction(float(value)) for value in p]
+        total = sum(exact)
+        prefix = []  # per class: the prefix sums of its P_x sorted ascending
+        for c in range(self.sizes.size):
+            members = sorted((exact[x] / total for x in np.flatnonzero(self._class_of == c)))
+            sums = [Fraction(0)]
+            for value in members:
+                sums.append(sums[-1] + value)
+            prefix.append(sums)
+        worst = Fraction(0)
+        for o, orbit in enumerate(self.orbits):
+            smallest = largest = Fraction(0)
+            for c, sums in enumerate(prefix):
+                counts = self._counts(orbit, c)
+                levels = sorted(((self._exact["scaled"][o][(c, case)], counts[case]) for case in CASES
+                                 if counts[case]), key=lambda item: item[0])
+                size = len(sums) - 1
+                position = 0  # the smallest levels meet the largest P for the smallest D, and conversely
+                for level, count in levels:
+                    smallest += level * (sums[size - position] - sums[size - position - count])
+                    largest += level * (sums[position + count] - sums[position])
+                    position += count
+            present = [value for value in self._exact["scaled"][o].values() if value is not None]
+            worst = max(worst, max(present) / smallest, largest / min(present))
+        return Certificate("LIP", self.epsilon, log_upper(worst), bool(worst <= exp_bounds(self.epsilon)[0]), True,
+                           {"orbits": len(self.orbits), "prior": [float(value) for value in p]})
+
+    def _certify(self):
+        return self._claimed
+
+    def verified_epsilons(self):
+        return dict(self.epsilons)
+
+    def privacy_table(self):
+        """None: the output space is finite but its table has too many columns to list; the certificate comes from
+        the realised orbit and case probabilities (``certificate_at``)."""
+        return None
+
+    @property
+    def finite(self):
+        return True
+
+    # -- reports ----------------------------------------------------------------------------------------------
+    def _members(self):
+        return [np.flatnonzero(self._class_of == c) for c in range(self.sizes.size)]
+
+    def _perturb(self, values, rng, user_ids):
+        n, k = values.size, self.k
+        own = self._class_of[values]
+        position = np.empty(k, dtype=np.int64)  # each value's index within its class
+        members = self._members()
+        for group in members:
+            position[group] = np.arange(group.size)
+        orbit, case = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        first, second = rng.random(n), rng.random(n)
+        for c, (thresholds, ends) in enumerate(self._draws):
+            rows = np.flatnonzero(own == c)
+            orbit[rows] = np.searchsorted(thresholds, first[rows], side="right")
+            free_end, high_end = ends[orbit[rows], 0], ends[orbit[rows], 1]
+            case[rows] = np.where(second[rows] < free_end, 0, np.where(second[rows] < high_end, 1, 2))
+        free = values.copy()
+        chosen = np.zeros((n, k), dtype=bool)
+        chosen[np.flatnonzero(case == 1), values[case == 1]] = True
+        for o, spec in enumerate(self.orbits):
+            in_orbit = orbit == o
+            pool = members[spec["free"]]
+            rows = np.flatnonzero(in_orbit & (case != 0))
+            mine = (own[rows] == spec["free"]).astype(np.int64)  # z among class f's values other than the user's
+            draw = rng.integers(0, pool.size - mine, size=rows.size)
+            draw += mine * (draw >= position[values[rows]])
+            free[rows] = pool[draw]
+            for c, group in enumerate(members):
+                if not spec["high"][c]:
+                    continue
+                user_here = own == c
+                z_here = (self._class_of[free] == c) & (case != 0)  # z, when it is not the user's value
+                drop = user_here & (case == 1)
+                for pattern in ((False, False, False), (True, False, False), (True, True, False), (False, False, True),
+                                (True, False, True), (True, True, True)):
+                    rows = np.flatnonzero(in_orbit & (user_here == pattern[0]) & (drop == pattern[1])
+                                          & (z_here == pattern[2]))
+                    if rows.size == 0:
+                        continue
+                    parts = ([position[values[rows]]] if pattern[0] else []) + \
+                        ([position[free[rows]]] if pattern[2] else [])
+                    excluded = np.sort(np.column_stack(parts), axis=1) if parts else np.zeros((rows.size, 0), np.int64)
+                    local = random_subsets(excluded, spec["high"][c] - pattern[1], group.size, rng)
+                    chosen[rows[:, None], group[None, :]] |= local
+        one_hot = np.zeros((n, k), dtype=bool)
+        one_hot[np.arange(n), free] = True
+        index = orbit.astype("<u2").view(np.uint8).reshape(n, 2)
+        return np.concatenate([index, _pack(np.concatenate([chosen, one_hot], axis=1))], axis=1)
+
+    @property
+    def report_bytes(self):
+        return 2 + -(-2 * self.k // 8)
+
+    def _packed(self, reports):
+        reports = np.asarray(reports)
+        if reports.ndim != 2 or reports.shape[1] != self.report_bytes or reports.dtype != np.uint8:
+            raise ValidationError(f"reports has shape {reports.shape} and dtype {reports.dtype}; class-lip reports "
+                                  f"are uint8 of shape (n, {self.report_bytes}): a 16-bit orbit index and {2 * self.k} "
+                                  "bits packed 8 to a byte")
+        orbit = reports[:, :2].copy().view("<u2")[:, 0].astype(np.int64)
+        if (orbit >= len(self.orbits)).any():
+            raise ValidationError(f"reports name orbit {int(orbit.max())}; this design has {len(self.orbits)} orbits")
+        from lipdesign.mechanisms.unary import check_spare_bits
+        check_spare_bits(reports[:, 2:], 2 * self.k)
+        return orbit, reports[:, 2:]
+
+    def _statistics(self, reports):
+        orbit, bits = self._packed(reports)
+        count = np.bincount(orbit, minlength=len(self.orbits))
+        high = np.zeros((len(self.orbits), self.k), dtype=np.int64)
+        free = np.zeros((len(self.orbits), self.k), dtype=np.int64)
+        for o in np.flatnonzero(count):
+            sums = packed_column_sums(np.ascontiguousarray(bits[orbit == o]), 2 * self.k)
+            high[o], free[o] = sums[:self.k], sums[self.k:]
+        return orbit.size, {"orbits": count, "high": high, "free": free}
+
+    # -- estimates --------------------------------------------------------------------------------------------
+    def _information(self):
+        """(T, alpha): M = E[s s^T] at the design prior = U T U^T + sum_c alpha_c (I_c - J_c/n_c), U the class
+        indicators over sqrt(n_c) (docs/math.md §11), from the realised ratios."""
+        if "_information_value" not in self.__dict__:
+            counts = np.array([[[self._counts(orbit, c)[case] for case in CASES] for c in range(self.sizes.size)]
+                               for orbit in self.orbits], dtype=float)
+            weight = np.array([float(value) for value in self._exact["mass"]])
+            sums, squares = (counts * self._rho).sum(axis=2), (counts * self._rho**2).sum(axis=2)
+            vectors = sums / np.sqrt(self.sizes)
+            spread = weight @ (squares - sums**2 / self.sizes)
+            alpha = np.divide(spread, self.sizes - 1, out=np.zeros(self.sizes.size), where=self.sizes > 1)
+            object.__setattr__(self, "_information_value", (vectors.T @ (weight[:, None] * vectors), alpha))
+        return self.__dict__["_information_value"]
+
+    def _structured(self, between, within, vector):
+        """U B U^T v + sum_c w_c (v_c - mean(v_c)) for each row v of ``vector``: M with (B, w) = (T, alpha), M^-1
+        with (T^-1, 1/alpha)."""
+        vector = np.asarray(vector, dtype=float)
+        root = np.sqrt(self.sizes)
+        indicator = (self._class_of[:, None] == np.arange(self.sizes.size)[None, :]).astype(float)
+        totals = vector @ indicator
+        means = totals / self.sizes
+        return ((totals / root) @ between)[..., self._class_of] / root[self._class_of] + \
+            within[self._class_of] * (vector - means[..., self._class_of])
+
+    def _solve(self, vector):
+        """M^-1 applied to each row of ``vector`` (..., k)."""
+        information, alpha = self._information()
+        inverse_alpha = np.divide(1.0, alpha, out=np.zeros_like(alpha), where=alpha > 0)
+        return self._structured(np.linalg.inv(information), inverse_alpha, vector)
+
+    def _estimate(self, aggregate, method):
+        n = aggregate.n
+        rho = self._rho[:, self._class_of, :]  # (N, k, 3)
+        total = aggregate["orbits"] @ rho[:, :, 2] + ((rho[:, :, 1] - rho[:, :, 2]) * aggregate["high"]).sum(axis=0) \
+            + ((rho[:, :, 0] - rho[:, :, 2]) * aggregate["free"]).sum(axis=0)
+        values = self._solve(total / max(n, 1))
+        plug_in = consistent(values, "norm-sub")
+        return self._estimate_of(values, self._variance(plug_in, n, method, None), n, method)
+
+    def _second_moments(self):
+        """Per class c of the user's value: (E[s_x^2], E[s_x s_u] for u in each class, E[s_u^2] by class, E[s_u s_v]
+        for u != v by class pair), over the orbits and cases as drawn; the other values of a class carry
+        exchangeable labels, so each is an average over the labels left."""
+        m, sizes = self.sizes.size, self.sizes
+        moments = []
+        for c in range(m):
+            at_x, cross, square, pair = 0.0, np.zeros(m), np.zeros(m), np.zeros((m, m))
+            for o, orbit in enumerate(self.orbits):
+                for index, case in enumerate(CASES):
+                    probability = float(self._exact["pi"][o][c][case])
+                    if probability == 0.0:
+                        continue
+                    labels = np.array([[self._counts(orbit, d)[name] for name in CASES] for d in range(m)], float)
+                    labels[c, index] -= 1
+                    pool = sizes - (np.arange(m) == c)
+                    level = self._rho[o]  # (m, 3)
+                    first = (labels * level).sum(axis=1)
+                    second = (labels * level**2).sum(axis=1)
+                    mean = np.divide(first, pool, out=np.zeros(m), where=pool > 0)
+                    same = np.divide(first**2 - second, pool * (pool - 1), out=np.zeros(m), where=pool > 1)
+                    at_x += probability * level[c, index] ** 2
+                    cross += probability * level[c, index] * mean
+                    square += probability * np.divide(second, pool, out=np.zeros(m), where=pool > 0)
+                    block = np.outer(mean, mean)
+                    np.fill_diagonal(block, same)
+                    pair += probability * block
+            moments.append((at_x, cross, square, pair))
+        return moments
+
+    def _variance(self, frequencies, n, method, user_ids):
+        """The exact variance of each entry of the GLS estimate given the users' values (frequencies f):
+        Cov(f^) = M^-1 [sum_x f_x E[s s^T | x] - M diag(f) M] M^-1 / n (E[s | x] = M e_x; docs/math.md §11)."""
+        f = np.asarray(frequencies, dtype=float)
+        cls = self._class_of
+        if "_moments" not in self.__dict__:
+            object.__setattr__(self, "_moments", self._second_moments())
+        covariance = np.zeros((self.k, self.k))
+        for c, (at_x, cross, square, pair) in enumerate(self.__dict__["_moments"]):
+            members = np.flatnonzero(cls == c)
+            expanded = pair[np.ix_(cls, cls)]
+            np.fill_diagonal(expanded, square[cls])
+            covariance += f[members].sum() * expanded
+            gamma = cross[cls] - pair[c][cls]  # the user's row, less the others' block
+            weighted = np.zeros(self.k)
+            weighted[members] = f[members]
+            covariance += np.outer(weighted, gamma) + np.outer(gamma, weighted)
+            covariance[members, members] += f[members] * (at_x - square[c] - 2.0 * gamma[members])
+        information = self._structured(*self._information(), np.eye(self.k))
+        covariance -= (information * f) @ information
+        inverse = self._solve(np.eye(self.k))
+        return np.einsum("ij,jk,ik->i", inverse, covariance, inverse) / n
+
+    @property
+    def mse(self):
+        """n x the sum of the variances of the unbiased estimate at the design prior, given the users' values."""
+        return float(self._variance(self.prior.probabilities, 1, "unbiased", None).sum())
+
+    def summary(self):
+        lines = [f"{self!r}: a class-symmetric LIP design, {len(self.orbits)} orbit{'s' * (len(self.orbits) != 1)} "
+                 f"over {self.sizes.size} classes of equally likely values (docs/math.md §11)",
+                 f"  guarantee (exactly verified on the realised probabilities, rounded up): LIP for X "
+                 f"{self.epsilons['LIP for X']:.6g} at the design prior, LDP for X {self.epsilons['LDP']:.6g}",
+                 f"  accuracy: n x sum of the variances of the unbiased estimate at the design prior, given the "
+                 f"users' values: {self.mse:.6g}"]
+        return "\n".join(lines + _design_lines(self))
