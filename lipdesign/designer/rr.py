@@ -22,6 +22,7 @@ from lipdesign.designer.bounds import (
     per_bin_bound,
     uniform_prior_optimum,
 )
+from lipdesign.designer.classes import class_symmetric_design, prior_classes
 from lipdesign.designer.columns import (
     MAX_ROUNDS,
     TARGET_GAP,
@@ -34,6 +35,7 @@ from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 from lipdesign.designer.weights import population_table, ray_lp_table
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError
+from lipdesign.mechanisms.class_subset import ClassSymmetricLIP
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism
@@ -65,6 +67,9 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
     else:
         rays = None if method == "columns" else _rays(prior, notion, max_rays, progress,
                                                       columns=method == "auto")
+        if rays is None and method == "auto" and plain_lip and objective.kind == "frequencies" and \
+                prior_classes(prior) is not None:
+            return _class_design(prior, notion, objective, max_rays, baselines, progress, time_limit)
         if rays is None:  # the certified bounds first: the rounds stop at the target gap to the best of them
             check_columns_size(prior, notion)
             if objective.population:
@@ -141,6 +146,21 @@ def _orbit_design(prior, notion, baselines):
     bounds = {"uniform-prior optimum (docs/math.md §11)": closed, PER_BIN: per_bin_bound(prior, notion)}
     info["optimality"] = optimality(mechanism.mse, bounds)
     return cls(notion.epsilon, prior.k, None, _labels(prior), provenance=info)
+
+
+def _class_design(prior, notion, objective, max_rays, baselines, progress, time_limit):
+    """The class-symmetric optimum (docs/math.md §11) at a prior with a few classes of equally likely values, where
+    the extreme rays do not fit: a ``ClassSymmetricLIP`` with the gap to the certified bounds and the baselines."""
+    announce(progress, f"certified lower bounds (k = {prior.k})", MAX_ROUNDS)
+    bounds = lower_bounds(prior, notion, objective)
+    mechanism, info = class_symmetric_design(prior, notion, progress=progress, time_limit=time_limit)
+    info["optimality"] = optimality(mechanism.mse, bounds)
+    if baselines:
+        skipped = {}
+        info["baselines"] = _baselines(prior, notion, objective, max_rays, skipped, progress=progress)
+        if skipped:
+            info["baselines_skipped"] = skipped
+    return ClassSymmetricLIP.from_parameters(mechanism.parameters(), provenance=info)
 
 
 def _columns_table(prior, notion, objective, bounds, target_gap, max_rounds, progress, time_limit):

@@ -105,7 +105,7 @@ class ClassSymmetricLIP(_Subset):
         if self.k > MAX_CLASS_K:
             raise ValidationError(f"classes lists {self.k} values; a class-symmetric design has at most "
                                   f"{MAX_CLASS_K} (its exact variance forms a k x k matrix)")
-        self.classes = classes.astype(int).tolist()
+        self.classes = tuple(classes.astype(int).tolist())
         self._class_of = np.asarray(self.classes, dtype=np.int64)
         self.sizes = np.bincount(self._class_of)
         m = self.sizes.size
@@ -114,7 +114,7 @@ class ClassSymmetricLIP(_Subset):
                 abs(float(probabilities @ self.sizes) - 1.0) > 1e-9:
             raise ValidationError(f"probabilities is {probabilities.tolist()!r:.80}; it must give each of the {m} "
                                   "classes a positive probability per value, summing to 1 over the values")
-        self.probabilities = probabilities.tolist()
+        self.probabilities = tuple(probabilities.tolist())
         self.orbits = self._checked_orbits(orbits, m)
         self._draws = self._thresholds()
         self._exact = self._realised()
@@ -123,12 +123,18 @@ class ClassSymmetricLIP(_Subset):
         if not self._claimed.passed:
             raise VerificationError(f"the class-symmetric design realises LIP epsilon {self._claimed.epsilon:.12g} > "
                                     f"{self.epsilon:g} at its prior")
-        ldp = max(max(ratios) / min(ratios) for ratios in
-                  ([value for value in orbit.values() if value is not None] for orbit in self._exact["scaled"]))
+        orbit, top, bottom = self._ldp_pair()
+        ldp = self._exact["scaled"][orbit][top] / self._exact["scaled"][orbit][bottom]
         self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
                                           "LDP": log_upper(ldp)})
         self._rho = np.array([[[float(self._exact["rho"][o][c].get(case) or 0.0) for case in CASES]
                                for c in range(m)] for o in range(len(self.orbits))])  # (N, m, 3)
+        self._information_value = self._information()
+        self._moments = self._second_moments()
+        for array in (self._class_of, self.sizes, self._rho, *self._information_value,
+                      *(part for moments in self._moments for part in moments[1:]),
+                      *(part for draw in self._draws for part in draw)):
+            array.setflags(write=False)
 
     def _checked_orbits(self, orbits, m):
         if not isinstance(orbits, (list, tuple)) or not 1 <= len(orbits) <= MAX_ORBITS:
@@ -156,11 +162,11 @@ class ClassSymmetricLIP(_Subset):
                                       f"[{a:.6g}, {e:.6g}]: it is no vertex of the LIP slice at this prior")
             sums += weight * class_sums
             z = min(max(z, a), e)
-            checked.append({"weight": weight, "free": free, "high": high, "level": z})
+            checked.append(MappingProxyType({"weight": weight, "free": free, "high": tuple(high), "level": float(z)}))
         if np.abs(sums / n - 1.0).max() > 1e-9:
             raise ValidationError(f"orbits: the rows of the table sum to {np.round(sums / n, 12).tolist()!r:.80} by "
                                   "class; the weights must make every row sum to 1 (to 1e-9)")
-        return checked
+        return tuple(checked)
 
     def _counts(self, orbit, c):
         """{case: number of values of class c in that case in any output of ``orbit``}."""
@@ -238,8 +244,8 @@ class ClassSymmetricLIP(_Subset):
                                                           "probabilities (docs/math.md §11)")
 
     def parameters(self):
-        return {"epsilon": self.epsilon, "classes": self.classes, "probabilities": self.probabilities,
-                "orbits": [{"weight": o["weight"], "free": o["free"], "high": o["high"]} for o in self.orbits],
+        return {"epsilon": self.epsilon, "classes": list(self.classes), "probabilities": list(self.probabilities),
+                "orbits": [{"weight": o["weight"], "free": o["free"], "high": list(o["high"])} for o in self.orbits],
                 "labels": self.labels}
 
     def certificate_at(self, prior):
@@ -288,14 +294,39 @@ class ClassSymmetricLIP(_Subset):
     def verified_epsilons(self):
         return dict(self.epsilons)
 
-    def privacy_table(self):
-        """None: the output space is finite but its table has too many columns to list; the certificate comes from
-        the realised orbit and case probabilities (``certificate_at``)."""
-        return None
+    def _ldp_pair(self):
+        """(orbit, (class, case), (class, case)): where the ratio of two inputs' output probabilities is largest."""
+        best = None
+        for o, scaled in enumerate(self._exact["scaled"]):
+            present = {key: value for key, value in scaled.items() if value is not None}
+            top, bottom = max(present, key=present.get), min(present, key=present.get)
+            ratio = present[top] / present[bottom]
+            if best is None or ratio > best[0]:
+                best = (ratio, o, top, bottom)
+        return best[1:]
 
-    @property
-    def finite(self):
-        return True
+    def privacy_table(self, exact=False):
+        """An exact 2-row reduction for LDP: inputs u and v (values of the classes where the ratio of output
+        probabilities is largest, ``_ldp_pair``), outputs grouped by (orbit, u's case, v's case). Within a group
+        every output has the same probability under u and under v, so the ratios are those of the full table;
+        Pr[group | u] = Pr[o, u's case | u's class] times the share of the labels of v's class, u's own label left
+        out, that are v's case. Its LDP is the mechanism's (``verified_epsilons``); the LIP certificate comes from
+        the realised probabilities (``certificate_at``)."""
+        _, (c, _), (d, _) = self._ldp_pair()
+        columns, rows = [], [[], []]
+        for o, orbit in enumerate(self.orbits):
+            for first in CASES:
+                for second in CASES:
+                    cells = []
+                    for (mine, my_case), (other, other_case) in (((c, first), (d, second)), ((d, second), (c, first))):
+                        labels = self._counts(orbit, other)[other_case] - (mine == other and my_case == other_case)
+                        pool = int(self.sizes[other]) - (mine == other)
+                        cells.append(self._exact["pi"][o][mine][my_case] * Fraction(max(labels, 0), pool))
+                    if cells[0] or cells[1]:
+                        columns.append((o, first, second))
+                        rows[0].append(cells[0])
+                        rows[1].append(cells[1])
+        return np.array(rows, dtype=object) if exact else np.array([[float(v) for v in row] for row in rows])
 
     # -- reports ----------------------------------------------------------------------------------------------
     def _members(self):
@@ -379,16 +410,14 @@ class ClassSymmetricLIP(_Subset):
     def _information(self):
         """(T, alpha): M = E[s s^T] at the design prior = U T U^T + sum_c alpha_c (I_c - J_c/n_c), U the class
         indicators over sqrt(n_c) (docs/math.md §11), from the realised ratios."""
-        if "_information_value" not in self.__dict__:
-            counts = np.array([[[self._counts(orbit, c)[case] for case in CASES] for c in range(self.sizes.size)]
-                               for orbit in self.orbits], dtype=float)
-            weight = np.array([float(value) for value in self._exact["mass"]])
-            sums, squares = (counts * self._rho).sum(axis=2), (counts * self._rho**2).sum(axis=2)
-            vectors = sums / np.sqrt(self.sizes)
-            spread = weight @ (squares - sums**2 / self.sizes)
-            alpha = np.divide(spread, self.sizes - 1, out=np.zeros(self.sizes.size), where=self.sizes > 1)
-            object.__setattr__(self, "_information_value", (vectors.T @ (weight[:, None] * vectors), alpha))
-        return self.__dict__["_information_value"]
+        counts = np.array([[[self._counts(orbit, c)[case] for case in CASES] for c in range(self.sizes.size)]
+                           for orbit in self.orbits], dtype=float)
+        weight = np.array([float(value) for value in self._exact["mass"]])
+        sums, squares = (counts * self._rho).sum(axis=2), (counts * self._rho**2).sum(axis=2)
+        vectors = sums / np.sqrt(self.sizes)
+        spread = weight @ (squares - sums**2 / self.sizes)
+        alpha = np.divide(spread, self.sizes - 1, out=np.zeros(self.sizes.size), where=self.sizes > 1)
+        return vectors.T @ (weight[:, None] * vectors), alpha
 
     def _structured(self, between, within, vector):
         """U B U^T v + sum_c w_c (v_c - mean(v_c)) for each row v of ``vector``: M with (B, w) = (T, alpha), M^-1
@@ -403,7 +432,7 @@ class ClassSymmetricLIP(_Subset):
 
     def _solve(self, vector):
         """M^-1 applied to each row of ``vector`` (..., k)."""
-        information, alpha = self._information()
+        information, alpha = self._information_value
         inverse_alpha = np.divide(1.0, alpha, out=np.zeros_like(alpha), where=alpha > 0)
         return self._structured(np.linalg.inv(information), inverse_alpha, vector)
 
@@ -451,10 +480,8 @@ class ClassSymmetricLIP(_Subset):
         Cov(f^) = M^-1 [sum_x f_x E[s s^T | x] - M diag(f) M] M^-1 / n (E[s | x] = M e_x; docs/math.md §11)."""
         f = np.asarray(frequencies, dtype=float)
         cls = self._class_of
-        if "_moments" not in self.__dict__:
-            object.__setattr__(self, "_moments", self._second_moments())
         covariance = np.zeros((self.k, self.k))
-        for c, (at_x, cross, square, pair) in enumerate(self.__dict__["_moments"]):
+        for c, (at_x, cross, square, pair) in enumerate(self._moments):
             members = np.flatnonzero(cls == c)
             expanded = pair[np.ix_(cls, cls)]
             np.fill_diagonal(expanded, square[cls])
@@ -464,7 +491,7 @@ class ClassSymmetricLIP(_Subset):
             weighted[members] = f[members]
             covariance += np.outer(weighted, gamma) + np.outer(gamma, weighted)
             covariance[members, members] += f[members] * (at_x - square[c] - 2.0 * gamma[members])
-        information = self._structured(*self._information(), np.eye(self.k))
+        information = self._structured(*self._information_value, np.eye(self.k))
         covariance -= (information * f) @ information
         inverse = self._solve(np.eye(self.k))
         return np.einsum("ij,jk,ik->i", inverse, covariance, inverse) / n

@@ -6,6 +6,7 @@ import inspect
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.class_subset import ClassSymmetricLIP
 from lipdesign.mechanisms.hadamard import HadamardResponse
 from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.local_hashing import LocalHashing
@@ -64,5 +65,6 @@ def describe(family):
 
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
-             Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP):
+             Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
+             ClassSymmetricLIP):
     register(_cls)
