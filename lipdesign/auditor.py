@@ -637,10 +637,34 @@ def _subset_lip_plan(mechanism):
                  [f"0 {first}, 1 {second}" for first, second in cases], members)
 
 
+def _class_lip_plan(mechanism):
+    """A class-symmetric design: inputs u and v (``ClassSymmetricLIP.pair``) and one value per class for the rest
+    of it; classes of outputs by (orbit, u's case, v's case) (``ClassSymmetricLIP.privacy_table``)."""
+    k, u, v = mechanism.k, *mechanism.pair()
+    members = mechanism.classes_of_rows()
+    lookup = np.full((len(mechanism.orbits), 3, 3), -1)
+    for index, (o, first, second) in enumerate(mechanism.groups()):
+        lookup[o, first, second] = index
+
+    def case_of(reports, x):
+        free = (reports[:, 2 + (k + x) // 8] >> ((k + x) % 8)) & 1
+        high = (reports[:, 2 + x // 8] >> (x % 8)) & 1
+        return np.where(free == 1, 0, np.where(high == 1, 1, 2))
+
+    def classify(reports):
+        orbit = reports[:, 0].astype(np.int64) + 256 * reports[:, 1].astype(np.int64)
+        return lookup[orbit, case_of(reports, u), case_of(reports, v)]
+
+    inputs = np.array([int(np.flatnonzero(row)[0]) for row in members])
+    names = ["free", "high", "low"]
+    return _Plan(inputs, mechanism.privacy_table(), classify, [f"x={x}" for x in inputs],
+                 [f"orbit {o}: {u} {names[a]}, {v} {names[b]}" for o, a, b in mechanism.groups()], members)
+
+
 _PLANS = {"table": _table_plan, "grr": _grr_plan, "oue": _oue_plan, "unary": _unary_plan, "olh": _olh_plan,
           "hashing": _hashing_plan, "hadamard": _hadamard_plan, "harmony-categorical": _harmony_categorical_plan,
           "harmony-mixed": _harmony_mixed_plan, "harmony-numeric": _harmony_numeric_plan, "duchi": _duchi_plan,
           "laplace": _laplace_plan, "piecewise": _piecewise_plan, "hybrid": _piecewise_plan, "subset": _subset_plan,
-          "subset-lip": _subset_lip_plan}
+          "subset-lip": _subset_lip_plan, "class-lip": _class_lip_plan}
 
 __all__ = ["DEFAULT_REPORTS", "AuditResult", "audit", "clopper_pearson", "downward", "empirical_epsilon"]

@@ -183,6 +183,7 @@ _DEVICE = {
     "hybrid": _piecewise,
     "subset": lambda m: {"k": m.k, "d": m.d, "inside": m.inside},
     "subset-lip": lambda m: {"k": m.k, "j": m.j, "free_end": m.free_end, "high_end": m.high_end},
+    "class-lip": lambda m: m.device_numbers(),
 }
 
 

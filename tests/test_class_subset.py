@@ -207,4 +207,18 @@ def test_the_privacy_table_is_an_exact_ldp_reduction(mechanism):
     full = verify_table(realised_table(mechanism, outputs_of(mechanism)), ld.LDP(2 * mechanism.epsilon))
     reduced = verify_table(mechanism.privacy_table(exact=True), ld.LDP(2 * mechanism.epsilon))
     assert reduced.epsilon == full.epsilon == mechanism.verified_epsilons()["LDP"]
-    np.testing.assert_allclose(mechanism.privacy_table().sum(axis=1), 1.0, atol=1e-12)
+    table = mechanism.privacy_table()
+    np.testing.assert_allclose(table.sum(axis=1), 1.0, atol=1e-12)
+    # every row is the row of each value it stands for, summed over the outputs of each group (from the enumeration)
+    outputs = outputs_of(mechanism)
+    full = np.array(realised_table(mechanism, outputs), dtype=float)
+    u, v = mechanism.pair()
+    cases = [[0 if z == x else 1 if x in high else 2 for (_, z, high) in outputs] for x in (u, v)]
+    column = {group: index for index, group in enumerate(mechanism.groups())}
+    members = mechanism.classes_of_rows()
+    for row, stands in enumerate(members):
+        for x in np.flatnonzero(stands):
+            grouped = np.zeros(table.shape[1])
+            for index, (o, _, _) in enumerate(outputs):
+                grouped[column[(o, cases[0][index], cases[1][index])]] += full[x, index]
+            np.testing.assert_allclose(grouped, table[row], atol=1e-12)

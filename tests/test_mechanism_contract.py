@@ -98,7 +98,7 @@ def test_the_conformance_suite_catches_broken_mechanisms(cls, message, monkeypat
 
 # ------------------------------------------------------------------------------------------------- registry
 def test_the_registry_holds_every_family_under_a_stable_id():
-    assert registry.families() == ["duchi", "grr", "hadamard", "harmony-categorical", "harmony-mixed",
+    assert registry.families() == ["class-lip", "duchi", "grr", "hadamard", "harmony-categorical", "harmony-mixed",
                                    "harmony-numeric", "hashing", "hybrid", "laplace", "olh", "oue", "piecewise", "subset",
                                    "subset-lip", "table", "unary"]
     for family in registry.families():

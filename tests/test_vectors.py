@@ -12,6 +12,7 @@ import pytest
 
 import lipdesign as ld
 from lipdesign import vectors
+from lipdesign.designer.classes import class_symmetric_design
 from lipdesign.errors import FormatError, ValidationError
 from lipdesign.mechanisms import GRR, OLH, OUE, HarmonyNumeric, Hybrid, Piecewise, TablePerturber
 from lipdesign.mechanisms.registry import families, family_class
@@ -27,7 +28,8 @@ def designed():
 MECHANISMS = [family_class(name).example() for name in families()] + [
     designed(), HarmonyNumeric(2.0, 5, coordinates="public", seed=11),
     OLH(2.0, 20, pool=16, seed=99),  # a public pool: reports (s, y)
-    Piecewise(6.0, d=3), Hybrid(7.5, d=4)]  # 2 and 3 attributes per report (epsilon >= 5)
+    Piecewise(6.0, d=3), Hybrid(7.5, d=4),  # 2 and 3 attributes per report (epsilon >= 5)
+    class_symmetric_design(ld.Prior([0.3, 0.2, 0.2, 0.1, 0.1, 0.1]), ld.LIP(1.0))[0]]  # 3 classes, several orbits
 IDS = [f"{m.family}-{i}" for i, m in enumerate(MECHANISMS)]
 
 
@@ -120,6 +122,17 @@ def test_words_per_report(case):
             expected = 2 * n["d"] + 2 * n["attributes"] + (8 * n["attributes"] if n["piecewise_probability"] else 0)
         elif family == "olh":
             expected = 5 if "pool" not in n else 4  # (a, b, y) or (s, y) with S >= 2
+        elif family == "class-lip":  # two uniforms, z (unless free; none from a pool of 1), then Fisher-Yates steps
+            bits = [(byte >> shift) & 1 for byte in report[2:] for shift in range(8)]
+            k, x, o = n["k"], recorded["input"], report[0] + 256 * report[1]
+            classes = n["classes"]
+            own = bits[k + x] == 1
+            z = bits.index(1, k) - k
+            expected = 4 + (not own and sum(1 for v in range(k) if classes[v] == n["free"][o] and v != x) > 1)
+            for d, count in enumerate(n["high"][o]):
+                pool = sum(1 for v in range(k) if classes[v] == d and v not in (x, z))
+                steps = count - (bits[x] == 1 and classes[x] == d) if count else 0
+                expected += steps - (steps == pool and steps > 0)
         elif family in ("subset", "subset-lip"):  # a coin or uniform, [z,] then one word per Fisher-Yates step
             bits = [(byte >> shift) & 1 for byte in report for shift in range(8)]
             x = recorded["input"]
@@ -427,6 +440,27 @@ class Device:
             high = self.fisher_yates([v for v in range(k) if v not in (x, free)], j - 1 if case == "high" else j)
             high += [x] if case == "high" else []
         return self.packed([int(v in high) for v in range(k)] + [int(v == free) for v in range(k)])
+
+    def class_lip(self, x):
+        n = self.numbers
+        k, classes = n["k"], n["classes"]
+        c = classes[x]
+        u = self.double()
+        o = next(i for i, end in enumerate(n["thresholds"][c]) if u < end)
+        w = self.double()
+        free_end, high_end = n["case_ends"][c][o]
+        case = "free" if w < free_end else "high" if w < high_end else "low"
+        if case == "free":
+            z = x
+        else:
+            pool = [v for v in range(k) if classes[v] == n["free"][o] and v != x]
+            z = pool[self.below(len(pool))]
+        high = [x] if case == "high" else []
+        for d, count in enumerate(n["high"][o]):
+            if count:
+                pool = [v for v in range(k) if classes[v] == d and v not in (x, z)]
+                high += self.fisher_yates(pool, count - (case == "high" and d == c))
+        return [o % 256, o // 256] + self.packed([int(v in high) for v in range(k)] + [int(v == z) for v in range(k)])
 
     def hadamard(self, x):
         y = self.below(self.numbers["K"])

@@ -305,28 +305,80 @@ class ClassSymmetricLIP(_Subset):
                 best = (ratio, o, top, bottom)
         return best[1:]
 
-    def privacy_table(self, exact=False):
-        """An exact 2-row reduction for LDP: inputs u and v (values of the classes where the ratio of output
-        probabilities is largest, ``_ldp_pair``), outputs grouped by (orbit, u's case, v's case). Within a group
-        every output has the same probability under u and under v, so the ratios are those of the full table;
-        Pr[group | u] = Pr[o, u's case | u's class] times the share of the labels of v's class, u's own label left
-        out, that are v's case. Its LDP is the mechanism's (``verified_epsilons``); the LIP certificate comes from
-        the realised probabilities (``certificate_at``)."""
+    def pair(self):
+        """(u, v): the two inputs of ``privacy_table``, values of the classes whose output probabilities have the
+        largest ratio (``_ldp_pair``), v the second value of u's class when both classes are the same."""
         _, (c, _), (d, _) = self._ldp_pair()
-        columns, rows = [], [[], []]
+        first = int(np.flatnonzero(self._class_of == c)[0])
+        return first, int(np.flatnonzero((self._class_of == d) & (np.arange(self.k) != first))[0])
+
+    def _share(self, orbit, wanted, removed):
+        """Pr[a given value of class wanted[0] has case wanted[1] | the cases ``removed`` ((class, case) pairs of
+        other values) are taken]: its class's labels left, over the values left (exchangeable labels)."""
+        c, case = wanted
+        labels = self._counts(orbit, c)[case] - sum(1 for d, other in removed if d == c and other == case)
+        pool = int(self.sizes[c]) - sum(1 for d, _ in removed if d == c)
+        return Fraction(max(labels, 0), pool)
+
+    def _grouped(self):
+        """(groups, rows): the (orbit, u's case, v's case) of each column of ``privacy_table`` (cases 0 free, 1
+        high, 2 low) and its rows as Fractions."""
+        u, v = self.pair()
+        c, d = int(self._class_of[u]), int(self._class_of[v])
+        others = self._other_rows()
+        groups, rows = [], [[] for _ in range(2 + len(others))]
         for o, orbit in enumerate(self.orbits):
-            for first in CASES:
-                for second in CASES:
-                    cells = []
-                    for (mine, my_case), (other, other_case) in (((c, first), (d, second)), ((d, second), (c, first))):
-                        labels = self._counts(orbit, other)[other_case] - (mine == other and my_case == other_case)
-                        pool = int(self.sizes[other]) - (mine == other)
-                        cells.append(self._exact["pi"][o][mine][my_case] * Fraction(max(labels, 0), pool))
-                    if cells[0] or cells[1]:
-                        columns.append((o, first, second))
-                        rows[0].append(cells[0])
-                        rows[1].append(cells[1])
+            pi = self._exact["pi"][o]
+            for i, first in enumerate(CASES):
+                for j, second in enumerate(CASES):
+                    cells = [pi[c][first] * self._share(orbit, (d, second), [(c, first)]),
+                             pi[d][second] * self._share(orbit, (c, first), [(d, second)])]
+                    cells += [sum(pi[g][case] * self._share(orbit, (c, first), [(g, case)])
+                                  * self._share(orbit, (d, second), [(g, case), (c, first)]) for case in CASES)
+                              for g in others]
+                    if any(cells):
+                        groups.append((o, i, j))
+                        for row, cell in zip(rows, cells):
+                            row.append(cell)
+        return groups, rows
+
+    def privacy_table(self, exact=False):
+        """The output probabilities grouped by (orbit, u's case, v's case), u and v from ``pair``: row 0 for input u,
+        row 1 for v, then one row per class for any of its other values (each has the same row, by symmetry).
+        Within a group every output has the same probability under u and under v, so the LDP of these rows is the
+        mechanism's (an exact reduction: ``verified_epsilons``); the rows of the other values serve the audit's
+        prior mixture (``classes_of_rows`` names the values each row stands for). Pr[group | u] = Pr[o, u's case |
+        u's class] times the share of v's class's labels, u's own left out, that are v's case; for another value w,
+        summed over w's case with both shares. The LIP certificate comes from ``certificate_at``."""
+        rows = self._grouped()[1]
         return np.array(rows, dtype=object) if exact else np.array([[float(v) for v in row] for row in rows])
+
+    def groups(self):
+        """The (orbit, u's case, v's case) of each column of ``privacy_table`` (cases 0 free, 1 high, 2 low)."""
+        return self._grouped()[0]
+
+    def _other_rows(self):
+        """The classes with a value other than u and v (``pair``), one row of ``privacy_table`` each."""
+        u, v = self.pair()
+        return [c for c in range(self.sizes.size) if ((self._class_of == c) & (np.arange(self.k) != u)
+                                                      & (np.arange(self.k) != v)).any()]
+
+    def classes_of_rows(self):
+        """(rows x k) 0/1: the values each row of ``privacy_table`` stands for."""
+        u, v = self.pair()
+        members = np.zeros((2 + len(self._other_rows()), self.k))
+        members[0, u] = members[1, v] = 1.0
+        for row, c in enumerate(self._other_rows(), start=2):
+            members[row] = (self._class_of == c) & (np.arange(self.k) != u) & (np.arange(self.k) != v)
+        return members
+
+    def device_numbers(self):
+        """What a device reads (docs/runtime.md §6): the classes, per class the orbit thresholds and per orbit the
+        case ends, and per orbit its free class and counts at e^eps."""
+        return {"k": self.k, "classes": list(self.classes),
+                "thresholds": [draw[0].tolist() for draw in self._draws],
+                "case_ends": [draw[1].tolist() for draw in self._draws],
+                "free": [orbit["free"] for orbit in self.orbits], "high": [list(orbit["high"]) for orbit in self.orbits]}
 
     # -- reports ----------------------------------------------------------------------------------------------
     def _members(self):
