@@ -8,6 +8,7 @@ import math
 import time
 
 import numpy as np
+from scipy.optimize import linprog
 
 from lipdesign.designer.columns import PRICING_SEED, RANDOM_STARTS, announce
 from lipdesign.errors import SolverError
@@ -25,9 +26,18 @@ CLASS_DESIGN_MAX_CLASSES = 32
 #: probability on the 2^-53 grid, and the realised ratios must stay inside the 1e-10 margin on e^eps.
 MIN_ORBIT_WEIGHT = 1e-6
 
+#: Orbits lighter than this share of the heaviest leave the program after each round (they can price back in), and
+#: at most NEW_PER_CLASS orbits per class enter per round, the best priced: the barrier costs the cube of the orbits.
+ROUND_KEEP = 1e-7
+NEW_PER_CLASS = 4
+
 #: Relative price above which an orbit enters; the rounds stop when none does, or after CLASS_ROUNDS.
 PRICE_TOLERANCE = 1e-9
 CLASS_ROUNDS = 60
+
+#: The rounds stop when the figure moved less than STALL of itself over STALL_ROUNDS rounds.
+STALL = 1e-6
+STALL_ROUNDS = 5
 
 
 def prior_classes(prior):
@@ -84,9 +94,11 @@ def class_symmetric_design(prior, notion, *, progress=None, time_limit=None):
     rng = np.random.default_rng(PRICING_SEED)
     indicator = (classes[None, :] == np.arange(layout.m)[:, None]).astype(float)
     p = prior.probabilities
-    starts = np.concatenate([indicator * p, np.eye(prior.k)[[np.flatnonzero(classes == c)[0]
-                                                             for c in range(layout.m)]] * p,
-                             rng.random((RANDOM_STARTS, prior.k)) * p])
+    halves = np.zeros_like(indicator)  # each class half raised: orbits with a spread inside the class
+    for c in range(layout.m):
+        members = np.flatnonzero(classes == c)
+        halves[c, members[:max(1, members.size // 2)]] = 1.0
+    starts = np.concatenate([indicator * p, (1.0 - indicator) * p, halves * p, rng.random((RANDOM_STARTS, prior.k)) * p])
     specs, start = {}, time.perf_counter()
 
     def add(points):
@@ -100,8 +112,9 @@ def class_symmetric_design(prior, notion, *, progress=None, time_limit=None):
         return fresh
 
     add(slice_.linear_max(starts))
+    _make_feasible(specs, add, slice_, layout)
     announce(progress, f"class-symmetric design: {layout.m} classes, {len(specs)} seed orbits", CLASS_ROUNDS)
-    stopped = f"no orbit prices above {PRICE_TOLERANCE:g} of the figure"
+    stopped, history = f"no orbit prices above {PRICE_TOLERANCE:g} of the figure", []
     for rounds in range(1, CLASS_ROUNDS + 1):
         keys = list(specs)
         sums = np.array([specs[key][0] for key in keys])
@@ -119,7 +132,15 @@ def class_symmetric_design(prior, notion, *, progress=None, time_limit=None):
             detail = f"{int((weights > 0).sum())} orbits, figure {result.value - 1:.6g}; {time.perf_counter() - start:.1f} s"
             progress(ProgressLine(f"class-symmetric design round {rounds}: {detail}", phase="class-symmetric design",
                                   done=rounds, total=CLASS_ROUNDS, unit="rounds", detail=detail))
-        if not add(points[values > PRICE_TOLERANCE * abs(result.value)]):
+        history.append(result.value)
+        if len(history) > STALL_ROUNDS and history[-1 - STALL_ROUNDS] - history[-1] < STALL * history[-1]:
+            stopped = f"stalled: the figure moved less than {STALL:g} of itself in {STALL_ROUNDS} rounds"
+            break
+        for key, weight in zip(keys, weights):  # the barrier keeps every weight positive: drop the negligible
+            if weight < ROUND_KEEP * weights.max():
+                del specs[key]
+        priced = np.argsort(-values)[:NEW_PER_CLASS * layout.m]
+        if not add(points[priced[values[priced] > PRICE_TOLERANCE * abs(result.value)]]):
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
             stopped = f"the time limit of {time_limit:g} s ran out"
@@ -133,6 +154,30 @@ def class_symmetric_design(prior, notion, *, progress=None, time_limit=None):
                       f"barrier method (docs/math.md §11)", "stopped": stopped, "optimal": False,
             "orbits": len(orbits)}
     return mechanism, info
+
+
+#: Rounds of the phase-1 program that adds orbits until the rows of the table can sum to 1.
+FEASIBILITY_ROUNDS = 200
+
+
+def _make_feasible(specs, add, slice_, layout):
+    """Add orbits until some weights make every row sum to 1: the LP min sum |sum_o w_o S_o - n| over w >= 0
+    (HiGHS), whose dual y prices an orbit by y . S, a linear function of the point, maximised over the slice
+    exactly (``linear_max``); SolverError when no orbit improves it."""
+    m = layout.m
+    for _ in range(FEASIBILITY_ROUNDS):
+        sums = np.array([value[0] for value in specs.values()])
+        result = linprog(np.r_[np.zeros(len(sums)), np.ones(2 * m)],
+                         A_eq=np.hstack([sums.T, np.eye(m), -np.eye(m)]), b_eq=layout.sizes.astype(float),
+                         bounds=[(0, None)] * (len(sums) + 2 * m), method="highs")
+        if result.status != 0:
+            break
+        if result.fun <= 1e-12 * layout.sizes.sum():
+            return
+        if not add(slice_.linear_max(result.eqlin.marginals[layout.classes][None, :])):
+            break
+    raise SolverError(f"no mixture of the {len(specs)} class-symmetric orbits found makes the rows of the table sum "
+                      "to 1 (the phase-1 program stalled)")
 
 
 def _kept(specs, layout):

@@ -28,8 +28,9 @@ from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.postprocess import consistent
-from lipdesign.mechanisms.sampling import realized_probability
-from lipdesign.mechanisms.subset import _design_lines, _pack, _Subset, random_subsets
+from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
+from lipdesign.mechanisms.subset import BLOCK_POSITIONS, _design_lines, _pack, _Subset, random_subsets
+from lipdesign.mechanisms.unary import check_spare_bits
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP
 from lipdesign.validation import integer, probability_vector
@@ -55,7 +56,6 @@ def class_prior(classes, probabilities):
 def orbit_levels(epsilon, sizes, probabilities, free, high):
     """(class sums S_c, class squares Q_c, free level z) of the vertex with free class ``free`` and ``high[c]`` values
     of each class at e^eps (as implemented), the rest at e^-eps, z making P . r = 1."""
-    from lipdesign.mechanisms.sampling import implemented_exp
     e = implemented_exp(epsilon)
     a = 1.0 / e
     sizes, p, h = np.asarray(sizes, float), np.asarray(probabilities, float), np.asarray(high, float)
@@ -385,10 +385,18 @@ class ClassSymmetricLIP(_Subset):
         return [np.flatnonzero(self._class_of == c) for c in range(self.sizes.size)]
 
     def _perturb(self, values, rng, user_ids):
+        """Reports in blocks of BLOCK_POSITIONS // k users (each block holds two n x k bit matrices)."""
+        block = max(1, BLOCK_POSITIONS // self.k)
+        parts = [self._perturb_block(values[start:start + block], rng) for start in range(0, values.size, block)]
+        return np.concatenate(parts) if parts else self.empty_reports()
+
+    def _perturb_block(self, values, rng):
+        """The draws of the module docstring, in this order for the whole block: the orbit uniforms, the case
+        uniforms, then orbit by orbit (those drawn) the free values and class by class the values at e^eps (docs/runtime.md §6)."""
         n, k = values.size, self.k
         own = self._class_of[values]
-        position = np.empty(k, dtype=np.int64)  # each value's index within its class
         members = self._members()
+        position = np.empty(k, dtype=np.int64)  # each value's index within its class
         for group in members:
             position[group] = np.arange(group.size)
         orbit, case = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -401,10 +409,12 @@ class ClassSymmetricLIP(_Subset):
         free = values.copy()
         chosen = np.zeros((n, k), dtype=bool)
         chosen[np.flatnonzero(case == 1), values[case == 1]] = True
-        for o, spec in enumerate(self.orbits):
-            in_orbit = orbit == o
+        order = np.argsort(orbit, kind="stable")
+        starts = np.searchsorted(orbit[order], np.arange(len(self.orbits) + 1))
+        for o in np.flatnonzero(np.diff(starts)):
+            spec, in_orbit = self.orbits[o], order[starts[o]:starts[o + 1]]
             pool = members[spec["free"]]
-            rows = np.flatnonzero(in_orbit & (case != 0))
+            rows = in_orbit[case[in_orbit] != 0]
             mine = (own[rows] == spec["free"]).astype(np.int64)  # z among class f's values other than the user's
             draw = rng.integers(0, pool.size - mine, size=rows.size)
             draw += mine * (draw >= position[values[rows]])
@@ -412,19 +422,15 @@ class ClassSymmetricLIP(_Subset):
             for c, group in enumerate(members):
                 if not spec["high"][c]:
                     continue
-                user_here = own == c
-                z_here = (self._class_of[free] == c) & (case != 0)  # z, when it is not the user's value
-                drop = user_here & (case == 1)
-                for pattern in ((False, False, False), (True, False, False), (True, True, False), (False, False, True),
-                                (True, False, True), (True, True, True)):
-                    rows = np.flatnonzero(in_orbit & (user_here == pattern[0]) & (drop == pattern[1])
-                                          & (z_here == pattern[2]))
-                    if rows.size == 0:
-                        continue
-                    parts = ([position[values[rows]]] if pattern[0] else []) + \
-                        ([position[free[rows]]] if pattern[2] else [])
+                user_here = own[in_orbit] == c
+                drop = user_here & (case[in_orbit] == 1)  # the user's value is one of class c's at e^eps
+                z_here = (self._class_of[free[in_orbit]] == c) & (case[in_orbit] != 0)  # z, not the user's
+                pattern = 4 * user_here + 2 * drop + z_here
+                for key in np.unique(pattern):
+                    rows = in_orbit[pattern == key]
+                    parts = ([position[values[rows]]] if key & 4 else []) + ([position[free[rows]]] if key & 1 else [])
                     excluded = np.sort(np.column_stack(parts), axis=1) if parts else np.zeros((rows.size, 0), np.int64)
-                    local = random_subsets(excluded, spec["high"][c] - pattern[1], group.size, rng)
+                    local = random_subsets(excluded, spec["high"][c] - bool(key & 2), group.size, rng)
                     chosen[rows[:, None], group[None, :]] |= local
         one_hot = np.zeros((n, k), dtype=bool)
         one_hot[np.arange(n), free] = True
@@ -444,7 +450,6 @@ class ClassSymmetricLIP(_Subset):
         orbit = reports[:, :2].copy().view("<u2")[:, 0].astype(np.int64)
         if (orbit >= len(self.orbits)).any():
             raise ValidationError(f"reports name orbit {int(orbit.max())}; this design has {len(self.orbits)} orbits")
-        from lipdesign.mechanisms.unary import check_spare_bits
         check_spare_bits(reports[:, 2:], 2 * self.k)
         return orbit, reports[:, 2:]
 
