@@ -15,9 +15,12 @@ prior, given the users' values (lower is better), each mechanism with its own es
 5. LIP, ld.BayesHistogram: the per-user MSE of the posterior mean under the prior, beside LB(P, eps) (docs/math.md
    §10) and the gap to it.
 6. LIP for a binary latent secret (the polytope slice of docs/math.md §12), beside the LIP design for X itself.
+7. Priors with a few classes of equally likely values (a head of known frequencies and a uniform tail; tiers):
+   ld.design's class-symmetric design (docs/math.md §11), its gap and time, beside the encodings and LDP protocols.
 
 Run: ``python benchmarks/large.py`` (``--frequencies 64,256,1024 --epsilons 0.5,1,2 --uniform 64,256,1024
---prior-sets 64 --bayes 32,64,256 --secret 24,41 --sections lip,ldp,uniform,bp,bayes,secret``). Targets (issue 24):
+--classes 256,1024 --prior-sets 64 --bayes 32,64,256 --secret 24,41 --sections
+lip,ldp,uniform,classes,bp,bayes,secret``). Targets (issue 24):
 LIP k = 64 within 1 % of a certified bound in under 60 s, k = 256 within 2 % in under 5 minutes, k = 1024 within
 5 % in under 10 minutes; LDP never worse than subset selection; the uniform prior in under a second at every k.
 """
@@ -126,6 +129,38 @@ def uniform(values, epsilons):
                   f"{ldp.family} | {ldp.mse:.4f} | {ldp_s:.3f}", flush=True)
 
 
+def head_and_tail(k, head):
+    """``head`` known frequencies, the rest of the mass uniform over the other k - len(head) values."""
+    head = np.asarray(head, dtype=float)
+    return np.concatenate([head, np.full(k - head.size, (1 - head.sum()) / (k - head.size))])
+
+
+#: Priors with a few classes of equally likely values: a head of known frequencies and a uniform tail, and tiers.
+CLASS_PRIORS = {"5 + tail": [0.2, 0.1, 0.1, 0.05, 0.05], "3/10/40 tiers + tail": [0.1] * 3 + [0.02] * 10 + [0.005] * 40}
+
+
+def classes(values, epsilons):
+    print("\nLIP, ld.Frequencies, priors with a few classes of equally likely values (docs/math.md §11): ld.design's "
+          "class-symmetric design beside the encodings (eps-LIP) and the LDP protocols at the same eps; n x sum Var "
+          "given the users' values at the prior")
+    print("prior | k | classes | eps | design | bound | gap | orbits | stopped | s | unary (LIP) | hashing (LIP) | "
+          "GRR | OUE | OLH | SS (LDP)")
+    for name, head in CLASS_PRIORS.items():
+        for k in values:
+            prior = ld.Prior(head_and_tail(k, head))
+            for epsilon in epsilons:
+                mechanism, seconds = timed(ld.design, prior, ld.LIP(epsilon), baselines=False)
+                optimality = mechanism.optimality
+                unary = ld.design(prior, ld.LIP(epsilon), family="unary", baselines=False)
+                hashing = ld.design(prior, ld.LIP(epsilon), family="hashing", baselines=False)
+                row = [name, str(k), str(getattr(mechanism, "sizes", np.zeros(0)).size), f"{epsilon:g}",
+                       f"{optimality['variance']:.4f}", f"{optimality['lower_bound']:.4f}", f"{optimality['gap']:.3%}",
+                       str(len(getattr(mechanism, "orbits", ()))), mechanism.provenance.get("stopped", "-"),
+                       f"{seconds:.1f}", f"{unary.mse:.4f}", f"{hashing.mse:.4f}",
+                       *(f"{value:.4f}" for value in ldp_protocols(prior, epsilon).values())]
+                print(" | ".join(row), flush=True)
+
+
 def prior_sets(values, epsilon, survey=5000):
     print(f"\nBounded-prior LIP, eps = {epsilon:g}: the sets PriorSet.from_counts gives for a survey of {survey} users "
           "drawn from Zipf(1.1) (95 %), designed at the survey's frequencies and verified exactly over the set")
@@ -191,8 +226,9 @@ def main():
     parser.add_argument("--prior-sets", type=ks, default=ks("64"), help="k values, bounded-prior LIP")
     parser.add_argument("--bayes", type=ks, default=ks("32,64,256"), help="k values, Bayesian histogram")
     parser.add_argument("--secret", type=ks, default=ks("24,41"), help="k values, LIP for a latent secret")
+    parser.add_argument("--classes", type=ks, default=ks("256,1024"), help="k values, priors with a few classes")
     parser.add_argument("--max-rounds", type=int, default=200)
-    parser.add_argument("--sections", default="lip,ldp,uniform,bp,bayes,secret", help="which tables to print")
+    parser.add_argument("--sections", default="lip,ldp,uniform,classes,bp,bayes,secret", help="which tables to print")
     args = parser.parse_args()
     sections = args.sections.split(",")
     if "lip" in sections:
@@ -201,6 +237,8 @@ def main():
         frequencies(args.frequencies, args.epsilons, args.max_rounds, "LDP")
     if "uniform" in sections:
         uniform(args.uniform, args.epsilons)
+    if "classes" in sections:
+        classes(args.classes, args.epsilons)
     if "bp" in sections:
         prior_sets(args.prior_sets, 1.0)
     if "bayes" in sections:

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import lipdesign as ld
-from lipdesign.designer.classes import class_symmetric_design
+from lipdesign.designer.classes import class_symmetric_design, grouped_design
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import unbiased_frequencies
 from lipdesign.mechanisms.class_subset import ClassSymmetricLIP, balanced_orbits
@@ -77,11 +77,13 @@ def index_of(mechanism, reports, outputs):
 
 
 def designed(probabilities, epsilon):
-    return class_symmetric_design(ld.Prior(probabilities), ld.LIP(epsilon))[0]
+    return class_symmetric_design(ld.Prior(probabilities), epsilon)[0]
 
 
 SMALL = [ClassSymmetricLIP.example(), designed([0.3, 0.2, 0.2, 0.1, 0.1, 0.1], 1.0),
-         designed([0.4, 0.15, 0.15, 0.15, 0.15], 0.5), designed([0.25, 0.25, 0.125, 0.125, 0.125, 0.125], 2.0)]
+         designed([0.4, 0.15, 0.15, 0.15, 0.15], 0.5), designed([0.25, 0.25, 0.125, 0.125, 0.125, 0.125], 2.0),
+         # a prior without classes, grouped ({0.11, 0.1} and {0.2, 0.19}) and certified at the prior itself
+         grouped_design(ld.Prior([0.3, 0.2, 0.19, 0.11, 0.1, 0.1]), ld.LIP(1.0))[0]]
 
 
 @pytest.mark.parametrize("mechanism", SMALL, ids=lambda m: f"k={m.k},eps={m.epsilon},orbits={len(m.orbits)}")
@@ -123,7 +125,7 @@ def test_the_estimate_and_its_variance_are_those_of_the_enumerated_table(mechani
     reports = mechanism.perturb(rng.integers(0, mechanism.k, size=3000), rng=rng)
     counts = np.bincount(index_of(mechanism, reports, outputs), minlength=len(outputs))
     estimate = np.asarray(mechanism.estimate(reports))
-    np.testing.assert_allclose(estimate, unbiased_frequencies(q, counts, prior=mechanism.prior.probabilities),
+    np.testing.assert_allclose(estimate, unbiased_frequencies(q, counts, prior=mechanism.class_prior.probabilities),
                                atol=1e-9)
     b = np.column_stack([np.asarray(mechanism.estimate(report_of(mechanism, output))) for output in outputs])
     np.testing.assert_allclose(b @ (counts / counts.sum()), estimate, atol=1e-9)
@@ -131,9 +133,18 @@ def test_the_estimate_and_its_variance_are_those_of_the_enumerated_table(mechani
     covariance = b @ (np.diag(q.T @ f) - q.T @ (f[:, None] * q)) @ b.T
     np.testing.assert_allclose(mechanism.variance(f, n=1), np.diag(covariance), rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(b @ (q.T @ f), f, atol=1e-9)
-    p = mechanism.prior.probabilities
-    information = q @ np.diag(1 / (q.T @ p)) @ q.T
-    assert mechanism.mse == pytest.approx(np.trace(np.linalg.inv(information)) - 1, rel=1e-9)
+    p = mechanism.prior.probabilities  # the prior of the claim: mse is the variance there, given the values
+    assert mechanism.mse == pytest.approx(np.trace(b @ (np.diag(q.T @ p) - q.T @ (p[:, None] * q)) @ b.T), rel=1e-9)
+    if mechanism.claim_prior is None:  # at the class prior the GLS estimate's figure is tr(M^-1) - 1
+        information = q @ np.diag(1 / (q.T @ p)) @ q.T
+        assert mechanism.mse == pytest.approx(np.trace(np.linalg.inv(information)) - 1, rel=1e-9)
+    # the ratios are the realised Pr[y | x] / Pr[y] at the class prior, output by output
+    class_p = mechanism.class_prior.probabilities
+    for index, (o, z, high) in enumerate(outputs):
+        for x in range(mechanism.k):
+            case = "free" if x == z else "high" if x in high else "low"
+            assert mechanism.ratios()[(o, mechanism.classes[x], case)] == pytest.approx(
+                q[x, index] / (class_p @ q[:, index]), rel=1e-9)
 
 
 def report_of(mechanism, output):
@@ -173,8 +184,8 @@ def test_ld_design_returns_the_class_design_at_a_head_and_a_uniform_tail():
     assert np.abs(z).max() < 5 and 0.8 < z.std() < 1.2
 
 
-def test_check_mechanism_and_a_json_file(tmp_path):
-    mechanism = SMALL[1]
+@pytest.mark.parametrize("mechanism", [SMALL[1], SMALL[-1]], ids=["classes", "grouped"])
+def test_check_mechanism_and_a_json_file(tmp_path, mechanism):
     check_mechanism(mechanism)
     mechanism.to_json(tmp_path / "design.json")
     loaded = ld.load(tmp_path / "design.json")
@@ -222,3 +233,22 @@ def test_the_privacy_table_is_an_exact_ldp_reduction(mechanism):
             for index, (o, _, _) in enumerate(outputs):
                 grouped[column[(o, cases[0][index], cases[1][index])]] += full[x, index]
             np.testing.assert_allclose(grouped, table[row], atol=1e-12)
+
+
+def test_a_prior_without_classes_is_grouped_and_certified_at_itself():
+    """method='classes' at Zipf(1.1), k = 60: the design at the grouped prior, with its vertices at eps' < eps, holds
+    eps-LIP at the Zipf prior itself (exact certificate), within 5 % of the relaxation dual bound there."""
+    weights = 1 / np.arange(1, 61) ** 1.1
+    prior = ld.Prior(weights / weights.sum())
+    mechanism = ld.design(prior, ld.LIP(1.0), method="classes", baselines=False)
+    assert mechanism.family == "class-lip" and mechanism.level_epsilon < 1.0
+    np.testing.assert_allclose(mechanism.prior.probabilities, prior.probabilities)
+    assert mechanism.verify().passed and mechanism.verify().epsilon <= 1.0
+    assert mechanism.verify().epsilon == mechanism.certificate_at(prior).epsilon
+    assert mechanism.certificate_at(mechanism.class_prior).epsilon < mechanism.verify().epsilon + 0.05
+    assert mechanism.optimality["gap"] < 0.05 and "grouped" in mechanism.provenance["method"]
+
+
+def test_method_classes_is_refused_where_it_does_not_apply():
+    with pytest.raises(ValidationError, match="method is 'classes'"):
+        ld.design(np.full(8, 1 / 8), ld.LDP(1.0), method="classes")

@@ -10,6 +10,7 @@ from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.designer.rr import design_table
 from lipdesign.designer.unary import MAX_RR_BASELINE_K, check_unary, unary_design
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
+from lipdesign.mechanisms.class_subset import MAX_CLASS_K
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies, as_objective
@@ -22,7 +23,7 @@ from solvers.threads import one_thread
 FAMILIES = ("rr", "unary", "hashing")
 
 #: Design methods of the randomized-response family (``design(..., method=...)``).
-METHODS = ("auto", "exact", "columns")
+METHODS = ("auto", "exact", "columns", "classes")
 
 #: Smallest epsilon ``design`` solves for (every notion and family). In a sweep of 6 notions x 3 random priors at
 #: k = 4, every design from 1e-3 to 30 succeeded with a finite figure, while at 1e-4 and 1e-6 14 of 36 failed or gave
@@ -65,8 +66,12 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
     column generation over the cone's slice (docs/math.md §12: every notion at any k, stopped within
     ``target_gap`` of the best certified lower bound, after ``max_rounds`` rounds or past ``time_limit`` seconds
     (default TIME_LIMIT, 600; None: no limit), the gap and the bound that limits it reported either way),
-    "auto" (the default) the exact method where enumeration fits in ``max_rays`` and column generation past it;
-    "exact" raises ProblemTooLargeError, before the expensive work, where it does not fit.
+    "classes" a class-symmetric design (docs/math.md §11: ld.LIP for X, ld.Frequencies, k <= 2048; a
+    ``ClassSymmetricLIP``), at the prior's own classes of equally likely values or, where it has none, at the prior
+    grouped into classes of nearly equal values and certified eps-LIP at the prior itself; "auto" (the default) the
+    exact method where enumeration fits in ``max_rays``, past it a class-symmetric design at a prior with at most 32
+    classes or with k >= 512 (grouped), and column generation otherwise. "exact" raises ProblemTooLargeError,
+    before the expensive work, where enumeration does not fit.
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
@@ -84,6 +89,11 @@ def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, bas
                                                    time_limit != TIME_LIMIT):
         raise ValidationError(f"target_gap, max_rounds and time_limit set column generation (family='rr', method "
                               f"'auto' or 'columns'); here family is {family!r} and method {method!r}")
+    if method == "classes" and not (isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
+                                    and isinstance(objective, Frequencies) and prior.k <= MAX_CLASS_K):
+        raise ValidationError(f"method is 'classes'; class-symmetric designs are made for ld.LIP for X itself "
+                              f"(no secret, no prior set) and ld.Frequencies at k <= {MAX_CLASS_K} (here {notion!r}, "
+                              f"{type(objective).__name__}, k = {prior.k})")
     if family != "hashing" and buckets != 2:
         raise ValidationError(f"buckets is {fmt(buckets)}; it sets the buckets of family='hashing' (family is "
                               f"{family!r})")

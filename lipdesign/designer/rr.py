@@ -22,7 +22,7 @@ from lipdesign.designer.bounds import (
     per_bin_bound,
     uniform_prior_optimum,
 )
-from lipdesign.designer.classes import class_symmetric_design, prior_classes
+from lipdesign.designer.classes import GROUPED_MIN_K, class_symmetric_design, grouped_design, prior_classes
 from lipdesign.designer.columns import (
     MAX_ROUNDS,
     TARGET_GAP,
@@ -35,7 +35,7 @@ from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 from lipdesign.designer.weights import population_table, ray_lp_table
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError
-from lipdesign.mechanisms.class_subset import ClassSymmetricLIP
+from lipdesign.mechanisms.class_subset import MAX_CLASS_K, MAX_CLASSES, ClassSymmetricLIP
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism
@@ -53,7 +53,8 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
                  target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS, time_limit=None):
     """The randomized-response design of ``ld.design`` (family "rr") for inputs it has validated: a TableMechanism
     with its provenance (method, optimality, baselines). ``method``: "exact" (enumerated rays; ProblemTooLargeError
-    past ``max_rays``), "columns" (column generation) or "auto" (exact where it fits)."""
+    past ``max_rays``), "columns" (column generation), "classes" (class-symmetric, docs/math.md §11) or "auto"
+    (exact where it fits)."""
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
     matching = prior_matching_channel(prior.probabilities, notion.epsilon) if plain_lip and objective.population else None
     uniform = objective.kind == "frequencies" and prior.k > 2 and np.ptp(prior.probabilities) == 0
@@ -65,10 +66,11 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
     elif matching is not None:
         table, info = matching, {"method": "closed form: prior matching (docs/math.md §10, §11)"}
     else:
-        rays = None if method == "columns" else _rays(prior, notion, max_rays, progress,
-                                                      columns=method == "auto")
-        if rays is None and method == "auto" and plain_lip and objective.kind == "frequencies" and \
-                prior_classes(prior) is not None:
+        rays = None if method in ("columns", "classes") else _rays(prior, notion, max_rays, progress,
+                                                                   columns=method == "auto")
+        if rays is None and plain_lip and objective.kind == "frequencies" and (
+                method == "classes" or method == "auto" and (prior_classes(prior) is not None or
+                                                             GROUPED_MIN_K <= prior.k <= MAX_CLASS_K)):
             return _class_design(prior, notion, objective, max_rays, baselines, progress, time_limit)
         if rays is None:  # the certified bounds first: the rounds stop at the target gap to the best of them
             check_columns_size(prior, notion)
@@ -153,7 +155,10 @@ def _class_design(prior, notion, objective, max_rays, baselines, progress, time_
     the extreme rays do not fit: a ``ClassSymmetricLIP`` with the gap to the certified bounds and the baselines."""
     announce(progress, f"certified lower bounds (k = {prior.k})", MAX_ROUNDS)
     bounds = lower_bounds(prior, notion, objective)
-    mechanism, info = class_symmetric_design(prior, notion, progress=progress, time_limit=time_limit)
+    if prior_classes(prior, MAX_CLASSES) is not None:
+        mechanism, info = class_symmetric_design(prior, notion.epsilon, progress=progress, time_limit=time_limit)
+    else:  # grouped into classes, certified at the prior itself
+        mechanism, info = grouped_design(prior, notion, progress=progress, time_limit=time_limit)
     info["optimality"] = optimality(mechanism.mse, bounds)
     if baselines:
         skipped = {}

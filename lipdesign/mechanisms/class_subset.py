@@ -46,13 +46,6 @@ MAX_CLASS_K = 2048
 CASES = ("free", "high", "low")
 
 
-def class_prior(classes, probabilities):
-    """The design prior P_x = probabilities[classes[x]] as exact Fractions summing to 1."""
-    exact = [Fraction(float(probabilities[c])) for c in classes]
-    total = sum(exact)
-    return [value / total for value in exact]
-
-
 def orbit_levels(epsilon, sizes, probabilities, free, high):
     """(class sums S_c, class squares Q_c, free level z) of the vertex with free class ``free`` and ``high[c]`` values
     of each class at e^eps (as implemented), the rest at e^-eps, z making P . r = 1."""
@@ -90,10 +83,13 @@ class ClassSymmetricLIP(_Subset):
         ("probabilities", "m positive probabilities, one per class, with sum_x probabilities[classes[x]] = 1"),
         ("orbits", f"1..{MAX_ORBITS} objects {{weight > 0, free class, high: m counts}} whose free level lies in "
                    "[e^-eps, e^eps] and whose weights make every row of the table sum to 1 (to 1e-9)"),
-        ("labels", "None, or k distinct labels"))
+        ("labels", "None, or k distinct labels"),
+        ("level_epsilon", "None (epsilon), or the epsilon of the vertices' levels, in (0, epsilon]"),
+        ("prior", "None (the class prior), or k probabilities: the prior the LIP claim is made at"))
     client_cost = "O(k) per report (16 + 2k bits; one bounded integer per value at e^eps, and one for z)"
 
-    def __init__(self, epsilon, classes, probabilities, orbits, labels=None, *, provenance=None):
+    def __init__(self, epsilon, classes, probabilities, orbits, labels=None, level_epsilon=None, prior=None, *,
+                 provenance=None):
         classes = np.asarray(classes)
         if classes.ndim != 1 or classes.size < 2 or classes.dtype.kind not in "iu":
             raise ValidationError(f"classes is {classes.tolist()!r:.80}; it must list the class (an integer) of each "
@@ -115,6 +111,13 @@ class ClassSymmetricLIP(_Subset):
             raise ValidationError(f"probabilities is {probabilities.tolist()!r:.80}; it must give each of the {m} "
                                   "classes a positive probability per value, summing to 1 over the values")
         self.probabilities = tuple(probabilities.tolist())
+        self.level_epsilon = self.epsilon if level_epsilon is None else self.checked_epsilon(level_epsilon)
+        if self.level_epsilon > self.epsilon:
+            raise ValidationError(f"level_epsilon is {self.level_epsilon:g}; it must be at most epsilon "
+                                  f"({self.epsilon:g})")
+        self._level_exp = implemented_exp(self.level_epsilon)
+        self.claim_prior = None if prior is None else \
+            tuple(probability_vector(prior, "prior", length=self.k).tolist())
         self.orbits = self._checked_orbits(orbits, m)
         self._draws = self._thresholds()
         self._exact = self._realised()
@@ -122,7 +125,7 @@ class ClassSymmetricLIP(_Subset):
         self._claimed = self.certificate_at(self.prior)
         if not self._claimed.passed:
             raise VerificationError(f"the class-symmetric design realises LIP epsilon {self._claimed.epsilon:.12g} > "
-                                    f"{self.epsilon:g} at its prior")
+                                    f"{self.epsilon:g} at {'the class prior' if prior is None else 'prior'}")
         orbit, top, bottom = self._ldp_pair()
         ldp = self._exact["scaled"][orbit][top] / self._exact["scaled"][orbit][bottom]
         self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon,
@@ -140,7 +143,7 @@ class ClassSymmetricLIP(_Subset):
         if not isinstance(orbits, (list, tuple)) or not 1 <= len(orbits) <= MAX_ORBITS:
             raise ValidationError(f"orbits has {len(orbits) if isinstance(orbits, (list, tuple)) else orbits!r} "
                                   f"entries; it must be a list of 1..{MAX_ORBITS} orbits")
-        e, a = self.exp_epsilon, 1.0 / self.exp_epsilon
+        e, a = self._level_exp, 1.0 / self._level_exp
         checked, sums = [], np.zeros(m)
         p, n = np.asarray(self.probabilities), self.sizes
         for index, orbit in enumerate(orbits):
@@ -156,7 +159,7 @@ class ClassSymmetricLIP(_Subset):
             weight = float(orbit["weight"])
             if not weight > 0 or not np.isfinite(weight):
                 raise ValidationError(f"orbits[{index}].weight is {orbit['weight']!r}; it must be positive")
-            class_sums, _, z = orbit_levels(self.epsilon, n, p, free, high)
+            class_sums, _, z = orbit_levels(self.level_epsilon, n, p, free, high)
             if not a * (1 - 1e-9) <= z <= e * (1 + 1e-9):
                 raise ValidationError(f"orbits[{index}] has free level {z:.6g} outside [e^-eps, e^eps] = "
                                       f"[{a:.6g}, {e:.6g}]: it is no vertex of the LIP slice at this prior")
@@ -176,7 +179,7 @@ class ClassSymmetricLIP(_Subset):
     def _thresholds(self):
         """Per class: the orbit thresholds (N,) and per orbit the (free end, high end) of the case draw, each on the
         2^-53 grid; a case of no value is given probability 0 exactly."""
-        e, a = self.exp_epsilon, 1.0 / self.exp_epsilon
+        e, a = self._level_exp, 1.0 / self._level_exp
         draws = []
         for c, size in enumerate(self.sizes):
             masses = []
@@ -201,7 +204,9 @@ class ClassSymmetricLIP(_Subset):
         """Exact Fractions: pi[o][c][case] = Pr[o, case | a value of class c] as drawn, the scaled per-output
         probabilities pi n_c / count (the output probability times the orbit's size), and rho[o][c][case] =
         Pr[y | x] / Pr[y] at the design prior; mass[o] = Pr[orbit o] at the design prior."""
-        prior = class_prior(range(self.sizes.size), self.probabilities)
+        per_value = [Fraction(value) for value in self.probabilities]  # each value's class-prior probability, exact
+        total = sum(value * int(size) for value, size in zip(per_value, self.sizes))
+        prior = [value / total for value in per_value]
         pi, scaled, rho, mass = [], [], [], []
         for o, orbit in enumerate(self.orbits):
             pi.append([])
@@ -234,19 +239,29 @@ class ClassSymmetricLIP(_Subset):
         return 16 + 2 * self.k
 
     @property
-    def prior(self):
-        """The design prior: probabilities[classes[x]] for each value x (with the labels)."""
+    def class_prior(self):
+        """The prior constant on each class, probabilities[classes[x]] for each value x, at which the orbits are
+        vertices and the estimate is weighted."""
         return Prior(np.asarray(self.probabilities)[self._class_of], self.labels)
 
     @property
+    def prior(self):
+        """The prior of the LIP claim: ``prior`` when given (a prior grouped into the classes), else the class prior."""
+        return self.class_prior if self.claim_prior is None else Prior(self.claim_prior, self.labels)
+
+    def _population(self, population, n):
+        return super()._population(self.prior.probabilities if population is None else population, n)
+
+    @property
     def guarantee(self):
-        return Guarantee("LIP", self.epsilon, EXACT_TABLE, "at the design prior, on the realised orbit and case "
+        return Guarantee("LIP", self.epsilon, EXACT_TABLE, "at its prior, on the realised orbit and case "
                                                           "probabilities (docs/math.md §11)")
 
     def parameters(self):
         return {"epsilon": self.epsilon, "classes": list(self.classes), "probabilities": list(self.probabilities),
                 "orbits": [{"weight": o["weight"], "free": o["free"], "high": list(o["high"])} for o in self.orbits],
-                "labels": self.labels}
+                "labels": self.labels, "level_epsilon": None if self.level_epsilon == self.epsilon else self.level_epsilon,
+                "prior": None if self.claim_prior is None else list(self.claim_prior)}
 
     def certificate_at(self, prior):
         """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst
@@ -293,6 +308,12 @@ class ClassSymmetricLIP(_Subset):
 
     def verified_epsilons(self):
         return dict(self.epsilons)
+
+    def ratios(self):
+        """{(orbit, class, case): Pr[y | x] / Pr[y]} at the class prior for an input x of that class in that case of
+        an output y of that orbit (realised probabilities; the same for every such y)."""
+        return {(o, c, case): float(value) for o, orbit in enumerate(self._exact["rho"])
+                for c, cases in enumerate(orbit) for case, value in cases.items() if value is not None}
 
     def _ldp_pair(self):
         """(orbit, (class, case), (class, case)): where the ratio of two inputs' output probabilities is largest."""
