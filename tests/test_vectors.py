@@ -29,7 +29,7 @@ MECHANISMS = [family_class(name).example() for name in families()] + [
     designed(), HarmonyNumeric(2.0, 5, coordinates="public", seed=11),
     OLH(2.0, 20, pool=16, seed=99),  # a public pool: reports (s, y)
     Piecewise(6.0, d=3), Hybrid(7.5, d=4),  # 2 and 3 attributes per report (epsilon >= 5)
-    class_symmetric_design(ld.Prior([0.3, 0.2, 0.2, 0.1, 0.1, 0.1]), ld.LIP(1.0))[0]]  # 3 classes, several orbits
+    class_symmetric_design(ld.Prior([0.3, 0.2, 0.2, 0.1, 0.1, 0.1]), 1.0)[0]]  # 3 classes, several orbits
 IDS = [f"{m.family}-{i}" for i, m in enumerate(MECHANISMS)]
 
 
