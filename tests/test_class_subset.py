@@ -159,11 +159,12 @@ def report_of(mechanism, output):
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
 def test_the_design_is_the_exact_table_optimum(epsilon):
     """Three classes at k = 11: the class-symmetric design equals the optimum over every extreme ray (the exact
-    method, no symmetry assumed) to the 1e-10 margin on e^eps; both are certified exactly."""
+    method, no symmetry assumed) up to the margins on e^eps (1e-8 for the orbits, 1e-10 for tables); both are
+    certified exactly."""
     prior = ld.Prior([0.3] + [0.1] * 4 + [0.05] * 6)
     mechanism = designed(prior.probabilities, epsilon)
     table = ld.design(prior, ld.LIP(epsilon), baselines=False, method="exact")
-    assert mechanism.mse == pytest.approx(table.mse, rel=2e-9) and mechanism.verify().passed
+    assert mechanism.mse == pytest.approx(table.mse, rel=1e-7) and mechanism.verify().passed  # levels 1e-8 inside
     assert mechanism.mse >= table.mse * (1 - 1e-12)
 
 

@@ -12,8 +12,14 @@ from scipy.optimize import linprog
 
 from lipdesign.designer.columns import PRICING_SEED, RANDOM_STARTS, announce
 from lipdesign.errors import SolverError
-from lipdesign.mechanisms.class_subset import MAX_CLASS_K, MAX_CLASSES, ClassSymmetricLIP, orbit_levels
-from lipdesign.mechanisms.sampling import implemented_exp
+from lipdesign.mechanisms.class_subset import (
+    MAX_CLASS_K,
+    MAX_CLASSES,
+    ClassSymmetricLIP,
+    level_exp,
+    min_orbit_weight,
+    orbit_levels,
+)
 from lipdesign.model import Prior
 from lipdesign.progress import ProgressLine
 from solvers.class_orbits import ClassLayout, orbit_weights, pricing_terms
@@ -32,16 +38,14 @@ GROUP_WIDTH = 0.1
 #: 3.2 % and 3.3 % (docs/math.md §12).
 GROUPED_MIN_K = 512
 
-#: The first vertex level is eps - LEVEL_GUESS delta (delta = max |ln(P_x / class prior_x)|; measured: the LIP
-#: at P then lands just below eps at k = 256 and 1024, Zipf(1.1)); each failed attempt lowers it by the excess and
-#: LEVEL_MARGIN, for at most GROUPED_ATTEMPTS designs.
+#: The first vertex level is eps - LEVEL_GUESS delta (delta = max |ln(P_x / class prior_x)|; measured at Zipf(1.1):
+#: the LIP at P then lands just below eps at eps = 1, above it at eps = 2, where the excess X over the level is
+#: about 0.65 delta). The next levels follow from X (``grouped_design``), for at most GROUPED_ATTEMPTS designs.
 LEVEL_GUESS = 0.3
-LEVEL_MARGIN = 1e-4
-GROUPED_ATTEMPTS = 4
-
-#: Orbits lighter than this are dropped before the weights are solved again: the sampler realises an orbit's
-#: probability on the 2^-53 grid, and the realised ratios must stay inside the 1e-10 margin on e^eps.
-MIN_ORBIT_WEIGHT = 1e-6
+LEVEL_SAFETY = 1.1
+LEVEL_RAISE = 1.05
+LEVEL_SLACK = 0.2
+GROUPED_ATTEMPTS = 3
 
 #: Orbits lighter than this share of the heaviest leave the program after each round (they can price back in), and
 #: at most NEW_PER_CLASS orbits per class enter per round, the best priced: the barrier costs the cube of the orbits.
@@ -105,7 +109,7 @@ def class_symmetric_design(prior, epsilon, *, progress=None, time_limit=None):
     ``prior`` has a few classes of equally likely values (``prior_classes``)."""
     classes, probabilities = prior_classes(prior, MAX_CLASSES)
     layout = ClassLayout.of(classes)
-    high = implemented_exp(epsilon)
+    high = level_exp(epsilon)
     low = 1.0 / high
     slice_ = BoxSlice(prior.probabilities, math.log(high))
     rng = np.random.default_rng(PRICING_SEED)
@@ -122,9 +126,11 @@ def class_symmetric_design(prior, epsilon, *, progress=None, time_limit=None):
         fresh = 0
         for point in points:
             spec = _spec(point, layout, low, high)
-            z = orbit_levels(epsilon, layout.sizes, probabilities, *spec)[2]
-            if spec not in specs and low * (1 - 1e-9) <= z <= high * (1 + 1e-9):
-                specs[spec] = orbit_levels(epsilon, layout.sizes, probabilities, *spec)
+            if spec in specs:
+                continue
+            levels = orbit_levels(epsilon, layout.sizes, probabilities, *spec)
+            if low * (1 - 1e-9) <= levels[2] <= high * (1 + 1e-9):
+                specs[spec] = levels
                 fresh += 1
         return fresh
 
@@ -146,7 +152,8 @@ def class_symmetric_design(prior, epsilon, *, progress=None, time_limit=None):
         points, values = ascend(slice_, quadratic, linear,
                                 np.concatenate([used, slice_.linear_max(rng.random((RANDOM_STARTS, prior.k)) * p)]))
         if progress is not None:
-            detail = f"{int((weights > 0).sum())} orbits, figure {result.value - 1:.6g}; {time.perf_counter() - start:.1f} s"
+            detail = (f"{int((weights > 0).sum())} orbits, figure {result.value - 1:.6g} at the class prior; "
+                      f"{time.perf_counter() - start:.1f} s")
             progress(ProgressLine(f"class-symmetric design round {rounds}: {detail}", phase="class-symmetric design",
                                   done=rounds, total=CLASS_ROUNDS, unit="rounds", detail=detail))
         history.append(result.value)
@@ -164,7 +171,7 @@ def class_symmetric_design(prior, epsilon, *, progress=None, time_limit=None):
             break
     else:
         stopped = f"the budget of {CLASS_ROUNDS} rounds ran out"
-    orbits = _kept(specs, layout)
+    orbits = _kept(specs, layout, min_orbit_weight(epsilon))
     mechanism = ClassSymmetricLIP(epsilon, classes, probabilities, orbits, None if list(prior.labels) == list(
         range(prior.k)) else list(prior.labels))
     info = {"method": f"class-symmetric orbits over {layout.m} classes of equally likely values, weights by the "
@@ -196,27 +203,42 @@ def grouped_prior(prior, width=GROUP_WIDTH):
 def grouped_design(prior, notion, *, progress=None, time_limit=None):
     """(ClassSymmetricLIP claiming eps-LIP at ``prior`` itself, info) for a prior without classes: the class-symmetric
     design at the grouped prior (``grouped_prior``) with its vertices at a level eps' < eps, certified exactly at the
-    prior (``certificate_at``, rearrangement within classes); eps' starts at eps - LEVEL_GUESS delta and is lowered by
-    the excess until the certificate holds (docs/math.md §11)."""
+    prior (``certificate_at``, rearrangement within classes). eps' starts at eps - LEVEL_GUESS delta; with X the
+    certified LIP at the prior less eps', a design that fails is redone at eps - LEVEL_SAFETY X and one that holds
+    with room to spare (eps - its LIP above LEVEL_SLACK X) at eps - LEVEL_RAISE X; the best that holds is returned
+    (docs/math.md §11)."""
     grouped, delta = grouped_prior(prior)
-    level, start = notion.epsilon - LEVEL_GUESS * delta, time.perf_counter()
+    epsilon, start = notion.epsilon, time.perf_counter()
+    level, best = epsilon - LEVEL_GUESS * delta, None
     for attempt in range(1, GROUPED_ATTEMPTS + 1):
-        left = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 1.0)
-        announce(progress, f"grouped into classes (width {GROUP_WIDTH:g}, delta {delta:.4f}); design {attempt} at "
-                           f"vertex level eps' = {level:.6g}", CLASS_ROUNDS)
-        mechanism, info = class_symmetric_design(grouped, level, progress=progress, time_limit=left)
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        if left is not None and left <= 0 and best is not None:
+            break
+        announce(progress, f"grouped into classes (delta {delta:.4f}); design {attempt} at vertex level "
+                           f"eps' = {level:.6g}", CLASS_ROUNDS)
+        mechanism, info = class_symmetric_design(grouped, level, progress=progress,
+                                                 time_limit=None if left is None else max(left, 1.0))
         certified = mechanism.certificate_at(prior).epsilon
-        if certified <= notion.epsilon:
-            parameters = {**mechanism.parameters(), "epsilon": notion.epsilon, "level_epsilon": level,
+        excess = certified - level
+        if certified <= epsilon:
+            parameters = {**mechanism.parameters(), "epsilon": epsilon, "level_epsilon": level,
                           "prior": prior.probabilities.tolist()}
-            info["method"] = (f"class-symmetric orbits over {mechanism.sizes.size} classes of the prior grouped to "
-                              f"within e^{GROUP_WIDTH:g} (delta {delta:.4f}), vertices at eps' = {level:.6g}, certified "
-                              f"eps-LIP at the prior itself ({certified:.6g}; docs/math.md §11)")
-            info["attempts"] = attempt
-            return ClassSymmetricLIP(**parameters), info
-        level -= certified - notion.epsilon + LEVEL_MARGIN
-    raise SolverError(f"the grouped class-symmetric design did not certify eps = {notion.epsilon:g} at the prior in "
-                      f"{GROUPED_ATTEMPTS} attempts (last vertex level {level:.6g}); try method='columns'")
+            candidate = ClassSymmetricLIP(**parameters)
+            if best is None or candidate.mse < best[0].mse:
+                info["method"] = (f"class-symmetric orbits over {mechanism.sizes.size} classes of the prior grouped "
+                                  f"to within e^{GROUP_WIDTH:g} (delta {delta:.4f}), vertices at eps' = {level:.6g}, "
+                                  f"certified eps-LIP at the prior itself ({certified:.6g}; docs/math.md §11)")
+                info["attempts"] = attempt
+                best = (candidate, info)
+            if epsilon - certified <= LEVEL_SLACK * excess:
+                break
+            level = epsilon - LEVEL_RAISE * excess
+        else:
+            level = epsilon - LEVEL_SAFETY * excess
+    if best is None:
+        raise SolverError(f"the grouped class-symmetric design did not certify eps = {epsilon:g} at the prior in "
+                          f"{GROUPED_ATTEMPTS} attempts (last vertex level {level:.6g}); try method='columns'")
+    return best
 
 
 #: Rounds of the phase-1 program that adds orbits until the rows of the table can sum to 1.
@@ -243,9 +265,10 @@ def _make_feasible(specs, add, slice_, layout):
                       "to 1 (the phase-1 program stalled)")
 
 
-def _kept(specs, layout):
-    """The orbits of positive weight, every one at least MIN_ORBIT_WEIGHT (lighter ones dropped and the weights
-    solved again over the rest)."""
+def _kept(specs, layout, lightest):
+    """The orbits of positive weight, every one at least ``lightest`` (lighter ones dropped and the weights solved
+    again over the rest): the sampler realises an orbit's probability on the 2^-53 grid, and the realised ratios
+    must stay inside the margin on e^eps (``min_orbit_weight``)."""
     keys = list(specs)
     while True:
         sums = np.array([specs[key][0] for key in keys])
@@ -253,9 +276,9 @@ def _kept(specs, layout):
         result = orbit_weights(sums, spreads, layout.sizes)
         if not result.converged:
             raise SolverError(f"the class-symmetric weights over the {len(keys)} orbits left after dropping those "
-                              f"below {MIN_ORBIT_WEIGHT:g} did not converge")
+                              f"below {lightest:g} did not converge")
         weights = result.weights
-        light = weights < MIN_ORBIT_WEIGHT
+        light = weights < lightest
         if not light.any():
             return [{"weight": float(w), "free": key[0], "high": list(key[1])} for key, w in zip(keys, weights)]
         keys = [key for key, drop in zip(keys, light) if not drop]

@@ -19,6 +19,7 @@ Reports: 16 bits of orbit index, then 2k bits (H, then the one-hot z), packed 8 
 the number of reports and the bit sums. Numpy and the standard library only.
 """
 
+import math
 from fractions import Fraction
 from types import MappingProxyType
 
@@ -28,7 +29,7 @@ from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.postprocess import consistent
-from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
+from lipdesign.mechanisms.sampling import realized_probability
 from lipdesign.mechanisms.subset import BLOCK_POSITIONS, _design_lines, _pack, _Subset, random_subsets
 from lipdesign.mechanisms.unary import check_spare_bits
 from lipdesign.model import Prior, PriorSet
@@ -45,11 +46,26 @@ MAX_CLASS_K = 2048
 
 CASES = ("free", "high", "low")
 
+#: The vertices' levels sit this far (relative) inside e^+-eps: an orbit's probability given a class, w S_c/n_c >=
+#: w e^-eps, is realised on the 2^-53 grid within 2^-53/(w e^-eps) of itself relative, which the margin must cover
+#: (``min_orbit_weight``); 1e-8 costs about 1e-8 of the variance.
+LEVEL_MARGIN = 1e-8
+
+
+def level_exp(epsilon):
+    """e^eps as the class-symmetric vertices use it: LEVEL_MARGIN inside."""
+    return math.exp(epsilon) * (1.0 - LEVEL_MARGIN)
+
+
+def min_orbit_weight(epsilon):
+    """The lightest orbit weight whose realised probabilities stay within a quarter of LEVEL_MARGIN (relative)."""
+    return max(1e-6, 4.0 * 2.0**-53 * math.exp(epsilon) / LEVEL_MARGIN)
+
 
 def orbit_levels(epsilon, sizes, probabilities, free, high):
     """(class sums S_c, class squares Q_c, free level z) of the vertex with free class ``free`` and ``high[c]`` values
-    of each class at e^eps (as implemented), the rest at e^-eps, z making P . r = 1."""
-    e = implemented_exp(epsilon)
+    of each class at e^eps (``level_exp``), the rest at e^-eps, z making P . r = 1."""
+    e = level_exp(epsilon)
     a = 1.0 / e
     sizes, p, h = np.asarray(sizes, float), np.asarray(probabilities, float), np.asarray(high, float)
     is_free = np.arange(sizes.size) == free
@@ -115,7 +131,7 @@ class ClassSymmetricLIP(_Subset):
         if self.level_epsilon > self.epsilon:
             raise ValidationError(f"level_epsilon is {self.level_epsilon:g}; it must be at most epsilon "
                                   f"({self.epsilon:g})")
-        self._level_exp = implemented_exp(self.level_epsilon)
+        self._level_exp = level_exp(self.level_epsilon)
         self.claim_prior = None if prior is None else \
             tuple(probability_vector(prior, "prior", length=self.k).tolist())
         self.orbits = self._checked_orbits(orbits, m)
