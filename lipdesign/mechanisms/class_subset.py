@@ -592,14 +592,16 @@ class ClassSymmetricLIP(_Subset):
 
     @property
     def mse(self):
-        """n x the sum of the variances of the unbiased estimate at the design prior, given the users' values."""
+        """n x the sum of the variances of the unbiased estimate at ``prior`` (the claim's), given the users' values."""
         return float(self._variance(self.prior.probabilities, 1, "unbiased", None).sum())
 
     def summary(self):
+        where = "the class prior" if self.claim_prior is None else \
+            f"its prior (grouped into the classes; vertices at eps' = {self.level_epsilon:.6g})"
         lines = [f"{self!r}: a class-symmetric LIP design, {len(self.orbits)} orbit{'s' * (len(self.orbits) != 1)} "
-                 f"over {self.sizes.size} classes of equally likely values (docs/math.md §11)",
+                 f"over {self.sizes.size} classes (docs/math.md §11)",
                  f"  guarantee (exactly verified on the realised probabilities, rounded up): LIP for X "
-                 f"{self.epsilons['LIP for X']:.6g} at the design prior, LDP for X {self.epsilons['LDP']:.6g}",
-                 f"  accuracy: n x sum of the variances of the unbiased estimate at the design prior, given the "
-                 f"users' values: {self.mse:.6g}"]
+                 f"{self.epsilons['LIP for X']:.6g} at {where}, LDP for X {self.epsilons['LDP']:.6g}",
+                 f"  accuracy: n x sum of the variances of the unbiased estimate (weighted at the class prior) at "
+                 f"{where.split(' (')[0]}, given the users' values: {self.mse:.6g}"]
         return "\n".join(lines + _design_lines(self))
