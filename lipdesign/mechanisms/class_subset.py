@@ -94,7 +94,7 @@ class ClassSymmetricLIP(_Subset):
     given the users' values is exact."""
 
     family = "class-lip"
-    parameter_rules = _Subset.parameter_rules[:1] + (
+    parameter_rules = (
         ("classes", f"k integers, the class of each value, numbering 0..m-1 (m <= {MAX_CLASSES}) with none empty"),
         ("probabilities", "m positive probabilities, one per class, with sum_x probabilities[classes[x]] = 1"),
         ("orbits", f"1..{MAX_ORBITS} objects {{weight > 0, free class, high: m counts}} whose free level lies in "
