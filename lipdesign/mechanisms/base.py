@@ -403,6 +403,16 @@ def verify(subject, notion=None, prior=None, *, exact=True):
     return verify_table(subject, notion, prior, exact=exact)
 
 
+def worst_over_vertices(mechanism, prior_set):
+    """The certificate of ``mechanism.certificate_at`` with the largest epsilon over the vertices of ``prior_set``
+    (LIP over a polytope of priors is the worst over its vertices, docs/math.md §2); ValidationError when the set has
+    another number of values than the mechanism."""
+    if prior_set.k != mechanism.k:
+        raise ValidationError(f"prior has {prior_set.k} values; it must have one per value of the mechanism "
+                              f"({mechanism.k})")
+    return max((mechanism.certificate_at(vertex) for vertex in prior_set.vertices), key=lambda c: c.epsilon)
+
+
 def _verify_at(mechanism, prior):
     """LIP of a designed table, for the secret it protects, at ``prior`` or over a prior set."""
     design_prior = getattr(mechanism, "prior", None)

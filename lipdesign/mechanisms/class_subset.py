@@ -26,12 +26,11 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
-from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, worst_over_vertices
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.postprocess import consistent
 from lipdesign.mechanisms.sampling import realized_probability
 from lipdesign.mechanisms.subset import BLOCK_POSITIONS, _design_lines, _pack, _Subset, random_subsets
-from lipdesign.mechanisms.unary import check_spare_bits
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP
 from lipdesign.validation import integer, probability_vector
@@ -287,10 +286,7 @@ class ClassSymmetricLIP(_Subset):
         the largest levels meet the smallest P_x and largest when they meet the largest (rearrangement
         inequality): sorting P within each class gives both extremes exactly (docs/math.md §11)."""
         if isinstance(prior, PriorSet):
-            if prior.k != self.k:
-                raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
-                                      f"({self.k})")
-            return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
+            return worst_over_vertices(self, prior)
         p = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
         exact = [Fraction(float(value)) for value in p]
         total = sum(exact)
@@ -479,15 +475,12 @@ class ClassSymmetricLIP(_Subset):
         return 2 + -(-2 * self.k // 8)
 
     def _packed(self, reports):
-        reports = np.asarray(reports)
-        if reports.ndim != 2 or reports.shape[1] != self.report_bytes or reports.dtype != np.uint8:
-            raise ValidationError(f"reports has shape {reports.shape} and dtype {reports.dtype}; class-lip reports "
-                                  f"are uint8 of shape (n, {self.report_bytes}): a 16-bit orbit index and {2 * self.k} "
-                                  "bits packed 8 to a byte")
+        """(orbit index, the 2k bits) of each report, checked: the shape and spare bits (``_Subset._packed``, the
+        orbit index being two whole bytes), and an orbit this design has."""
+        reports = super()._packed(reports)
         orbit = reports[:, :2].copy().view("<u2")[:, 0].astype(np.int64)
         if (orbit >= len(self.orbits)).any():
             raise ValidationError(f"reports name orbit {int(orbit.max())}; this design has {len(self.orbits)} orbits")
-        check_spare_bits(reports[:, 2:], 2 * self.k)
         return orbit, reports[:, 2:]
 
     def _statistics(self, reports):

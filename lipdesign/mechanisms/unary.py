@@ -10,7 +10,13 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
-from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, drift_lines, labelled_epsilons
+from lipdesign.mechanisms.base import (
+    EXACT_TABLE,
+    Guarantee,
+    drift_lines,
+    labelled_epsilons,
+    worst_over_vertices,
+)
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol, pure_variance
@@ -493,10 +499,7 @@ class UnaryEncoding(PureProtocol):
         from the joint condition of docs/math.md §7.1 on the realised bit probabilities (decimal arithmetic with its
         rounding bounded and added: ``joint_lip_bound``, ``secret_lip_bound``)."""
         if isinstance(prior, PriorSet):
-            if prior.k != self.k:
-                raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
-                                      f"({self.k})")
-            return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
+            return worst_over_vertices(self, prior)
         probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
         return self._lip_for_x(probabilities) if self.secret is None else self._secret_certificate(probabilities)
 
