@@ -198,6 +198,8 @@ def test_check_mechanism_and_a_json_file(tmp_path, mechanism):
     (lambda p: p.update(orbits=[{**p["orbits"][0], "high": [1, 3]}]), "orbits[0]"),
     (lambda p: p.update(classes=[0, 2, 2, 2, 2]), "classes"),
     (lambda p: p.update(probabilities=[0.5, 0.15]), "probabilities"),
+    (lambda p: p.update(orbits=[{**p["orbits"][0], "high": 3}]), "orbits[0].high"),
+    (lambda p: p.update(orbits=[{**p["orbits"][0], "weight": "heavy"}]), "orbits[0].weight"),
 ])
 def test_bad_parameters_are_refused_with_the_field_and_the_rule(change, field):
     parameters = ClassSymmetricLIP.example().parameters()

@@ -33,7 +33,7 @@ from lipdesign.mechanisms.sampling import realized_probability
 from lipdesign.mechanisms.subset import BLOCK_POSITIONS, _design_lines, _pack, _Subset, random_subsets
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP
-from lipdesign.validation import integer, probability_vector
+from lipdesign.validation import integer, probability_vector, real_number
 from lipdesign.verification import Certificate, exp_bounds, log_upper
 
 #: Largest number of orbits (the orbit index is 16 bits) and of classes of a class-symmetric design.
@@ -166,13 +166,13 @@ class ClassSymmetricLIP(_Subset):
                 raise ValidationError(f"orbits[{index}] is {orbit!r:.80}; it must be an object with the keys weight, "
                                       "free and high")
             free = integer(orbit["free"], f"orbits[{index}].free", low=0, high=m - 1)
-            high = [integer(h, f"orbits[{index}].high", low=0, high=int(n[c]) - (c == free))
-                    for c, h in enumerate(orbit["high"])] if len(orbit["high"]) == m else None
-            if high is None:
-                raise ValidationError(f"orbits[{index}].high has {len(orbit['high'])} counts; it must have one per "
+            if not isinstance(orbit["high"], (list, tuple)) or len(orbit["high"]) != m:
+                raise ValidationError(f"orbits[{index}].high is {orbit['high']!r:.80}; it must list one count per "
                                       f"class ({m})")
-            weight = float(orbit["weight"])
-            if not weight > 0 or not np.isfinite(weight):
+            high = [integer(h, f"orbits[{index}].high[{c}]", low=0, high=int(n[c]) - (c == free))
+                    for c, h in enumerate(orbit["high"])]
+            weight = real_number(orbit["weight"], f"orbits[{index}].weight", low=0.0)
+            if not weight > 0:
                 raise ValidationError(f"orbits[{index}].weight is {orbit['weight']!r}; it must be positive")
             class_sums, _, z = orbit_levels(self.level_epsilon, n, p, free, high)
             if not a * (1 - 1e-9) <= z <= e * (1 + 1e-9):
