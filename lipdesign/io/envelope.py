@@ -119,7 +119,7 @@ def _check_fingerprint(mechanism, document, source):
 
 
 def _check_no_provenance(mechanism, document, source):
-    if "provenance" in document and mechanism.provenance is None:
+    if "provenance" in document and mechanism.provenance is None and not mechanism.records_provenance:
         raise FormatError(f"{source}: provenance is given, but {type(mechanism).__name__} records no design "
                           "provenance")
 

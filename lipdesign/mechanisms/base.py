@@ -96,6 +96,10 @@ class Mechanism(Immutable):
     parameter_rules: ClassVar[tuple] = ()
     #: Design provenance written with the envelope (designed tables); None for the fixed mechanisms.
     provenance = None
+
+    #: Whether ``ld.design`` may have made this family (with a provenance in its files that ``load`` checks for form
+    #: and leaves out) although the mechanism itself can be built without one.
+    records_provenance = False
     #: What a client computes per report, in words (``ld.compare`` shows it; empty where not stated).
     client_cost: ClassVar[str] = ""
 

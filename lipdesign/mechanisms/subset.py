@@ -90,6 +90,7 @@ class _Subset(Mechanism):
     provenance ``ld.design`` records (``optimality``, ``baselines``)."""
 
     parameter_rules = (("k", f"integer in 2..{MAX_SUBSET_K}"), ("labels", "None, or k distinct labels"))
+    records_provenance = True  # ld.design returns them at a uniform prior, and subset selection under LDP
 
     def _common(self, epsilon, k, labels, provenance):
         self.epsilon = self.checked_epsilon(epsilon)
