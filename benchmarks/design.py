@@ -4,7 +4,7 @@ side by side, never timed assertions.
 
 0. Design speed on a shared machine: ld.design (LIP eps, Zipf(1.1), no baselines) at k = 8, 12 and 64, alone and
    while another process spins on a core of its own (a pure-Python busy loop), with the designer's one BLAS thread
-   (solvers/threads.py) and, for k <= 12, with the libraries' default threads (the undecorated function), all in one
+   (lipdesign/_solvers/threads.py) and, for k <= 12, with the libraries' default threads (the undecorated function), all in one
    run. Target (issue 24): k = 12 under 3 s alone, and under 3x its time alone beside the competing process.
 
 1. ld.Frequencies (the default objective) on Zipf(1.1): the design time of the A-optimal LIP and LDP tables and

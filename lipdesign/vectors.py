@@ -23,7 +23,7 @@ from lipdesign import __version__
 from lipdesign.errors import FormatError, ValidationError
 from lipdesign.io.schema import read_json
 from lipdesign.mechanisms.base import Mechanism
-from lipdesign.mechanisms.hashing import HASH_PRIME
+from lipdesign.mechanisms.olh import HASH_PRIME
 from lipdesign.mechanisms.sampling import secure_generator
 from lipdesign.validation import document_header, fmt, integer
 

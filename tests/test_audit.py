@@ -14,8 +14,8 @@ from scipy import stats
 import lipdesign as ld
 from lipdesign.auditor import clopper_pearson, downward, empirical_epsilon, log_lower
 from lipdesign.mechanisms import GRR, OUE, families, family_class
+from lipdesign.mechanisms.bit_reports import unary_reports
 from lipdesign.mechanisms.rr import randomized_response
-from lipdesign.mechanisms.unary import unary_reports
 
 
 class LieMayEqualTheTruth(GRR):

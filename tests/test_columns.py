@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import lipdesign as ld
+from lipdesign._solvers.rays import box_slice_vertices, cone_extreme_rays, staircase_rays
+from lipdesign._solvers.slices import BoxSlice, PolytopeSlice, StaircaseSlice, ascend
 from lipdesign.designer.baselines import subset_selection_variance
 from lipdesign.designer.bounds import bayes_histogram_bound, relaxation_bound
 from lipdesign.designer.columns import seed_columns
 from lipdesign.errors import ProblemTooLargeError, ValidationError
-from solvers.rays import box_slice_vertices, cone_extreme_rays, staircase_rays
-from solvers.slices import BoxSlice, PolytopeSlice, StaircaseSlice, ascend
 
 
 def zipf(k, s=1.1):
@@ -305,7 +305,7 @@ def test_a_budget_that_ends_above_subset_selection_returns_subset_selection():
 
 def test_the_polytope_slice_keeps_standard_output_clean(tmp_path):
     """highspy prints a banner on file descriptor 1 when an instance is built; a JSON export may be going there."""
-    code = ("import threading, numpy as np; from solvers.slices import PolytopeSlice\n"
+    code = ("import threading, numpy as np; from lipdesign._solvers.slices import PolytopeSlice\n"
             "build = lambda: PolytopeSlice(np.full(3, 1 / 3), -np.eye(3) + 0.5).linear_max(np.eye(3))\n"
             "threads = [threading.Thread(target=build) for _ in range(4)]\n"
             "[thread.start() for thread in threads]; [thread.join() for thread in threads]\n"

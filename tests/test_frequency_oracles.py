@@ -1,4 +1,4 @@
-"""Frequency oracles of lipdesign.mechanisms (rr, unary, hashing, hadamard, projection): GRR, OUE, OLH,
+"""Frequency oracles of lipdesign.mechanisms (rr, oue, olh, hadamard, projection): GRR, OUE, OLH,
 HadamardResponse (docs/math.md §8) and Harmony's categorical mechanism (Alg. 3, docs/math.md §9).
 
 Expected values come from the closed forms of docs/math.md §8/§9 or from independent computations in this file (full
@@ -23,10 +23,10 @@ from lipdesign.mechanisms import (
     OUE,
     HadamardResponse,
     HarmonyCategorical,
-    hashing,
+    bit_reports,
+    olh,
     projection,
     rr,
-    unary,
 )
 from lipdesign.mechanisms.postprocess import norm_sub
 from lipdesign.mechanisms.sampling import implemented_exp
@@ -316,10 +316,10 @@ def test_oue_bits_have_the_documented_probabilities():
 
 
 def test_oue_perturb_refuses_reports_above_the_byte_bound(monkeypatch):
-    assert unary.MAX_OUE_BYTES == 2**31
+    assert bit_reports.MAX_OUE_BYTES == 2**31
     with pytest.raises(ValidationError, match="n \\* ceil\\(k / 8\\) = 1 \\* 137438953472"):
         OUE(1.0, 2**40).perturb([0], rng=0)  # 128 GiB of packed bits: refused before allocating
-    monkeypatch.setattr(unary, "MAX_OUE_BYTES", 100)
+    monkeypatch.setattr(bit_reports, "MAX_OUE_BYTES", 100)
     assert OUE(1.0, 10).perturb(np.arange(50) % 10, rng=0).shape == (50, 2)
     with pytest.raises(ValidationError, match="MAX_OUE_BYTES = 100"):
         OUE(1.0, 10).perturb(np.arange(51) % 10, rng=0)
@@ -377,7 +377,7 @@ def test_hash_collision_matches_brute_force_over_the_family(prime):
         for x, y in itertools.combinations(range(len(hashes)), 2):
             collisions = np.count_nonzero(hashes[x] == hashes[y])
             # int / int is correctly rounded, so the two floats agree exactly
-            assert hashing.hash_collision(g, prime) == collisions / (prime * (prime - 1))
+            assert olh.hash_collision(g, prime) == collisions / (prime * (prime - 1))
 
 
 def test_olh_support_matches_a_per_user_python_computation(monkeypatch):
@@ -388,7 +388,7 @@ def test_olh_support_matches_a_per_user_python_computation(monkeypatch):
     support = [sum(((int(r["a"]) * v + int(r["b"])) % P) % g == int(r["y"]) for r in reports) for v in range(k)]
     expected = (np.array(support) / values.size - mechanism.q) / (mechanism.p - mechanism.q)
     assert np.allclose(mechanism.estimate(reports), expected, rtol=1e-13, atol=1e-13)
-    monkeypatch.setattr(hashing, "BLOCK", 100)  # 1 value per chunk
+    monkeypatch.setattr(olh, "BLOCK", 100)  # 1 value per chunk
     assert np.allclose(mechanism.estimate(reports), expected, rtol=1e-13, atol=1e-13)
 
 

@@ -11,10 +11,10 @@ import pytest
 import lipdesign as ld
 from lipdesign.errors import ShrinkageWarning
 from lipdesign.mechanisms import local_hashing
+from lipdesign.mechanisms.closed_forms import binary_lip_flips
 from lipdesign.mechanisms.local_hashing import LocalHashing, cell_channels
 from lipdesign.simulation import drifted
 from lipdesign.verification import exp_bounds
-from solvers.closed_forms import binary_lip_flips
 
 
 def zipf(k, s=1.1):
@@ -272,7 +272,7 @@ def test_pooled_hashing_with_more_buckets():
     repaired and verified exactly (so on every hash of the pool). With g = 2 over the whole family (k = 8: 110 hashes)
     it is the closed form's GLS; more buckets carry more than one bit, which pays at larger eps; under LDP it is
     OLH with g buckets."""
-    from lipdesign.designer.hashing import pooled_hashing
+    from lipdesign.designer.local_hashing import pooled_hashing
 
     prior = ld.Prior(zipf(8))
     two = pooled_hashing(prior, ld.LIP(1.0), 2, baselines=False)

@@ -294,8 +294,8 @@ def test_the_relaxation_dual_holds_for_random_mechanisms_at_random_multipliers()
     """docs/math.md §11: tr(M^-1) >= 2 ||D^(1/2) (I - 1 P^T) S^(1/2)||_* - u sum d + sum s P^2 + sum (1 - s) v for
     EVERY eps-LIP mechanism and every d >= 0, s in [0, 1]^k; the nuclear norm computed here from the eigenvalues of
     D^(1/2) N_s D^(1/2), N_s = Pi S Pi^T (an independent route to the same singular values)."""
+    from lipdesign._solvers.relaxation_dual import certified_value, maximise
     from lipdesign.designer.bounds import per_bin_variance
-    from solvers.relaxation_dual import certified_value, maximise
 
     rng = np.random.default_rng(11)
     for _ in range(40):

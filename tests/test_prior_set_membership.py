@@ -9,7 +9,7 @@ import pytest
 import lipdesign as ld
 from lipdesign.mechanisms.base import content_fingerprint
 from lipdesign.mechanisms.table import TableMechanism
-from lipdesign.mechanisms.unary import UnaryEncoding
+from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
 
 def test_a_box_empty_in_exact_arithmetic_is_refused():

@@ -7,8 +7,8 @@ import pytest
 from scipy.optimize import linprog
 
 import lipdesign as ld
+from lipdesign._solvers.slices import PolytopeSlice
 from lipdesign.designer.columns import notion_slice
-from solvers.slices import PolytopeSlice
 
 
 def zipf(k, s=1.1):

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import lipdesign as ld
-import lipdesign.designer.unary as unary_designer
+import lipdesign.designer.unary_encoding as unary_designer
+from lipdesign._solvers.unary_encoding import UnaryDesign
 from lipdesign.errors import SolverError
 from lipdesign.model.prior_set import PriorSet
-from solvers.unary import UnaryDesign
 
 EPSILON = 1.23e-3
 RADIUS = 0.12

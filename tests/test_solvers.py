@@ -1,4 +1,4 @@
-"""solvers/: extreme-ray enumeration and the closed forms it must agree with (docs/math.md §5)."""
+"""lipdesign/_solvers/: extreme-ray enumeration and the closed forms it must agree with (docs/math.md §5)."""
 
 import math
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import lipdesign as ld
-from lipdesign.designer import rays as designer_rays
-from solvers.rays import (
+from lipdesign._solvers.rays import (
     EnumerationLimitError,
     bit_patterns,
     box_slice_vertices,
@@ -15,6 +14,7 @@ from solvers.rays import (
     level_rays,
     staircase_rays,
 )
+from lipdesign.designer import rays as designer_rays
 
 
 def as_set(rays):

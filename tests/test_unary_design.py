@@ -10,11 +10,11 @@ import pytest
 from scipy.optimize import minimize
 
 import lipdesign as ld
+from lipdesign._solvers.unary_encoding import ALPHA_CAP
 from lipdesign.designer.baselines import symmetric_unary_variance
 from lipdesign.errors import ShrinkageWarning
-from lipdesign.mechanisms.unary import UnaryEncoding
+from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 from lipdesign.simulation import drifted
-from solvers.unary import ALPHA_CAP
 
 
 def zipf(k, s=1.1):
@@ -136,7 +136,7 @@ def lagrange_dual(prior, epsilon, upper_weights, lower_weights):
 def test_the_barrier_gap_is_below_the_lagrange_dual():
     """The certificate value - m/t never claims more than the Lagrange dual at the barrier's own multipliers
     1/(t slack) proves (computed here independently of the Newton steps)."""
-    from solvers.unary import design_unary
+    from lipdesign._solvers.unary_encoding import design_unary
 
     rng = np.random.default_rng(12)
     for _ in range(8):
@@ -486,9 +486,9 @@ def test_the_bayesian_design_is_no_worse_than_any_start_in_its_own_figure():
     P(1-P)) and SLSQP results just over the rows (by an ulp of e^eps - 1 = 2980) were dropped. The figure reported,
     the joint posterior mean's MSE (listing every report), is now no worse than that of the unbiased design or of
     any one-bit design, and at k = 2 it is the §10 bound, the optimum."""
+    from lipdesign._solvers.unary_encoding import design_unary
     from lipdesign.designer.bounds import bayes_histogram_bound
-    from lipdesign.designer.unary import _bits, _one_bit
-    from solvers.unary import design_unary
+    from lipdesign.designer.unary_encoding import _bits, _one_bit
 
     def joint_figure(prior, a, b):
         k = prior.size

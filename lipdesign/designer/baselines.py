@@ -8,11 +8,11 @@ import math
 
 from scipy.optimize import minimize_scalar
 
-from lipdesign.mechanisms.hashing import OLH
+from lipdesign.mechanisms.closed_forms import subset_selection_probabilities
+from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.oracle import pure_variance
+from lipdesign.mechanisms.oue import OUE
 from lipdesign.mechanisms.rr import GRR
-from lipdesign.mechanisms.unary import OUE
-from solvers.closed_forms import subset_selection_probabilities
 
 
 def subset_selection_variance(prior, epsilon):

@@ -12,11 +12,11 @@ import warnings
 
 import numpy as np
 
+from lipdesign._solvers.relaxation_dual import certified_value, maximise
 from lipdesign.designer.weights import SOLVER_TOLERANCE, scaled_objective
+from lipdesign.mechanisms.closed_forms import uniform_optimal_orbit
 from lipdesign.notions import LDP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
-from solvers.closed_forms import uniform_optimal_orbit
-from solvers.relaxation_dual import certified_value, maximise
 
 
 def per_bin_variance(p, epsilon, notion):
@@ -70,7 +70,7 @@ def bayes_bound(prior, notion, objective):
 
 def uniform_prior_optimum(k, epsilon, notion_kind="LIP"):
     """(figure, description): the A-optimal n x sum Var, given the users' values, at the uniform prior over k values
-    (docs/math.md §11), in O(k) for any k (``solvers.closed_forms.uniform_optimal_orbit``): one permutation orbit of
+    (docs/math.md §11), in O(k) for any k (``closed_forms.uniform_optimal_orbit``): one permutation orbit of
     a slice vertex; LDP: d-subset selection with the best d; LIP: j values at e^eps, k - 1 - j at e^-eps and one
     free coordinate."""
     figure, size, free = uniform_optimal_orbit(k, epsilon, "staircase" if notion_kind == "LDP" else "box")
@@ -167,7 +167,7 @@ def relaxation_dual_bound(prior, notion, objective):
     MAX_RELAXATION_DUAL_K): every eps-LIP mechanism at P (so every eps-LDP, BP-LIP and WC-LIP one) has
     M = 1 1^T + C with C >= 0, C P = 0, C_xx <= (e^eps - 1)(1 - e^-eps) (Bhatia-Davis) and (M^-1)_xx at least the
     per-bin bound plus P_x^2, and for every d >= 0, s in [0, 1]^k tr(M^-1) is at least the right side of
-    ``solvers.relaxation_dual``; the (d, s) found is evaluated with a rounding margin. It beats the per-bin bound on
+    ``_solvers.relaxation_dual``; the (d, s) found is evaluated with a rounding margin. It beats the per-bin bound on
     skewed priors by 5.5 % at k = 64 and 1.2 % at k = 1024 (Zipf(1.1), eps = 1) and never falls below it (s = 0 is
     the per-bin bound)."""
     p = prior.probabilities

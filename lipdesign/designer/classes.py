@@ -1,6 +1,6 @@
 """Class-symmetric designs (docs/math.md §11, "Class-symmetric designs"): at a prior whose values fall into a few
 classes of equal probability, the A-optimal eps-LIP design is a mixture of orbits under the permutations within
-classes; their weights are a convex program in the m class sums and spreads (``solvers.class_orbits``), priced by
+classes; their weights are a convex program in the m class sums and spreads (``_solvers.class_orbits``), priced by
 the vertex ascent of column generation over the k-dimensional slice with the class-invariant pricing matrix. The
 result is a ``ClassSymmetricLIP``, certified against the relaxation dual bound (valid for every mechanism)."""
 
@@ -10,6 +10,8 @@ import time
 import numpy as np
 from scipy.optimize import linprog
 
+from lipdesign._solvers.class_orbits import ClassLayout, orbit_weights, pricing_terms
+from lipdesign._solvers.slices import BoxSlice, ascend
 from lipdesign.designer.columns import PRICING_SEED, RANDOM_STARTS, announce
 from lipdesign.errors import SolverError
 from lipdesign.mechanisms.class_subset import (
@@ -22,8 +24,6 @@ from lipdesign.mechanisms.class_subset import (
 )
 from lipdesign.model import Prior
 from lipdesign.progress import ProgressLine
-from solvers.class_orbits import ClassLayout, orbit_weights, pricing_terms
-from solvers.slices import BoxSlice, ascend
 
 #: A prior with at most this many distinct probabilities, over more values than that, is designed class-symmetric
 #: (at most MAX_CLASSES): its weights are a program in the classes, not the values.

@@ -4,7 +4,7 @@ the notion's column cone (docs/math.md §12).
 The restricted problem keeps a set of columns: the convex weight problem of docs/math.md §11 for ``Frequencies`` and
 ``Mean``, the ray LP of docs/math.md §5 for the Bayesian objectives. Pricing looks for a point r of the slice whose
 price r^T Z r + y . r (a convex function) beats the columns in use: a monotone ascent from every column in use and
-from random vertices, each step a linear maximisation over the slice (``solvers.slices``: O(k log k) for LIP for X
+from random vertices, each step a linear maximisation over the slice (``_solvers.slices``: O(k log k) for LIP for X
 and LDP, a warm-started HiGHS simplex over the polytope of a latent secret or a prior set). The
 columns start from designs that are already good and feasible (GRR, subset selection, the per-bin test columns of
 the bound, the one-value columns), so the result is never worse than the best combination of them (up to the
@@ -19,6 +19,9 @@ import time
 
 import numpy as np
 
+from lipdesign._solvers.mirror_descent import descend, multipliers_and_prices, project, trace_inverse
+from lipdesign._solvers.ray_lp import solve_ray_lp
+from lipdesign._solvers.slices import BoxSlice, Lifting, PolytopeSlice, StaircaseSlice, ascend, prices
 from lipdesign.designer.bounds import bound_target
 from lipdesign.designer.weights import (
     CANDIDATES,
@@ -33,9 +36,6 @@ from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError,
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
 from lipdesign.progress import ProgressLine
-from solvers.mirror_descent import descend, multipliers_and_prices, project, trace_inverse
-from solvers.ray_lp import solve_ray_lp
-from solvers.slices import BoxSlice, Lifting, PolytopeSlice, StaircaseSlice, ascend, prices
 
 #: The default target: stop when the figure is within this relative gap of the best certified lower bound.
 TARGET_GAP = 0.01
@@ -337,7 +337,7 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     """(table, info): the A-optimal (``Frequencies``) or c-optimal (``Mean``) table by column generation over the
     slice, stopped at ``target_gap`` above the best of ``bounds`` (certified lower bounds on the figure by name), or
     after ``time_limit`` seconds (None: no limit). The histogram's restricted problems are solved by mirror descent
-    (``solvers.mirror_descent``: thousands of columns), a mean's by the barrier method.
+    (``_solvers.mirror_descent``: thousands of columns), a mean's by the barrier method.
     ``protocols`` ({name: figure} of fixed eps-LDP protocols, feasible for the notion): the rounds do not stop at a
     stall while the figure is above the best of them, and ``info["stopped"]`` says so if the budget ends there."""
     values, offset, scale = scaled_objective(prior, objective)
@@ -355,7 +355,7 @@ def population_columns_table(prior, notion, objective, bounds, *, target_gap=TAR
     stop = _Stop(target, floor=best[1], time_limit=time_limit)
     if values is None and prior.k >= DESCENT_MIN_K:
         columns, weights, rounds, ended = descent_columns(seeds, SlicePricer(slice_), stop, max_rounds, report)
-        status = "mirror descent with exact KL projections (solvers.mirror_descent)"
+        status = "mirror descent with exact KL projections (_solvers.mirror_descent)"
         figure = trace_inverse(columns, weights)[0] - 1.0
     else:
         criterion = Criterion(values)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lipdesign._solvers.threads import one_thread
 from lipdesign.designer.bounds import bayes_histogram_bound, per_bin_bound, relaxation_dual_bound
 from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP, TIME_LIMIT
 from lipdesign.designer.design import FAMILIES, design
@@ -17,7 +18,6 @@ from lipdesign.model import Prior
 from lipdesign.notions import LIP
 from lipdesign.objectives import Frequencies, as_objective
 from lipdesign.progress import ProgressLine
-from solvers.threads import one_thread
 
 #: What each family is, in the table.
 NAMES = {"rr": "randomized response (optimal table)", "unary": "unary encoding", "hashing": "local hashing (g = 2)"}

@@ -1,21 +1,21 @@
 """``ld.design``: validates a design problem and dispatches it to its family's designer (docs/math.md §5, §7, §11,
-§12): the randomized-response table (``designer.rr``), the unary encoding (``designer.unary``) or local hashing
-(``designer.hashing``). Every designer runs with one BLAS thread (``solvers.threads``)."""
+§12): the randomized-response table (``designer.rr``), the unary encoding (``designer.unary_encoding``) or local hashing
+(``designer.local_hashing``). Every designer runs with one BLAS thread (``_solvers.threads``)."""
 
 import numpy as np
 
+from lipdesign._solvers.threads import one_thread
 from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP, TIME_LIMIT
-from lipdesign.designer.hashing import check_hashing, hashing_design
+from lipdesign.designer.local_hashing import check_hashing, hashing_design
 from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.designer.rr import design_table
-from lipdesign.designer.unary import MAX_RR_BASELINE_K, check_unary, unary_design
+from lipdesign.designer.unary_encoding import MAX_RR_BASELINE_K, check_unary, unary_design
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
 from lipdesign.mechanisms.class_subset import MAX_CLASS_K
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies, as_objective
 from lipdesign.validation import choice, fmt, integer, real_number
-from solvers.threads import one_thread
 
 #: Design families (``design(..., family=...)``): "rr" is the randomized-response type (any table), "unary" a
 #: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1), "hashing" local hashing into two

@@ -5,11 +5,7 @@ from functools import partial
 
 import numpy as np
 
-from lipdesign.errors import ProblemTooLargeError
-from lipdesign.model.prior_set import GREEDY_KINDS
-from lipdesign.notions import LDP, LIP, WorstCaseLIP
-from lipdesign.progress import ProgressLine
-from solvers.rays import (
+from lipdesign._solvers.rays import (
     EnumerationLimitError,
     bit_patterns,
     box_slice_vertices,
@@ -17,6 +13,10 @@ from solvers.rays import (
     level_rays,
     staircase_rays,
 )
+from lipdesign.errors import ProblemTooLargeError
+from lipdesign.model.prior_set import GREEDY_KINDS
+from lipdesign.notions import LDP, LIP, WorstCaseLIP
+from lipdesign.progress import ProgressLine
 
 #: Default cap on the number of extreme rays handed to the LP.
 MAX_RAYS = 200_000

@@ -12,6 +12,7 @@ an LIP design, the LDP guarantee eps-LIP implies at worst).
 
 import numpy as np
 
+from lipdesign._solvers.slices import SliceError
 from lipdesign.designer.baselines import fixed_protocols, subset_selection_variance
 from lipdesign.designer.bounds import (
     PER_BIN,
@@ -36,14 +37,13 @@ from lipdesign.designer.repair import exact_repair
 from lipdesign.designer.weights import population_table, ray_lp_table
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError
 from lipdesign.mechanisms.class_subset import MAX_CLASS_K, MAX_CLASSES, ClassSymmetricLIP
+from lipdesign.mechanisms.closed_forms import binary_lip_table, prior_matching_channel
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.notions import LDP, LIP
 from lipdesign.progress import ProgressLine
 from lipdesign.validation import MAX_EPSILON
-from solvers.closed_forms import binary_lip_table, prior_matching_channel
-from solvers.slices import SliceError
 
 #: An LIP optimum may exceed the LDP optimum by this relative amount (the LP solver's tolerance), no more.
 OPTIMALITY_RTOL = 1e-9

@@ -3,7 +3,7 @@ column-generation loop that adds columns a pricer finds, and the tables the weig
 
 With columns r normalised to P . r = 1, a table is sum_r w_r r with sum_r w_r r = 1 (the row sums), and its Fisher
 information is M(w) = sum_r w_r r r^T. ``Criterion`` minimises tr(M(w)^-1) (``Frequencies``) or c^T M(w)^+ c
-(``Mean``) over the weights by the barrier method of ``solvers.design_weights`` (cvxpy with Clarabel as the fallback)
+(``Mean``) over the weights by the barrier method of ``_solvers.design_weights`` (cvxpy with Clarabel as the fallback)
 and prices columns for the equivalence theorem; ``column_generation`` adds the columns a pricer (``RayPricer`` over
 enumerated rays, or a slice's, ``designer.columns``) finds until none would improve the design; ``population_table``
 is the exact design over enumerated rays with its dual bound, ``ray_lp_table`` the Bayesian objectives' ray LP.
@@ -14,12 +14,12 @@ import warnings
 import numpy as np
 from scipy.optimize import linprog
 
+from lipdesign._solvers.design_weights import design_weights
+from lipdesign._solvers.ray_lp import solve_ray_lp
+from lipdesign._solvers.slices import prices
 from lipdesign.designer.repair import polished
 from lipdesign.errors import InfeasibleError, SolverError, ValidationError
 from lipdesign.objectives import gains
-from solvers.design_weights import design_weights
-from solvers.ray_lp import solve_ray_lp
-from solvers.slices import prices
 
 #: In a population design, a weight below this fraction of the largest is the barrier's noise, not a column.
 WEIGHT_FLOOR = 1e-10
@@ -61,13 +61,13 @@ class Criterion:
 
     def solve(self, rays, start=None, tolerance=BARRIER_TOLERANCE):
         """(weights, multipliers, solver) over ``rays``; ``multipliers`` are those of the row-sum equations, which
-        give the y of the dual bound. The barrier method of ``solvers.design_weights`` first (from ``start``, a
+        give the y of the dual bound. The barrier method of ``_solvers.design_weights`` first (from ``start``, a
         feasible w, when given, to a duality gap of ``tolerance`` times the objective); cvxpy (tr_inv, or a Schur
         complement for c) with Clarabel if it does not converge, up to k = MAX_FALLBACK_K (its semidefinite program
         has a 2k x 2k block; past that the barrier's last feasible point is kept, or SolverError)."""
         result = design_weights(rays, self.values, start=start, tolerance=tolerance)
         if result.converged:
-            return result.weights, result.multipliers, "barrier Newton (solvers.design_weights)"
+            return result.weights, result.multipliers, "barrier Newton (_solvers.design_weights)"
         if rays.shape[1] > MAX_FALLBACK_K:
             if (result.weights >= 0).all() and np.abs(rays.T @ result.weights - 1).max() < 1e-8:
                 return result.weights, result.multipliers, "barrier Newton (stopped before its tolerance)"

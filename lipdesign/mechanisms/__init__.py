@@ -1,21 +1,26 @@
 """Mechanisms on the one contract (``lipdesign.mechanisms.base``): perturb, aggregate, estimate, numpy only.
 
-One module per family: ``table`` (designed and loaded tables), ``rr`` (binary randomized response, GRR), ``unary``
-(OUE, and UnaryEncoding designed under LIP), ``hashing`` (OLH), ``local_hashing`` (LocalHashing designed under LIP),
-``hadamard`` (Hadamard response), ``projection`` (Harmony's categorical mechanism),
-``numeric`` (Laplace, Duchi, Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's
-mixed tuples), ``subset`` (subset selection under LDP and the LIP orbit, the optimal designs at a uniform prior); ``estimate`` the estimate with its standard errors; ``oracle`` holds what the pure frequency oracles share, ``sampling`` the randomness, ``aggregate``
-the mergeable sufficient statistics, ``postprocess`` the consistency step, ``registry`` the family ids.
+One module per family, named as the field names it: ``table`` (designed and loaded tables, family "table"), ``rr``
+(binary randomized response, GRR), ``oue`` (OUE), ``unary_encoding`` (unary encoding designed under LIP, family
+"unary"), ``olh`` (OLH), ``local_hashing`` (local hashing designed under LIP, family "hashing"), ``hadamard``
+(Hadamard response), ``projection`` (Harmony's categorical mechanism), ``numeric`` (Laplace, Duchi, Harmony's numeric
+mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's mixed tuples), ``subset`` (subset selection under
+LDP and the LIP orbit at a uniform prior), ``class_subset`` (class-symmetric LIP designs). Shared by them: ``base``
+(the contract), ``designed`` (what the designed families share), ``closed_forms`` (their closed forms),
+``estimate`` (the estimate with its standard errors), ``oracle`` (the pure frequency oracles), ``sampling`` (the
+randomness), ``bit_reports`` and ``bitsums`` (bit-vector reports and their column sums), ``aggregate`` (the mergeable
+sufficient statistics), ``postprocess`` (the consistency step), ``registry`` (the family ids).
 """
 
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.base import Guarantee, Mechanism, verify
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
-from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.mixed import HarmonyMixed
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
+from lipdesign.mechanisms.olh import OLH
+from lipdesign.mechanisms.oue import OUE
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
 from lipdesign.mechanisms.postprocess import norm_sub
 from lipdesign.mechanisms.projection import HarmonyCategorical
@@ -30,7 +35,7 @@ from lipdesign.mechanisms.table import (
     posterior,
     unbiased_frequencies,
 )
-from lipdesign.mechanisms.unary import OUE, UnaryEncoding
+from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
 __all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Estimate", "Guarantee", "HadamardResponse", "HarmonyCategorical",
            "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "Piecewise", "SubsetLIP",

@@ -12,17 +12,17 @@ import numpy as np
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
+from lipdesign.mechanisms.closed_forms import cell_flips
+from lipdesign.mechanisms.designed import baseline_lines
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
-from lipdesign.mechanisms.hashing import hash_collision
+from lipdesign.mechanisms.olh import hash_collision
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability, structured_reports
-from lipdesign.mechanisms.unary import baseline_lines
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP, notion_from_dict
 from lipdesign.validation import choice, fmt, index_array, integer, upward
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper, verify_table
-from solvers.hashing import cell_flips
 
 #: Cells of the bucket mass: a hash's channel depends only on the cell its bucket-0 mass falls in.
 CELLS = 4096

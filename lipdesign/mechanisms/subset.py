@@ -24,17 +24,17 @@ import numpy as np
 from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism, check_parameter_names
+from lipdesign.mechanisms.bit_reports import check_spare_bits
 from lipdesign.mechanisms.bitsums import packed_column_sums
+from lipdesign.mechanisms.closed_forms import subset_selection_probabilities, uniform_optimal_orbit
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.oracle import pure_estimate, pure_variance
 from lipdesign.mechanisms.postprocess import consistent
 from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
-from lipdesign.mechanisms.unary import check_spare_bits
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LDP, LIP
 from lipdesign.validation import integer, probability_vector
 from lipdesign.verification import Certificate, exp_bounds, log_upper, verify_table
-from solvers.closed_forms import subset_selection_probabilities, uniform_optimal_orbit
 
 #: Largest k of the subset families: a report is k (or 2k) bits, and a batch of B users holds B x k positions.
 MAX_SUBSET_K = 2**16
@@ -148,7 +148,7 @@ class SubsetSelection(_Subset):
     """d-subset selection (docs/math.md §8, §11), eps-LDP: the report is a d-subset S of the k values holding the
     user's value with probability p = d e/(d e + k - d) (e = e^eps as implemented, realised on numpy's 2^-53 grid),
     the rest of S uniform among the other values. Optimal (A-optimal) among all eps-LDP mechanisms at the uniform
-    prior for the best d (``solvers.closed_forms.uniform_optimal_orbit``). Unbiased estimate from the support
+    prior for the best d (``closed_forms.uniform_optimal_orbit``). Unbiased estimate from the support
     counts C_v (reports whose subset holds v): (C_v/n - q)/(p - q), q = p (d - 1)/(k - 1) + (1 - p) d/(k - 1), with
     its variance given the users' values and plug-in standard errors. Reports: k bits packed (uint8, (n,
     ceil(k / 8))); 2 <= k <= MAX_SUBSET_K, 1 <= d <= k - 1; epsilon in [1e-6, 10]. ``design_prior`` (None: uniform)

@@ -13,11 +13,11 @@ from types import MappingProxyType
 
 import numpy as np
 
+from lipdesign._solvers.rays import bit_patterns, box_slice_vertices, unique_rows
 from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
 from lipdesign.model.prior import frozen
 from lipdesign.validation import PROBABILITY_ATOL, float_array, fmt, probability_vector, real_number
-from solvers.rays import bit_patterns, box_slice_vertices, unique_rows
 
 #: Kinds of set whose prior minimising P . q depends only on the order of q's entries (a greedy fill finds it,
 #: docs/math.md §3, §5): boxes and TV balls intersected with the simplex.

@@ -10,14 +10,14 @@ alpha_c = sum_o w_o V_oc/(n_c - 1). So
     tr(M^-1) = tr(T^-1) + sum_{c: n_c > 1} (n_c - 1)^2 / (sum_o w_o V_oc),
 
 convex in w, minimised subject to sum_o w_o S_oc = n_c (the rows of the orbit-averaged table sum to 1) and w >= 0
-by ``solvers.design_weights.barrier``. Everything here is O(m) or O(m^2) in the number m of classes, whatever k.
+by ``_solvers.design_weights.barrier``. Everything here is O(m) or O(m^2) in the number m of classes, whatever k.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.design_weights import DesignWeights, Objective, barrier, interior_point
+from lipdesign._solvers.design_weights import DesignWeights, Objective, barrier, interior_point
 
 
 @dataclass(frozen=True)

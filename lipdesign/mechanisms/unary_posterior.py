@@ -1,9 +1,9 @@
 """The joint posterior mean of unary encoding and its moments (docs/math.md §7.1), by 1/S = int_0^inf e^(-tS) dt:
 with S = sum_x P_x rho_x(y_x) and the bits independent, every expectation of a ratio over the 2^k reports becomes one
-integral in t of a product over bits. Numpy and scipy (adaptive quadrature of vector integrands)."""
+integral in t of a product over bits. Numpy, and scipy's adaptive quadrature of vector integrands imported when an integral is taken (the mechanisms
+import numpy only)."""
 
 import numpy as np
-from scipy.integrate import quad_vec
 
 #: Tolerances of the adaptive quadrature.
 EPSABS, EPSREL = 1e-14, 1e-11
@@ -46,6 +46,8 @@ class _Bits:
 
 def _integral(bits, integrand):
     """int_0^inf integrand(t) dt as int integrand(e^s) e^s ds over the range of ``bits``, split at its breakpoints."""
+    from scipy.integrate import quad_vec
+
     lowest, highest, points = bits.range()
     return quad_vec(lambda s: integrand(np.exp(s)) * np.exp(s), lowest, highest, epsabs=EPSABS, epsrel=EPSREL,
                     points=points)[0]

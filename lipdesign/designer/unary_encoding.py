@@ -1,29 +1,30 @@
 """Unary encoding designed for a prior (docs/math.md §7.1): under eps-LIP (for X, a latent secret or a prior set) the
-convex program of ``solvers.unary`` for the unbiased estimate of the population histogram, or the Bayesian design
+convex program of ``_solvers.unary_encoding`` for the unbiased estimate of the population histogram, or the Bayesian design
 for its posterior mean; under eps-LDP the symmetric design; each with its certificate and the baselines beside it."""
 
 import math
 
 import numpy as np
 
-from lipdesign.designer.baselines import symmetric_unary_variance, unary_baselines
-from lipdesign.designer.bounds import PER_BIN, PER_BIN_BAYES, bayes_histogram_bound, per_bin_bound
-from lipdesign.errors import SolverError, ValidationError, VerificationError
-from lipdesign.mechanisms.hashing import OLH
-from lipdesign.mechanisms.oracle import pure_variance
-from lipdesign.mechanisms.rr import GRR
-from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
-from lipdesign.mechanisms.unary import OUE, UnaryEncoding
-from lipdesign.notions import LDP, LIP
-from solvers.closed_forms import binary_lip_flips
-from solvers.unary import (
+from lipdesign._solvers.unary_encoding import (
     CONVEX_MAX_PRIOR,
     bit_probabilities,
     design_unary,
     per_bit_mmse,
     per_bit_mmse_candidates,
 )
-from solvers.unary_posterior import joint_mmse_risk
+from lipdesign.designer.baselines import symmetric_unary_variance, unary_baselines
+from lipdesign.designer.bounds import PER_BIN, PER_BIN_BAYES, bayes_histogram_bound, per_bin_bound
+from lipdesign.errors import SolverError, ValidationError, VerificationError
+from lipdesign.mechanisms.closed_forms import binary_lip_flips
+from lipdesign.mechanisms.olh import OLH
+from lipdesign.mechanisms.oracle import pure_variance
+from lipdesign.mechanisms.oue import OUE
+from lipdesign.mechanisms.rr import GRR
+from lipdesign.mechanisms.sampling import implemented_exp, realized_probability
+from lipdesign.mechanisms.unary_encoding import UnaryEncoding
+from lipdesign.mechanisms.unary_posterior import joint_mmse_risk
+from lipdesign.notions import LDP, LIP
 
 #: ``ld.design`` adds the exact RR optimum to a unary design's baselines up to this k (its rays grow like 2^k).
 MAX_RR_BASELINE_K = 10
@@ -51,7 +52,7 @@ SHRINK = (1e-12, 1e-9, 1e-6, 1e-4, 1e-2)
 #: The barrier method's stopping tolerances (relative duality gap), tried in turn when a Newton step meets a
 #: numerically singular system: at small eps a centre's slacks fall to ~1e-14 at large t (multipliers ~1e10), the
 #: Hessian's low-rank part then swamps its diagonal and the Woodbury capacitance rounds to singular. Stopping at a
-#: looser gap (still well inside the accepted gap, solvers.unary.ACCEPTED_GAP = 1e-5) ends before that t.
+#: looser gap (still well inside the accepted gap, _solvers.unary_encoding.ACCEPTED_GAP = 1e-5) ends before that t.
 BARRIER_TOLERANCES = (1e-10, 1e-7, 1e-6)
 
 #: What a failed unary design suggests trying.
@@ -60,7 +61,7 @@ TRY_INSTEAD = ("try a larger epsilon, a smaller prior set (a narrower box or TV 
 
 
 def _barrier_design(p, epsilon, conditional=None, vertices=None):
-    """solvers.unary.design_unary at the first of BARRIER_TOLERANCES whose Newton steps all solve; SolverError (with
+    """_solvers.unary_encoding.design_unary at the first of BARRIER_TOLERANCES whose Newton steps all solve; SolverError (with
     what to try) if none does."""
     failure = None
     for tolerance in BARRIER_TOLERANCES:

@@ -4,19 +4,19 @@ with a ray LP each, verified as one table (``pooled_hashing``); the baselines be
 
 import numpy as np
 
+from lipdesign._solvers.ray_lp import solve_ray_lp
 from lipdesign.designer.baselines import unary_baselines
 from lipdesign.designer.bounds import PER_BIN, per_bin_bound
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.hashing import OLH
 from lipdesign.mechanisms.local_hashing import LocalHashing, smallest_prime_at_least
+from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies
 from lipdesign.validation import integer
-from solvers.ray_lp import solve_ray_lp
 
 
 def check_hashing(prior, notion, objective):

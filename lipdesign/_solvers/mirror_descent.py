@@ -5,7 +5,7 @@ r_i are the columns of a table, normalised to P . r_i = 1). F is convex with gra
 A step multiplies the weights by exp(eta K_i / F) and projects back onto {R^T w = 1} in Kullback-Leibler divergence:
 w_i = w~_i exp(r_i . lambda), with the k numbers lambda solving R^T w = 1 by Newton's method on the convex function
 sum_i w~_i exp(r_i . lambda) - 1 . lambda (its Hessian is M at the projected weights). A step costs a few
-O(n k^2) products, where the barrier method of ``solvers.design_weights`` costs O(n^3); the rate eta grows by half
+O(n k^2) products, where the barrier method of ``_solvers.design_weights`` costs O(n^3); the rate eta grows by half
 after a step that lowers F and halves until one does. Weights are kept as logarithms, so that a column the descent
 abandons fades to exp(-700) instead of underflowing to a zero that the projection could not bring back.
 """

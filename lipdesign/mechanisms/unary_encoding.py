@@ -1,0 +1,370 @@
+"""Unary encoding with per-value bit probabilities designed for a prior under LIP or LDP (family "unary",
+docs/math.md §7.1). Numpy and the standard library only."""
+
+from functools import cached_property
+from types import MappingProxyType
+
+import numpy as np
+
+from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.base import (
+    EXACT_TABLE,
+    Guarantee,
+    drift_lines,
+    labelled_epsilons,
+    worst_over_vertices,
+)
+from lipdesign.mechanisms.bit_reports import PACK_BLOCK, check_spare_bits, packed_unary_reports
+from lipdesign.mechanisms.designed import baseline_lines, guarantee_line
+from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
+from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
+from lipdesign.mechanisms.postprocess import CONSISTENCY
+from lipdesign.mechanisms.sampling import realized_probability
+from lipdesign.model import Prior, PriorSet
+from lipdesign.notions import LDP, LIP, notion_from_dict
+from lipdesign.objectives import as_objective
+from lipdesign.validation import choice, float_array, fmt, probability_vector, upward
+from lipdesign.verification import exp_bounds
+from lipdesign.verification.exact import Certificate, log_upper
+from lipdesign.verification.unary_encoding import joint_ldp_ratio, joint_lip_bound, secret_lip_bound
+
+#: The MMSE estimate's expectation and variance given the users' values (k x k moments) are built up to this k.
+MAX_MOMENTS_K = 256
+
+
+#: ``UnaryEncoding.privacy_table`` is built for k <= this by default (k x (2k + 1) floats, 64 MiB).
+MAX_REDUCED_K = 2048
+
+#: The TV distance from the design prior at which ``UnaryEncoding.summary`` shows the worst LIP.
+SUMMARY_DRIFT = 0.1
+
+
+class UnaryEncoding(PureProtocol):
+    """Unary encoding with one pair of bit probabilities per value, designed for a prior (docs/math.md §7.1;
+    ``ld.design(prior, notion, family="unary")``): bit j of the report is 1 with probability ``a[j]`` when j is the
+    user's value and ``b[j]`` otherwise. Reports: the k bits packed 8 to a byte, uint8 (n, ceil(k / 8))
+    (``bits(reports)`` unpacks them). The notion: eps-LIP for X, for a latent secret, or for X over a prior set, or
+    eps-LDP; the objective: "frequencies" (every bit informative) or "histogram" (Bayesian; a = b is allowed).
+
+    The guarantee is verified EXACTLY on the realised probabilities (``rng.random() < p`` realises
+    ceil(p 2^53)/2^53): the joint condition of docs/math.md §7.1 over all 2^k reports, rounded outward; a
+    claim it fails raises VerificationError. Estimates (``ld.Estimate``): "unbiased" per bit, (C_j/n - b_j)/(a_j -
+    b_j), with standard errors given the users' values; "mmse", the joint posterior mean (no errors: biased toward
+    the prior). ``bit_probabilities`` gives (a, b) as realised. Its weights, like an RR table's, are designed at the
+    prior; what unary encoding adds is a design whose cost grows linearly in k.
+    """
+
+    family = "unary"
+    client_cost = "O(k) per report (k bits)"
+    methods = ("unbiased", "mmse")
+
+    def __init__(self, a, b, notion, prior, *, objective="frequencies", provenance=None):
+        self.prior = prior if isinstance(prior, Prior) else Prior(prior)
+        self.objective = as_objective(objective)
+        if self.objective.kind not in ("frequencies", "histogram"):
+            raise ValidationError(f"objective is {self.objective!r}; a unary encoding estimates the histogram: "
+                                  "ld.Frequencies() or ld.BayesHistogram()")
+        if not isinstance(notion, (LIP, LDP)) or getattr(notion, "secret", None) and notion.prior_set is not None:
+            raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) (for X, a "
+                                  "latent secret, or X over a prior set) or ld.LDP(eps) (a secret and a prior set "
+                                  "together are not built for it)")
+        notion.check(self.prior)  # a secret's size and marginal, the design prior inside a prior set
+        self.notion = notion
+        self.k = self.prior.k
+        self.epsilon = notion.epsilon
+        self.input_domain = self.prior.domain
+        requested = {}
+        for name, values in (("a", a), ("b", b)):
+            values = float_array(values, name, 1)
+            if values.size != self.k:
+                raise ValidationError(f"{name} has {values.size} entries; it must have one per value ({self.k})")
+            bad = ~((values > 0) & (values < 1))
+            if bad.any():
+                x = int(np.argmax(bad))
+                raise ValidationError(f"{name}[{x}] is {fmt(values[x])}; it must lie strictly between 0 and 1 (a bit "
+                                      "that is certain has an infinite epsilon)")
+            requested[name] = values
+        self.a, self.b = (np.array(requested[name]) for name in ("a", "b"))
+        self.p, self.q = realized_probability(self.a), realized_probability(self.b)
+        same = self.p == self.q
+        if same.any() and self.objective.population:
+            x = int(np.argmax(same))
+            raise ValidationError(f"a[{x}] and b[{x}] ({self.a[x]:.17g}, {self.b[x]:.17g}) are realised as the same "
+                                  "probability on the sampler's 2^-53 grid; such a bit says nothing about its value "
+                                  "and has no unbiased estimate")
+        self._weights = self.prior.probabilities / self.prior.probabilities.sum()
+        for array in (self.a, self.b, self.p, self.q, self._weights):
+            array.setflags(write=False)
+        self.provenance = MappingProxyType(dict(provenance or {}))
+        lip = self._lip_for_x(self.prior.probabilities)
+        ldp_ratio, (high, low) = joint_ldp_ratio(self.p, self.q, where=True)
+        ldp = Certificate("LDP", self.epsilon, log_upper(ldp_ratio), bool(ldp_ratio <= exp_bounds(self.epsilon)[0]),
+                          True, {"inputs": [high, low]})
+        if isinstance(notion, LDP):
+            self._claimed = ldp
+        elif notion.prior_set is not None:  # the worst over the set's vertices, where the ratios peak
+            self._claimed = self.certificate_at(notion.prior_set)
+        else:
+            self._claimed = self._secret_claim() if self.secret else lip
+        if not self._claimed.passed:
+            where = ", ".join(f"{name} {value}" for name, value in self._claimed.worst.items() if name != "prior")
+            raise VerificationError(f"the bit probabilities are not {notion.kind} with eps={notion.epsilon:g}: the "
+                                    f"joint epsilon of the realised bits is {self._claimed.epsilon:.12g} (exact, "
+                                    f"docs/math.md §7.1), at {where}")
+        epsilons = {"claimed": self._claimed.epsilon}
+        if self.secret:
+            epsilons["LIP for the secret"] = self._claimed.epsilon
+        self.epsilons = MappingProxyType({**epsilons, "LIP for X": lip.epsilon, "LDP": ldp.epsilon})
+        self.mse = (float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum()) if self.objective.population
+                    else self.bayes_risk)
+
+    @property
+    def secret(self):
+        """The latent secret the design protects (a SecretModel), or None for X itself."""
+        return getattr(self.notion, "secret", None)
+
+    def certificate_at(self, prior):
+        """The exact Certificate of eps-LIP, for the secret the design protects (X itself without one), at ``prior``
+        (a Prior, probabilities, or a PriorSet: the worst over its vertices, where a linear-fractional ratio peaks),
+        from the joint condition of docs/math.md §7.1 on the realised bit probabilities (decimal arithmetic with its
+        rounding bounded and added: ``joint_lip_bound``, ``secret_lip_bound``)."""
+        if isinstance(prior, PriorSet):
+            return worst_over_vertices(self, prior)
+        probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
+        return self._lip_for_x(probabilities) if self.secret is None else self._secret_certificate(probabilities)
+
+    def _secret_certificate(self, probabilities):
+        ratio, side, value = secret_lip_bound(self.p, self.q, probabilities, self.notion.conditional(self.k))
+        return self._lip_certificate(ratio, {"side": side, "secret": value,
+                                             "prior": [float(p) for p in probabilities]})
+
+    def _secret_claim(self):
+        """The claim for the secret at the design prior and at the declared joint's marginal, if any (docs/math.md
+        §1): the larger certificate."""
+        declared = self.notion.declared_prior()
+        return max([self.certificate_at(self.prior)] + ([] if declared is None else
+                                                         [self._secret_certificate(declared)]),
+                   key=lambda certificate: certificate.epsilon)
+
+    def _lip_for_x(self, probabilities):
+        ratio, side, value = joint_lip_bound(self.p, self.q, probabilities)
+        return self._lip_certificate(ratio, {"side": side, "value": value, "prior": probabilities.tolist()})
+
+    def _lip_certificate(self, ratio, worst):
+        return Certificate("LIP", self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]), True,
+                           worst, arithmetic="50-digit decimal, rounding bounded")
+
+    def privacy_table(self, max_k=MAX_REDUCED_K):
+        """The reports that decide every posterior ratio, for audits (floats): for each value x, the report with bit
+        x at its more likely side for x and every other bit at its less likely one, and the reverse (docs/math.md
+        §7.1: the worst ratios at ANY prior come from these 2k reports), then one column for all other reports.
+        Each entry multiplies k floats, so it may differ from the realised probability in the last digit: the
+        certificates come from the exact joint condition (``certificate_at``), not from this table."""
+        if self.k > max_k:
+            raise ValidationError(f"k is {self.k}; the reduced table has k (2k + 1) entries, built for k <= {max_k}")
+        likely_one = self.p > self.q  # for bit x, is 1 the report that favours X = x?
+        patterns = []
+        for x in range(self.k):
+            high = ~likely_one.copy()
+            high[x] = likely_one[x]
+            patterns += [high, ~high]
+        patterns = np.unique(np.array(patterns), axis=0)
+        # Pr[pattern | x']: bit j is 1 with p_j if j = x' else q_j
+        logs = np.where(patterns, np.log(self.q), np.log1p(-self.q)).sum(axis=1)  # every bit at its "other" law
+        own = np.where(patterns, np.log(self.p / self.q), np.log1p(-self.p) - np.log1p(-self.q))  # (patterns, k)
+        columns = np.exp(logs[:, None] + own).T  # (k, patterns)
+        return np.column_stack([columns, np.maximum(1.0 - columns.sum(axis=1), 0.0)])
+
+    @property
+    def bit_probabilities(self):
+        """(a, b) as the sampler realises them: Pr[bit j = 1 | X = j] and Pr[bit j = 1 | X != j]."""
+        return self.p, self.q
+
+    @property
+    def guarantee(self):
+        return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
+                         "joint condition over all 2^k reports on the realised bit probabilities (docs/math.md §7.1)")
+
+    @property
+    def default_method(self):
+        """"unbiased" for a population design, "mmse" (the joint posterior mean) for a Bayesian one."""
+        return "unbiased" if self.objective.population else "mmse"
+
+    def _method(self, method):
+        method = super()._method(method)
+        same = self.p == self.q
+        if method == "unbiased" and same.any():
+            x = int(np.argmax(same))
+            raise ValidationError(f"method is 'unbiased'; bit {x} of this Bayesian design says nothing about its value "
+                                  "(a = b), so there is no unbiased estimate: use method='mmse'")
+        return method
+
+    def _certify(self):
+        return self._claimed
+
+    def verified_epsilons(self):
+        return dict(self.epsilons)
+
+    @property
+    def optimality(self):
+        return self.provenance.get("optimality")
+
+    def summary(self):
+        """The guarantee, n x sum Var of the unbiased estimate beside the baselines the design recorded, and the
+        bound (docs/math.md §7.1, §11)."""
+        kind = self.notion.kind
+        lines = [f"unary encoding, {kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
+                 "  guarantee (exactly verified on the realised bits, rounded up): " +
+                 labelled_epsilons(self.epsilons, self.notion, upward),
+                 guarantee_line(self.notion, self.epsilons)]
+        if self.objective.population:
+            lines.append("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
+                         f"users' values: {self.mse:.6g}")
+        else:
+            lines.append("  accuracy: histogram MSE per user of the joint posterior mean at the design prior (right only "
+                         f"when the prior is the truth, docs/math.md §11): {self.mse:.6g}")
+        if self.optimality:
+            lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
+                         f"{self.optimality['gap']:.2e}")
+        informative = np.flatnonzero(self.p != self.q)
+        if self.provenance.get("informative_bits") == 1 and informative.size == 1:  # a design of _one_bit's form
+            label = self.prior.labels[int(informative[0])]
+            lines.append(f"  the design degenerates to ONE informative bit, for value {label!r}: the binary channel of "
+                         f"docs/math.md §6 on 1[X = {label!r}]; the other bits are coin flips (docs/math.md §7.1)")
+        if self.objective.population:
+            lines.append("  the joint posterior mean (method='mmse', biased toward the prior): histogram MSE per user "
+                         f"at the design prior {self.bayes_risk:.6g}")
+        lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
+                                "unary encoding's value is a design whose cost grows linearly in k", kind)
+        if kind == "LDP":
+            return "\n".join(lines)
+        try:  # the ball's vertices are listed, which limits k (PriorSet's vertex budget)
+            worst = self.certificate_at(PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
+        except ValidationError:
+            lines.append(f"  at another prior LIP may be larger (never above the LDP level "
+                         f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly")
+            return "\n".join(lines)
+        lines += drift_lines("the secret" if self.secret is not None else "X", SUMMARY_DRIFT, worst, self.epsilon,
+                             self.epsilons["LDP"])
+        return "\n".join(lines)
+
+    def parameters(self):
+        parameters = {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "a": self.a.tolist(),
+                      "b": self.b.tolist()}
+        if not self.objective.population:  # files of population designs keep their form
+            parameters["objective"] = self.objective.to_dict()
+        return parameters
+
+    @classmethod
+    def from_parameters(cls, parameters, provenance=None):
+        return cls(parameters["a"], parameters["b"], notion_from_dict(parameters["notion"]),
+                   Prior.from_dict(parameters["prior"]), objective=parameters.get("objective", "frequencies"),
+                   provenance=provenance)
+
+    @classmethod
+    def example(cls):
+        """Symmetric UE at P = (0.2, 0.3, 0.5), eps = 1: a = 1/2 and u/v = 0.9 (e - p_min)/(1 - p_min), inside the
+        exact condition of docs/math.md §7.1 (u/v <= (e^eps - p_min)/(1 - p_min))."""
+        prior, e = np.array([0.2, 0.3, 0.5]), np.exp(1.0)
+        ratio = 0.9 * (e - 0.2) / 0.8  # u / v with a = 1/2: (1/2 / b) / (1/2 / (1 - b)) = (1 - b)/b
+        b = 1.0 / (1.0 + ratio)
+        return cls(np.full(3, 0.5), np.full(3, b), LIP(1.0), Prior(prior))
+
+    @property
+    def report_bits(self):
+        return self.k
+
+    @property
+    def report_bytes(self):
+        """Bytes per report: the k bits packed, ceil(k / 8)."""
+        return (self.k + 7) // 8
+
+    def _perturb(self, values, rng, user_ids):
+        """Reports packed 8 bits to a byte (``packed_unary_reports``; ``bits`` unpacks them), with a and b as
+        requested: the sampler realises ``bit_probabilities``, which are what is verified."""
+        return packed_unary_reports(values, self.k, self.a, self.b, rng, "unary")
+
+    def empty_reports(self):
+        return np.zeros((0, self.report_bytes), dtype=np.uint8)
+
+    def bits(self, reports):
+        """The (n, k) uint8 bits of packed ``reports``, checked (for audits; aggregation never unpacks all of them)."""
+        return np.unpackbits(self._packed(reports), axis=1, count=self.k, bitorder="little")
+
+    def _packed(self, reports):
+        reports = np.asarray(reports)
+        if reports.ndim != 2 or reports.shape[1] != self.report_bytes or reports.dtype != np.uint8:
+            raise ValidationError(f"reports has shape {reports.shape} and dtype {reports.dtype}; unary reports are "
+                                  f"uint8 of shape (n, {self.report_bytes}): k = {self.k} bits packed 8 to a byte")
+        check_spare_bits(reports, self.k)
+        return reports
+
+    def _statistics(self, reports):
+        """The support counts (bit sums) and the sums of the joint posteriors Pr[X = . | y] ∝ P_x rho_x(y_x)
+        (docs/math.md §7.1), O(k) per report, in blocks of unpacked bits."""
+        reports = self._packed(reports)
+        counts, posteriors = np.zeros(self.k, dtype=np.int64), np.zeros(self.k)
+        # P_x rho_x(y_x) = base_x + y_x change_x: the normaliser S = sum_x base_x + y . change is one product per
+        # block, and so is the sum over reports of the posteriors, base sum(1/S) + change * (y^T (1/S))
+        base = self._weights * (1 - self.p) / (1 - self.q)
+        change = self._weights * self.p / self.q - base
+        step = max(1, PACK_BLOCK // self.k)
+        for start in range(0, reports.shape[0], step):
+            chunk = np.unpackbits(reports[start:start + step], axis=1, count=self.k, bitorder="little")
+            counts += chunk.sum(axis=0, dtype=np.int64)
+            bits = chunk.astype(float)
+            inverse = 1.0 / (base.sum() + bits @ change)
+            posteriors += base * inverse.sum() + change * (inverse @ bits)
+        return reports.shape[0], {"support": counts, "posterior_sums": posteriors}
+
+    def _estimate(self, aggregate, method):
+        if method == "mmse":
+            return aggregate["posterior_sums"] / aggregate.n
+        return super()._estimate(aggregate, method)
+
+    def estimate(self, reports, *, method=None, consistency=None):
+        """The unbiased frequencies (C_j/n - b_j)/(a_j - b_j) as an ``ld.Estimate`` with plug-in standard errors given
+        the users' values: ``variance`` at the estimate clipped to [0, 1] (docs/math.md §7.1, §11);
+        ``method="mmse"``: the mean of the joint posteriors (biased toward the design prior, no standard errors);
+        ``consistency="norm-sub"`` projects the frequencies onto the simplex (the errors stay those of ``raw``)."""
+        aggregate = self._aggregate_of(reports)
+        method = self._method(method)
+        consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
+        raw = self._estimate(aggregate, method)
+        if method == "mmse":
+            errors, note = np.full(self.k, np.nan), shrinkage_note()
+        else:
+            errors, note = np.sqrt(pure_variance(np.clip(raw, 0.0, 1.0), aggregate.n, self.p, self.q)), ""
+        return Estimate(self._consistent(raw, consistency), errors, n=aggregate.n, method=method,
+                        names=self.input_domain.names(), raw=raw, note=note)
+
+    @cached_property
+    def bayes_risk(self):
+        """The histogram MSE per user of the joint posterior mean at the design prior (docs/math.md §7.1: one
+        integral in t, O(k) per node)."""
+        from lipdesign.mechanisms.unary_posterior import joint_mmse_risk
+
+        return joint_mmse_risk(self._weights, self.p, self.q)
+
+    @cached_property
+    def _posterior_moments(self):
+        if self.k > MAX_MOMENTS_K:
+            raise ValidationError(f"method is 'mmse'; its expectation and variance given the users' values need "
+                                  f"E[posterior | X = x] for every x, O(k^2) per quadrature node, built for k <= "
+                                  f"{MAX_MOMENTS_K} (k is {self.k}): the MMSE estimate is biased toward the prior "
+                                  "anyway; use method='unbiased' or mech.bayes_risk")
+        from lipdesign.mechanisms.unary_posterior import joint_mmse_moments
+
+        return joint_mmse_moments(self._weights, self.p, self.q)
+
+    def _expected(self, frequencies, method, user_ids):
+        if method == "mmse":
+            return frequencies @ self._posterior_moments[0]
+        return frequencies
+
+    def _variance(self, frequencies, n, method, user_ids):
+        if method == "mmse":
+            first, second = self._posterior_moments
+            return frequencies @ (second - first**2) / n
+        return pure_variance(frequencies, n, self.p, self.q)
+
