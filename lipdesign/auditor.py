@@ -11,8 +11,8 @@ realised sampler), and then
 
 Under LDP the populations are single inputs; under LIP (a designed table, unary encoding, local hashing) the
 numerator is an input (or, with a latent secret, the law of X given G = g) and the denominator the design prior
-(or a vertex of the prior set), sampled as a population. The per-family knowledge (inputs, classes, table) is in
-``_PLANS``, keyed by family id. Imports the mechanisms and scipy, so ``lipdesign.verification`` does not import
+(or a vertex of the prior set), sampled as a population. The per-family knowledge (inputs, classes, table) is each
+family's ``audit_plan()`` (``lipdesign.mechanisms.audit_plan``). Imports the mechanisms and scipy, so ``lipdesign.verification`` does not import
 this module.
 """
 
@@ -25,8 +25,6 @@ import numpy as np
 from scipy import stats
 
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms.hadamard import parity
-from lipdesign.mechanisms.rr import grr_probabilities, one_bit_table
 from lipdesign.mechanisms.sampling import as_generator
 from lipdesign.notions import LDP
 from lipdesign.validation import fmt, integer, real_number, upward
@@ -54,28 +52,7 @@ MIN_EXPECTED = 5.0
 #: quantiles, so that floating point never makes the empirical bound larger.
 CP_SLACK = 1e-9
 
-#: Unary encoding: the bits of at most this many values are read (2^UNARY_BITS classes); the others are pooled.
-UNARY_BITS = 10
 
-#: Laplace: the joint class of at most this many coordinates is read (3 classes per coordinate).
-LAPLACE_COORDINATES = 6
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What the audit knows about a family: ``inputs`` (one value per row, as ``perturb`` takes it), ``table``
-    (rows x classes, Pr[class | row]), ``classify`` (reports -> class index per report), ``members`` (rows x k:
-    the input values each row stands for, for LIP notions; None for LDP-only plans), names of rows and classes."""
-
-    inputs: np.ndarray
-    table: np.ndarray
-    classify: object
-    row_names: list
-    class_names: list
-    members: np.ndarray | None = None
-
-    def __post_init__(self):  # a realised table of exact rationals is read as the doubles nearest to it
-        object.__setattr__(self, "table", np.asarray(self.table, dtype=float))
 
 
 @dataclass(frozen=True)
@@ -259,14 +236,12 @@ def _attainable(events, n, side):
 
 
 def _plan_of(mechanism):
-    """The plan of the mechanism's family, or of the nearest base class with one (a registered subclass of a known
-    family is audited as that family)."""
-    for cls in type(mechanism).__mro__:
-        family = cls.__dict__.get("family")
-        if family in _PLANS:
-            return _PLANS[family](mechanism)
-    raise ValidationError(f"family is {fmt(getattr(mechanism, 'family', None))}; the audit knows the output classes "
-                          f"of {', '.join(sorted(_PLANS))} (and their subclasses) only")
+    """The mechanism's own ``audit_plan()`` (a subclass inherits its family's); ValidationError when it has none."""
+    plan = mechanism.audit_plan()
+    if plan is None:
+        raise ValidationError(f"family is {fmt(mechanism.family)}; the audit knows the output classes of the families "
+                              "that define audit_plan() only (docs/adding-a-family.md)")
+    return plan
 
 
 def _pairs(mechanism, plan):
@@ -378,293 +353,45 @@ def _values(mechanism, inputs):
     return np.array(labels, dtype=object)[inputs]
 
 
-def _index_plan(mechanism, classify, class_names=None):
-    """Designed tables and local hashing: every input value a row, every column of the (realised) privacy table a
-    class; ``classify`` maps a report to its column."""
-    k, table = mechanism.prior.k, np.asarray(mechanism.privacy_table(), dtype=float)
-    names = class_names or [f"y={y}" for y in range(table.shape[1])]
-    return _Plan(np.arange(k), table, classify, [f"x={label}" for label in mechanism.prior.labels], names, np.eye(k))
 
 
-def _table_plan(mechanism):
-    return _index_plan(mechanism, np.asarray)
 
 
-def _hashing_plan(mechanism):
-    """Local hashing: the whole k x 2 p (p - 1) table, report (seed, y) is class 2 seed + y (the privacy table's
-    limit on the number of hashes applies)."""
-    return _index_plan(mechanism, lambda reports: 2 * reports["seed"].astype(np.int64) + reports["y"],
-                       [f"seed={s},y={y}" for s in range(mechanism.hashes) for y in (0, 1)])
 
 
-def _grr_plan(mechanism):
-    """GRR: inputs 0 and 1; classes y = 0, y = 1 and any other output (the exact 2 x 3 reduction)."""
-    table = mechanism.privacy_table()
-    names = ["y=0", "y=1", "other"][:table.shape[1]]
-    return _Plan(np.array([0, 1]), table, lambda reports: np.minimum(reports, 2), ["x=0", "x=1"], names)
 
 
-def _oue_plan(mechanism):
-    """OUE: inputs 0 and 1; classes the pair (bit 0, bit 1) (the exact 2 x 4 reduction)."""
-    def classify(reports):
-        bits = mechanism.bits(reports, [0, 1]).astype(np.int64)  # packed reports, or unpacked ones
-        return 2 * bits[:, 0] + bits[:, 1]
-
-    return _Plan(np.array([0, 1]), mechanism.privacy_table(), classify, ["x=0", "x=1"],
-                 ["bits 00", "bits 01", "bits 10", "bits 11"])
 
 
-def _unary_plan(mechanism):
-    """Unary encoding: the bits of up to UNARY_BITS values S (the worst value of the certificate first, then by
-    increasing prior) are read, class = their pattern; rows: each value of S and one row for all the others, whose
-    bits of S all follow b. Pr[pattern | row] is the product of the realised bit probabilities."""
-    k = mechanism.k
-    worst = mechanism.certificate.worst.get("value", mechanism.certificate.worst.get("inputs", [0])[0])
-    order = [int(worst)] + [int(x) for x in np.argsort(mechanism.prior.probabilities, kind="stable") if x != worst]
-    read = np.array(order[:UNARY_BITS])
-    rest = np.setdiff1d(np.arange(k), read)
-    rows = list(read) + ([int(rest[0])] if rest.size else [])
-    members = np.zeros((len(rows), k))
-    members[np.arange(read.size), read] = 1
-    members[read.size:, rest] = 1
-    ones = np.where(read[None, :] == np.array(rows)[:, None], mechanism.p[read], mechanism.q[read])  # Pr[bit = 1]
-    patterns = (np.arange(2**read.size)[:, None] >> np.arange(read.size)) & 1
-    table = np.where(patterns[None] == 1, ones[:, None, :], 1 - ones[:, None, :]).prod(axis=2)
-    weights = 1 << np.arange(read.size)
-
-    def classify(reports):
-        return mechanism.bits(reports)[:, read].astype(np.int64) @ weights
-
-    names = [f"x={mechanism.prior.labels[x]}" for x in read] + (["other values"] if rest.size else [])
-    return _Plan(np.array(rows), table, classify, names,
-                 ["bits of " + ",".join(map(str, read)) + " = " + "".join(map(str, p)) for p in patterns], members)
 
 
-def _olh_plan(mechanism):
-    """OLH: inputs 0 and 1; classes y = h(0) != h(1), y = h(1) != h(0), another y with h(0) != h(1), and h(0) =
-    h(1) (probability ``collision_probability(0, 1)``, exact for the family or the pool); given the hash, y is GRR
-    over g buckets."""
-    keep, lie = grr_probabilities(mechanism.alpha, mechanism.g)
-    c = mechanism.collision_probability(0, 1)
-    table = np.array([[(1 - c) * keep, (1 - c) * lie, (1 - c) * (mechanism.g - 2) * lie, c],
-                      [(1 - c) * lie, (1 - c) * keep, (1 - c) * (mechanism.g - 2) * lie, c]])
-
-    def classify(reports):
-        first, second = mechanism.report_hashes(reports, 0), mechanism.report_hashes(reports, 1)
-        y = reports["y"]
-        return np.select([first == second, y == first, y == second], [3, 0, 1], 2)
-
-    return _Plan(np.array([0, 1]), table, classify, ["x=0", "x=1"],
-                 ["y=h(0)", "y=h(1)", "other y", "h(0)=h(1)"])
 
 
-def _hadamard_plan(mechanism):
-    """Hadamard response: inputs 0 and 1; classes C_0 & C_1, C_0 - C_1, C_1 - C_0 and neither (the exact 2 x 4
-    reduction; y is in C_x when popcount((x + 1) & y) is even)."""
-    def classify(reports):
-        return 2 * parity(reports & 1) + parity(reports & 2)
-
-    return _Plan(np.array([0, 1]), mechanism.privacy_table(), classify, ["x=0", "x=1"],
-                 ["in C0 and C1", "in C0 only", "in C1 only", "in neither"])
 
 
-def _sign_plan(inputs, row_classes, one_bit):
-    """The one-bit families: a report is (attribute j, row class r, sign b), r = 2 [A's bit input is -1] + [B's is
-    -1] for the two audited inputs A and B; ``row_classes[j, r]`` = Pr[attribute j, row class r] (the same under A
-    and B). Pr[class | A] = row_classes[j, r] Pr[b | t_A(r)] from ``one_bit`` (rows t = +1, -1)."""
-    attributes = row_classes.shape[0]
-    table = np.zeros((2, attributes * 8))
-    for j in range(attributes):
-        for r in range(4):
-            for b in range(2):
-                table[0, 8 * j + 2 * r + b] = row_classes[j, r] * one_bit[r // 2, b]
-                table[1, 8 * j + 2 * r + b] = row_classes[j, r] * one_bit[r % 2, b]
-    names = [f"attribute {j}, inputs ({'+-'[r // 2]}1, {'+-'[r % 2]}1), sign {'+-'[b]}"
-             for j in range(attributes) for r in range(4) for b in range(2)]
-    return inputs, table, names
 
 
-def _row_classes(signs, first=0, second=1):
-    """Per projection row s, r = 2 [signs[s, first] < 0] + [signs[s, second] < 0], and the frequency of each r."""
-    classes = 2 * (signs[:, first] < 0) + (signs[:, second] < 0)
-    return classes.astype(np.int64), np.bincount(classes, minlength=4) / signs.shape[0]
 
 
-def _harmony_categorical_plan(mechanism):
-    """Harmony's categorical mechanism: inputs 0 and 1; classes (row class of the public signs of 0 and 1, sign)."""
-    classes, frequencies = _row_classes(mechanism.signs)
-    inputs, table, names = _sign_plan(np.array([0, 1]), frequencies[None], one_bit_table(mechanism.exp_epsilon))
-    return _Plan(inputs, table, lambda reports: 2 * classes[reports["row"]] + (reports["sign"] < 0), ["x=0", "x=1"],
-                 names)
 
 
-def _harmony_mixed_plan(mechanism):
-    """Harmony's mixed tuples: inputs A (numeric +1, category 0) and B (numeric -1, category 1); classes (attribute,
-    row class, sign); a numeric attribute is row class (+1, -1) always."""
-    d = mechanism.d
-    frequencies, lookup = np.zeros((d, 4)), {}
-    for j in range(d):
-        if j in mechanism.categorical:
-            lookup[j], frequencies[j] = _row_classes(mechanism.categorical[j].signs)
-        else:
-            frequencies[j, 1] = 1
-    frequencies /= d
-    numeric = np.array([attribute == "numeric" for attribute in mechanism.attributes])
-    inputs = np.array([np.where(numeric, 1.0, 0.0), np.where(numeric, -1.0, 1.0)])
-
-    def classify(reports):
-        attribute = reports["attribute"].astype(np.int64)
-        row_class = np.ones(attribute.size, dtype=np.int64)
-        for j, classes in lookup.items():
-            chosen = attribute == j
-            row_class[chosen] = classes[reports["row"][chosen]]
-        return 8 * attribute + 2 * row_class + (reports["sign"] < 0)
-
-    inputs, table, names = _sign_plan(inputs, frequencies, one_bit_table(mechanism.exp_epsilon))
-    return _Plan(inputs, table, classify, ["A", "B"], names)
 
 
-def _extremes(d):
-    return np.array([np.ones(d), -np.ones(d)])
 
 
-def _harmony_numeric_plan(mechanism):
-    """Harmony's numeric mechanism: inputs +1 and -1 in every coordinate; class the sign (whichever coordinate is
-    reported, its input is the same extreme)."""
-    return _Plan(_extremes(mechanism.d), mechanism.privacy_table(), lambda reports: (reports["sign"] < 0).astype(int),
-                 ["t=+1", "t=-1"], ["sign +", "sign -"])
 
 
-def _duchi_plan(mechanism):
-    """Duchi: inputs +1 and -1 in every coordinate; classes s.1 > 0, < 0 (and = 0 for even d), the privacy table's
-    columns (docs/math.md §9.3)."""
-    d = mechanism.d
-
-    def classify(reports):
-        balance = 2 * np.count_nonzero(reports > 0, axis=1) - d
-        return np.select([balance > 0, balance < 0], [0, 1], 2)
-
-    table = mechanism.privacy_table()
-    return _Plan(_extremes(d), table, classify, ["t=+1", "t=-1"], ["s.1 > 0", "s.1 < 0", "s.1 = 0"][:table.shape[1]])
 
 
-def _laplace_plan(mechanism):
-    """Laplace: inputs +1 and -1 in every coordinate (grid points M and 0); per coordinate the classes bottom end,
-    interior, top end of the realised per-coordinate table, joint over the first LAPLACE_COORDINATES coordinates
-    (independent, so the joint table is the product)."""
-    realized, grid = mechanism.privacy_table(), mechanism.grid
-    per = np.array([[row[0], row[1:grid].sum(), row[grid]] for row in (realized[grid], realized[0])])
-    used = min(mechanism.d, LAPLACE_COORDINATES)
-    table = np.ones((2, 1))
-    for _ in range(used):
-        table = (table[:, :, None] * per[:, None, :]).reshape(2, -1)
-    powers = 3 ** np.arange(used)[::-1]
-
-    def classify(reports):
-        reports = np.asarray(reports).reshape(-1, mechanism.d)[:, :used]
-        code = np.where(reports == mechanism.outputs[0], 0, np.where(reports == mechanism.outputs[-1], 2, 1))
-        return code @ powers
-
-    codes = (np.arange(3**used)[:, None] // powers) % 3
-    names = ["".join("lit"[c] for c in code) for code in codes]
-    return _Plan(_extremes(mechanism.d), table, classify, ["t=+1", "t=-1"],
-                 [f"coordinates {name} (l: lowest, i: interior, t: top)" for name in names])
 
 
-def _piecewise_plan(mechanism):
-    """Piecewise and Hybrid: inputs +1 and -1 in every coordinate; classes of the first coordinate: not sampled
-    (report 0), or sampled with its bin of the realised table (Hybrid: or its one-bit output +-c). With k > 1
-    sampled attributes a coordinate alone carries eps / k (docs/math.md §9.8)."""
-    table = mechanism.privacy_table()
-    one_bit_only = getattr(mechanism, "piecewise_probability", 1.0) == 0.0
-    top, bottom = (0, 1) if one_bit_only else (table.shape[0] - 1, 0)
-    chosen = mechanism.attributes / mechanism.d
-    rows = np.column_stack([np.full(2, 1 - chosen), chosen * table[[top, bottom]]])
-    scale = mechanism.d / mechanism.attributes
-    bins = 0 if one_bit_only else mechanism.piecewise.edges.size - 1
-    bit = getattr(mechanism, "scale", None)
-
-    def classify(reports):
-        value = np.asarray(reports).reshape(-1, mechanism.d)[:, 0] / scale
-        code = np.ones(value.size, dtype=np.int64)
-        if bins:
-            code += np.clip(np.searchsorted(mechanism.piecewise.edges, value, side="right") - 1, 0, bins - 1)
-        if bit is not None:
-            code = np.where(np.isclose(value, bit, rtol=1e-12, atol=0), 1 + bins,
-                            np.where(np.isclose(value, -bit, rtol=1e-12, atol=0), 2 + bins, code))
-        return np.where(value == 0, 0, code)
-
-    names = ["not sampled"] + [f"bin {b}" for b in range(bins)] + (["+c", "-c"] if bit is not None else [])
-    return _Plan(_extremes(mechanism.d), rows, classify, ["t=+1", "t=-1"], names)
 
 
-def _subset_plan(mechanism):
-    """Subset selection: inputs 0 and 1; classes by whether the subset holds 0 and whether it holds 1 (the exact
-    2 x 4 reduction, ``SubsetSelection.privacy_table``)."""
-    def classify(reports):
-        return 2 - 2 * (reports[:, 0] & 1) + 1 - ((reports[:, 0] >> 1) & 1)
-
-    return _Plan(np.array([0, 1]), mechanism.privacy_table(), classify, ["x=0", "x=1"],
-                 ["0 and 1 in S", "0 in S only", "1 in S only", "neither in S"])
 
 
-def _subset_lip_plan(mechanism):
-    """The LIP orbit: inputs 0, 1 and (k >= 3) 2, which stands for every value but 0 and 1 (their classes have the
-    same probabilities); classes by the cases of 0 and of 1 in the report (z, H) (``SubsetLIP.privacy_table``).
-    LIP compares the law given X = 0 or 1 with the uniform prior's mixture of the three rows."""
-    k = mechanism.k
-    cases = [("z", "high"), ("z", "low"), ("high", "z"), ("low", "z"), ("high", "high"), ("high", "low"),
-             ("low", "high"), ("low", "low")]
-    code = {pair: index for index, pair in enumerate(cases)}
-
-    def case_of(reports, x):
-        free = (reports[:, (k + x) // 8] >> ((k + x) % 8)) & 1
-        high = (reports[:, x // 8] >> (x % 8)) & 1
-        return np.where(free == 1, 0, np.where(high == 1, 1, 2))
-
-    lookup = np.array([[code.get((first, second), -1) for second in ("z", "high", "low")]
-                       for first in ("z", "high", "low")])
-
-    def classify(reports):
-        return lookup[case_of(reports, 0), case_of(reports, 1)]
-
-    rows = 3 if k >= 3 else 2
-    members = np.zeros((rows, k))
-    members[0, 0] = members[1, 1] = 1.0
-    if rows == 3:
-        members[2, 2:] = 1.0
-    return _Plan(np.arange(rows), mechanism.privacy_table(), classify, ["x=0", "x=1", "x=2"][:rows],
-                 [f"0 {first}, 1 {second}" for first, second in cases], members)
 
 
-def _class_lip_plan(mechanism):
-    """A class-symmetric design: inputs u and v (``ClassSymmetricLIP.pair``) and one value per class for the rest
-    of it; classes of outputs by (orbit, u's case, v's case) (``ClassSymmetricLIP.privacy_table``)."""
-    k, u, v = mechanism.k, *mechanism.pair()
-    members = mechanism.classes_of_rows()
-    lookup = np.full((len(mechanism.orbits), 3, 3), -1)
-    for index, (o, first, second) in enumerate(mechanism.groups()):
-        lookup[o, first, second] = index
-
-    def case_of(reports, x):
-        free = (reports[:, 2 + (k + x) // 8] >> ((k + x) % 8)) & 1
-        high = (reports[:, 2 + x // 8] >> (x % 8)) & 1
-        return np.where(free == 1, 0, np.where(high == 1, 1, 2))
-
-    def classify(reports):
-        orbit = reports[:, 0].astype(np.int64) + 256 * reports[:, 1].astype(np.int64)
-        return lookup[orbit, case_of(reports, u), case_of(reports, v)]
-
-    inputs = np.array([int(np.flatnonzero(row)[0]) for row in members])
-    names = ["free", "high", "low"]
-    return _Plan(inputs, mechanism.privacy_table(), classify, [f"x={x}" for x in inputs],
-                 [f"orbit {o}: {u} {names[a]}, {v} {names[b]}" for o, a, b in mechanism.groups()], members)
 
 
-_PLANS = {"table": _table_plan, "grr": _grr_plan, "oue": _oue_plan, "unary": _unary_plan, "olh": _olh_plan,
-          "hashing": _hashing_plan, "hadamard": _hadamard_plan, "harmony-categorical": _harmony_categorical_plan,
-          "harmony-mixed": _harmony_mixed_plan, "harmony-numeric": _harmony_numeric_plan, "duchi": _duchi_plan,
-          "laplace": _laplace_plan, "piecewise": _piecewise_plan, "hybrid": _piecewise_plan, "subset": _subset_plan,
-          "subset-lip": _subset_lip_plan, "class-lip": _class_lip_plan}
 
 __all__ = ["DEFAULT_REPORTS", "AuditResult", "audit", "clopper_pearson", "downward", "empirical_epsilon"]

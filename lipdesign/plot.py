@@ -15,9 +15,6 @@ FIGURES = {"frequencies": "n x sum of variances of the unbiased estimate",
 #: Epsilons of a plot by default: these multiples of the spec's or the mechanism's own epsilon.
 EPSILON_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
-#: The design families of ``ld.design`` that rebuild each designed family of a mechanism file.
-DESIGN_FAMILIES = {"table": "rr", "unary": "unary", "hashing": "hashing", "subset": "rr", "subset-lip": "rr"}
-
 #: The LDP frequency oracles a fixed categorical mechanism is drawn beside.
 ORACLES = ("grr", "oue", "olh")
 
@@ -88,9 +85,9 @@ def _same_epsilon(baselines):
 def mechanism_figure(mechanism, name, epsilons=None, progress=None):
     """A mechanism file's figure: a designed one redesigned at each epsilon from its stored prior, notion and
     objective (``design_figure``); a fixed categorical one beside GRR, OUE and OLH over its k (``fixed_figure``)."""
-    if mechanism.provenance is None:
+    if mechanism.provenance is None or mechanism.design_family is None:
         return fixed_figure(mechanism, name, epsilons)
-    options = {"family": DESIGN_FAMILIES[mechanism.family]}
+    options = {"family": mechanism.design_family}
     return design_figure(mechanism.prior, mechanism.notion, getattr(mechanism, "objective", None), options, name,
                          epsilons, progress)
 

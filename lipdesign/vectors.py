@@ -23,7 +23,6 @@ from lipdesign import __version__
 from lipdesign.errors import FormatError, ValidationError
 from lipdesign.io.schema import read_json
 from lipdesign.mechanisms.base import Mechanism
-from lipdesign.mechanisms.olh import HASH_PRIME
 from lipdesign.mechanisms.sampling import secure_generator
 from lipdesign.validation import document_header, fmt, integer
 
@@ -91,7 +90,7 @@ def test_vectors(mechanism, n=DEFAULT_CASES, seed=0):
         cases.append(case)
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "lipdesign_version": __version__,
             "family": mechanism.family, "fingerprint": mechanism.fingerprint, "mechanism": mechanism.to_dict(),
-            "stream": STREAM, "device": device_numbers(mechanism), "cases": cases}
+            "stream": STREAM, "device": mechanism.device_numbers(), "cases": cases}
 
 
 def check_vectors(mechanism, vectors):
@@ -124,67 +123,6 @@ def write_vectors(mechanism, path, n=DEFAULT_CASES, seed=0):
 def read_vectors(path):
     """The test vectors in ``path`` (JSON read strictly; ``check_vectors`` checks their content)."""
     return read_json(path)
-
-
-def device_numbers(mechanism):
-    """The numbers a device reads for ``mechanism`` beyond its parameters, exactly as the Python runtime uses them
-    (docs/runtime.md §4-§8: floats in shortest round-trip form, tables of integers); {} for a family that
-    docs/runtime.md does not describe."""
-    build = _DEVICE.get(mechanism.family)
-    return build(mechanism) if build is not None else {}
-
-
-# -- what each family's device reads (docs/runtime.md) ---------------------------------------------------------
-def _alias(sampler):
-    """The integer alias tables of a TablePerturber (docs/runtime.md §4)."""
-    start, keep_end = sampler.thresholds()
-    return {"slot_start": start.tolist(), "keep_end": keep_end.tolist(), "alias": sampler.alias.tolist()}
-
-
-def _sign_words(m, k, seed):
-    """The projection's signs as the 64-bit words of ``projection_signs`` (docs/runtime.md §7), 16 hex digits."""
-    words = np.random.default_rng(seed).bit_generator.random_raw(-(-m * k // 64))  # as ``projection_signs``
-    return [f"{int(word):016x}" for word in words]
-
-
-def _projection(mechanism):
-    return {"m": mechanism.m, "k": mechanism.k, "sign_words": _sign_words(mechanism.m, mechanism.k, mechanism.seed)}
-
-
-def _piecewise(mechanism):
-    grid = mechanism.piecewise
-    numbers = {"d": mechanism.d, "attributes": mechanism.attributes, "grid": grid.grid,
-               "edges": grid.edges.tolist(), "widths": grid.widths.tolist(), **_alias(grid.sampler)}
-    if mechanism.family == "hybrid":
-        numbers.update(exp_epsilon=mechanism.attribute_exp, scale=mechanism.scale,
-                       piecewise_probability=mechanism.piecewise_probability)
-    return numbers
-
-
-_DEVICE = {
-    "table": lambda m: {"k": m.table.shape[0], "n_out": m.table.shape[1], **_alias(m.sampler)},
-    "grr": lambda m: {"k": m.k, "alpha": m.alpha},
-    "oue": lambda m: {"k": m.k, "threshold": m.threshold},
-    "unary": lambda m: {"k": m.k, "a": m.a.tolist(), "b": m.b.tolist()},
-    "olh": lambda m: {"k": m.k, "g": m.g, "prime": HASH_PRIME, "alpha": m.alpha,
-                      **({} if m.pool is None else {"pool": m.pool, "seed": m.seed})},
-    "hadamard": lambda m: {"k": m.k, "K": m.K, "p": m.p},
-    "hashing": lambda m: {"k": m.k, "prime": m.prime, "hashes": m.hashes, "cells": m.flip0.size,
-                          "weights": (m.prior.probabilities / m.prior.probabilities.sum()).tolist(),
-                          "flip0": m.flip0.tolist(), "flip1": m.flip1.tolist()},
-    "harmony-categorical": lambda m: {"exp_epsilon": m.exp_epsilon, **_projection(m)},
-    "harmony-numeric": lambda m: {"d": m.d, "exp_epsilon": m.exp_epsilon, "coordinates": m.coordinates,
-                                  "seed": m.seed},
-    "harmony-mixed": lambda m: {"d": m.d, "exp_epsilon": m.exp_epsilon, "attributes": [
-        _projection(m.categorical[j]) if j in m.categorical else "numeric" for j in range(m.d)]},
-    "laplace": lambda m: {"d": m.d, "grid": m.grid, "outputs": m.outputs.tolist(), **_alias(m.sampler)},
-    "duchi": lambda m: {"d": m.d, "bound": m.bound, "plus_probability": m.plus_probability},
-    "piecewise": _piecewise,
-    "hybrid": _piecewise,
-    "subset": lambda m: {"k": m.k, "d": m.d, "inside": m.inside},
-    "subset-lip": lambda m: {"k": m.k, "j": m.j, "free_end": m.free_end, "high_end": m.high_end},
-    "class-lip": lambda m: m.device_numbers(),
-}
 
 
 # -- shared steps ------------------------------------------------------------------------------------------------

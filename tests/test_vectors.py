@@ -42,7 +42,7 @@ def case(request):
 
 def test_every_family_has_device_numbers():
     assert {m.family for m in MECHANISMS} == set(families())
-    assert all(vectors.device_numbers(m) for m in MECHANISMS)
+    assert all(m.device_numbers() for m in MECHANISMS)
 
 
 def test_replay_reproduces_every_report(case):
@@ -197,13 +197,13 @@ def test_pooled_olh_device_numbers_and_pool():
     """A pooled OLH's device reads pool and seed and rebuilds hash s from them (docs/runtime.md §6), as
     ``pool_members`` does."""
     mechanism = OLH(2.0, 20, pool=16, seed=99)
-    numbers = vectors.device_numbers(mechanism)
+    numbers = mechanism.device_numbers()
     assert numbers == {"k": 20, "g": 8, "prime": 2**31 - 1, "alpha": mechanism.alpha, "pool": 16, "seed": 99}
     a, b = mechanism.pool_members
     assert [(int(x), int(y)) for x, y in zip(a, b)] == [
         (1 + Device.public_index(99, 2 * s, 2**31 - 2), Device.public_index(99, 2 * s + 1, 2**31 - 1))
         for s in range(16)]
-    assert "pool" not in vectors.device_numbers(OLH.example())
+    assert "pool" not in OLH.example().device_numbers()
     words = [MASK32, 0, 0, 0]  # s = 15, keep, lie 0 (16 and 8 are powers of 2: no redraw)
     hashed = (int(a[15]) * 7 + int(b[15])) % (2**31 - 1) % 8
     assert _constructed(mechanism, [(7, words)]) == [{"s": 15, "y": hashed}]

@@ -67,7 +67,7 @@ class Comparison:
         lines += [header, "-" * (len(header) + 30)]
         best = self.best
         for row in self.rows:
-            name = NAMES[row.family] if row.mechanism is None else _described(row)
+            name = NAMES[row.family] if row.mechanism is None else row.mechanism.display_name()
             if row.figure is None:
                 lines.append(f"{name:<46} {'-':>10} {'':>8} {'':>7} {'':>5} {row.seconds:8.2f}  {row.note}")
                 continue
@@ -96,21 +96,6 @@ class Comparison:
     def to_dict(self):
         return {"notion": self.notion.to_dict(), "objective": self.objective.kind, "k": self.prior.k,
                 "bound": self.bound, "bound_name": self.bound_name, "rows": [row.to_dict() for row in self.rows]}
-
-
-def _described(row):
-    mechanism = row.mechanism
-    if row.family == "rr" and mechanism.family == "subset-lip":
-        return "randomized response: the LIP orbit (closed form)"
-    if row.family == "rr" and mechanism.family == "subset":
-        return f"randomized response: subset selection, d = {mechanism.d}"
-    if row.family == "rr":
-        return f"{NAMES['rr']}, {mechanism.table.shape[1]} outputs"
-    if row.family == "hashing" and mechanism.family == "olh":
-        return f"local hashing: OLH, g = {mechanism.g} (LDP)"
-    if row.family == "hashing" and mechanism.family == "table":
-        return f"local hashing (g = {mechanism.provenance['buckets']}, pool of {len(mechanism.provenance['hashes'])})"
-    return NAMES[row.family]
 
 
 def _figure(mechanism, prior, objective):

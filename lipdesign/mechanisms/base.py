@@ -151,6 +151,26 @@ class Mechanism(Immutable):
         low, high = cls.epsilon_range
         return epsilon_in(value, low, high, include_low=low > 0)
 
+    # -- optional capabilities: the tools ask the mechanism (docs/adding-a-family.md) ------------------------------
+    #: The ``ld.design`` family (``design(family=...)``) that rebuilds this family from its provenance (``lipdesign
+    #: plot``), None where ``ld.design`` does not make it.
+    design_family: ClassVar[str | None] = None
+
+    def audit_plan(self):
+        """What ``ld.audit`` reads (docs/math.md §14): an ``audit_plan.AuditPlan`` of inputs, output classes and
+        their probabilities from the realised sampler; None where the family states none (the audit refuses it)."""
+        return None
+
+    def device_numbers(self):
+        """The numbers a device reads beyond ``parameters()``, exactly as ``perturb`` uses them (docs/runtime.md:
+        floats in shortest round-trip form, tables of integers); written into the test vectors. {} where the
+        parameters are all a device needs."""
+        return {}
+
+    def display_name(self):
+        """A short name of this mechanism for tables (``ld.compare``) and figures: the class name by default."""
+        return type(self).__name__
+
     @property
     def default_method(self):
         return self.methods[0]

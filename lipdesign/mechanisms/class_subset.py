@@ -26,6 +26,7 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, worst_over_vertices
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.postprocess import consistent
@@ -93,6 +94,7 @@ class ClassSymmetricLIP(_Subset):
     given the users' values is exact."""
 
     family = "class-lip"
+    design_family = "rr"
     parameter_rules = (
         ("classes", f"k integers, the class of each value, numbering 0..m-1 (m <= {MAX_CLASSES}) with none empty"),
         ("probabilities", "m positive probabilities, one per class, with sum_x probabilities[classes[x]] = 1"),
@@ -598,3 +600,29 @@ class ClassSymmetricLIP(_Subset):
                  f"  accuracy: n x sum of the variances of the unbiased estimate (weighted at the class prior) at "
                  f"{where.split(' (')[0]}, given the users' values: {self.mse:.6g}"]
         return "\n".join(lines + _design_lines(self))
+
+    def audit_plan(self):
+        """A class-symmetric design: inputs u and v (``ClassSymmetricLIP.pair``) and one value per class for the rest
+        of it; classes of outputs by (orbit, u's case, v's case) (``ClassSymmetricLIP.privacy_table``)."""
+        k, u, v = self.k, *self.pair()
+        members = self.classes_of_rows()
+        lookup = np.full((len(self.orbits), 3, 3), -1)
+        for index, (o, first, second) in enumerate(self.groups()):
+            lookup[o, first, second] = index
+
+        def case_of(reports, x):
+            free = (reports[:, 2 + (k + x) // 8] >> ((k + x) % 8)) & 1
+            high = (reports[:, 2 + x // 8] >> (x % 8)) & 1
+            return np.where(free == 1, 0, np.where(high == 1, 1, 2))
+
+        def classify(reports):
+            orbit = reports[:, 0].astype(np.int64) + 256 * reports[:, 1].astype(np.int64)
+            return lookup[orbit, case_of(reports, u), case_of(reports, v)]
+
+        inputs = np.array([int(np.flatnonzero(row)[0]) for row in members])
+        names = ["free", "high", "low"]
+        return AuditPlan(inputs, self.privacy_table(), classify, [f"x={x}" for x in inputs],
+                     [f"orbit {o}: {u} {names[a]}, {v} {names[b]}" for o, a, b in self.groups()], members)
+
+    def display_name(self):
+        return f"randomized response: class-symmetric design, {len(self.orbits)} orbits"

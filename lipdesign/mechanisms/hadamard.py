@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
 from lipdesign.mechanisms.rr import MAX_FULL_K, full_table_size
 from lipdesign.mechanisms.sampling import index_reports, realized_probability
@@ -108,3 +109,16 @@ class HadamardResponse(PureProtocol):
         inside = parity(np.arange(1, self.k + 1)[:, None] & np.arange(self.K)[None, :]) == 0
         high, low = self._entries()
         return np.where(inside, high, low)
+
+    def audit_plan(self):
+        """Hadamard response: inputs 0 and 1; classes C_0 & C_1, C_0 - C_1, C_1 - C_0 and neither (the exact 2 x 4
+        reduction; y is in C_x when popcount((x + 1) & y) is even)."""
+        def classify(reports):
+            return 2 * parity(reports & 1) + parity(reports & 2)
+
+        return AuditPlan(np.array([0, 1]), self.privacy_table(), classify, ["x=0", "x=1"],
+                     ["in C0 and C1", "in C0 only", "in C1 only", "in neither"])
+
+    def device_numbers(self):
+        """docs/runtime.md §5."""
+        return {"k": self.k, "K": self.K, "p": self.p}

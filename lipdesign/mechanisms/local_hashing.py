@@ -11,6 +11,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.audit_plan import index_plan
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
 from lipdesign.mechanisms.closed_forms import cell_flips
 from lipdesign.mechanisms.designed import baseline_lines
@@ -101,6 +102,7 @@ class LocalHashing(Mechanism):
     """
 
     family = "hashing"
+    design_family = "hashing"
     client_cost = "O(k) per user (hash the domain, sum the prior of bucket 0), then O(1)"
     methods = ("unbiased", "mmse", "gls", "mle")
     report_dtype = np.dtype([("seed", "<i8"), ("y", "u1")])
@@ -481,3 +483,18 @@ class LocalHashing(Mechanism):
         lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
                                 "local hashing's value is a report of one bit and a seed, designed at any k")
         return "\n".join(lines)
+
+    def audit_plan(self):
+        """Local hashing: the whole k x 2 p (p - 1) table, report (seed, y) is class 2 seed + y (the privacy table's
+        limit on the number of hashes applies)."""
+        return index_plan(self, lambda reports: 2 * reports["seed"].astype(np.int64) + reports["y"],
+                           [f"seed={s},y={y}" for s in range(self.hashes) for y in (0, 1)])
+
+    def device_numbers(self):
+        """docs/runtime.md §5: the prime, the hashes, the bucket weights and each cell's flips."""
+        return {"k": self.k, "prime": self.prime, "hashes": self.hashes, "cells": self.flip0.size,
+                "weights": (self.prior.probabilities / self.prior.probabilities.sum()).tolist(),
+                "flip0": self.flip0.tolist(), "flip1": self.flip1.tolist()}
+
+    def display_name(self):
+        return "local hashing (g = 2)"

@@ -10,6 +10,7 @@ import numpy as np
 
 from lipdesign.domains import MixedTuple
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan, row_classes, sign_plan
 from lipdesign.mechanisms.base import SEED_RULE, Mechanism
 from lipdesign.mechanisms.postprocess import consistent
 from lipdesign.mechanisms.projection import MAX_SIGNS, HarmonyCategorical, signed_counts
@@ -188,3 +189,33 @@ class HarmonyMixed(Mechanism):
 
     def _frequencies(self, j, column):
         return np.bincount(column, minlength=self.categorical[j].k) / column.size
+
+    def audit_plan(self):
+        """Harmony's mixed tuples: inputs A (numeric +1, category 0) and B (numeric -1, category 1); classes (attribute,
+        row class, sign); a numeric attribute is row class (+1, -1) always."""
+        d = self.d
+        frequencies, lookup = np.zeros((d, 4)), {}
+        for j in range(d):
+            if j in self.categorical:
+                lookup[j], frequencies[j] = row_classes(self.categorical[j].signs)
+            else:
+                frequencies[j, 1] = 1
+        frequencies /= d
+        numeric = np.array([attribute == "numeric" for attribute in self.attributes])
+        inputs = np.array([np.where(numeric, 1.0, 0.0), np.where(numeric, -1.0, 1.0)])
+
+        def classify(reports):
+            attribute = reports["attribute"].astype(np.int64)
+            row_class = np.ones(attribute.size, dtype=np.int64)
+            for j, classes in lookup.items():
+                chosen = attribute == j
+                row_class[chosen] = classes[reports["row"][chosen]]
+            return 8 * attribute + 2 * row_class + (reports["sign"] < 0)
+
+        inputs, table, names = sign_plan(inputs, frequencies, one_bit_table(self.exp_epsilon))
+        return AuditPlan(inputs, table, classify, ["A", "B"], names)
+
+    def device_numbers(self):
+        """docs/runtime.md §7-§8: per attribute its projection, or "numeric"."""
+        return {"d": self.d, "exp_epsilon": self.exp_epsilon, "attributes": [
+            self.categorical[j].projection_numbers() if j in self.categorical else "numeric" for j in range(self.d)]}

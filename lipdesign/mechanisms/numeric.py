@@ -19,6 +19,7 @@ import numpy as np
 
 from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan, extremes
 from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, SEED_RULE, Guarantee, Mechanism
 from lipdesign.mechanisms.projection import signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
@@ -101,6 +102,10 @@ def sample_standard_errors(sums, squares, users):
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = np.maximum(squares - sums**2 / users, 0.0) / (users - 1.0)
         return np.where(users >= 2, np.sqrt(spread / users), np.nan)
+
+
+#: Laplace's audit reads the joint class of at most this many coordinates (3 classes per coordinate).
+LAPLACE_COORDINATES = 6
 
 
 class NumericReports(Mechanism):
@@ -245,6 +250,32 @@ class Laplace(MeanOfReports):
         per_user = (1.0 - fraction) * second[low] + fraction * second[low + 1] - values**2
         return per_user.sum(axis=0) / n**2
 
+    def audit_plan(self):
+        """Laplace: inputs +1 and -1 in every coordinate (grid points M and 0); per coordinate the classes bottom end,
+        interior, top end of the realised per-coordinate table, joint over the first LAPLACE_COORDINATES coordinates
+        (independent, so the joint table is the product)."""
+        realized, grid = self.privacy_table(), self.grid
+        per = np.array([[row[0], row[1:grid].sum(), row[grid]] for row in (realized[grid], realized[0])])
+        used = min(self.d, LAPLACE_COORDINATES)
+        table = np.ones((2, 1))
+        for _ in range(used):
+            table = (table[:, :, None] * per[:, None, :]).reshape(2, -1)
+        powers = 3 ** np.arange(used)[::-1]
+
+        def classify(reports):
+            reports = np.asarray(reports).reshape(-1, self.d)[:, :used]
+            code = np.where(reports == self.outputs[0], 0, np.where(reports == self.outputs[-1], 2, 1))
+            return code @ powers
+
+        codes = (np.arange(3**used)[:, None] // powers) % 3
+        names = ["".join("lit"[c] for c in code) for code in codes]
+        return AuditPlan(extremes(self.d), table, classify, ["t=+1", "t=-1"],
+                     [f"coordinates {name} (l: lowest, i: interior, t: top)" for name in names])
+
+    def device_numbers(self):
+        """docs/runtime.md §8: the output grid and its alias tables."""
+        return {"d": self.d, "grid": self.grid, "outputs": self.outputs.tolist(), **self.sampler.device_numbers()}
+
 
 class Duchi(NumericReports):
     """Duchi et al.'s mechanism with Harmony's even-d fix (docs/math.md §9, Harmony Alg. 1).
@@ -355,6 +386,22 @@ class Duchi(NumericReports):
         dots = signs.astype(np.int64) @ signs.T.astype(np.int64)
         z = (self.exp_epsilon - 1.0) * self.plus_count + 2**self.d
         return signs, np.where(dots > 0, self.exp_epsilon, 1.0) / z
+
+    def audit_plan(self):
+        """Duchi: inputs +1 and -1 in every coordinate; classes s.1 > 0, < 0 (and = 0 for even d), the privacy table's
+        columns (docs/math.md §9.3)."""
+        d = self.d
+
+        def classify(reports):
+            balance = 2 * np.count_nonzero(reports > 0, axis=1) - d
+            return np.select([balance > 0, balance < 0], [0, 1], 2)
+
+        table = self.privacy_table()
+        return AuditPlan(extremes(d), table, classify, ["t=+1", "t=-1"], ["s.1 > 0", "s.1 < 0", "s.1 = 0"][:table.shape[1]])
+
+    def device_numbers(self):
+        """docs/runtime.md §8."""
+        return {"d": self.d, "bound": self.bound, "plus_probability": self.plus_probability}
 
 
 class HarmonyNumeric(Mechanism):
@@ -475,3 +522,13 @@ class HarmonyNumeric(Mechanism):
 
     def privacy_table(self):
         return one_bit_table(self.exp_epsilon)
+
+    def audit_plan(self):
+        """Harmony's numeric self: inputs +1 and -1 in every coordinate; class the sign (whichever coordinate is
+        reported, its input is the same extreme)."""
+        return AuditPlan(extremes(self.d), self.privacy_table(), lambda reports: (reports["sign"] < 0).astype(int),
+                     ["t=+1", "t=-1"], ["sign +", "sign -"])
+
+    def device_numbers(self):
+        """docs/runtime.md §8."""
+        return {"d": self.d, "exp_epsilon": self.exp_epsilon, "coordinates": self.coordinates, "seed": self.seed}

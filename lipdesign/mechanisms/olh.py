@@ -8,6 +8,7 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import parallel
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import SEED_RULE
 from lipdesign.mechanisms.oracle import PureProtocol
 from lipdesign.mechanisms.rr import (
@@ -336,3 +337,28 @@ class OLH(PureProtocol):
 
     def _certify(self):
         return grr_certificate(self.epsilon, self.alpha, self.g)
+
+    def audit_plan(self):
+        """OLH: inputs 0 and 1; classes y = h(0) != h(1), y = h(1) != h(0), another y with h(0) != h(1), and h(0) =
+        h(1) (probability ``collision_probability(0, 1)``, exact for the family or the pool); given the hash, y is GRR
+        over g buckets."""
+        keep, lie = grr_probabilities(self.alpha, self.g)
+        c = self.collision_probability(0, 1)
+        table = np.array([[(1 - c) * keep, (1 - c) * lie, (1 - c) * (self.g - 2) * lie, c],
+                          [(1 - c) * lie, (1 - c) * keep, (1 - c) * (self.g - 2) * lie, c]])
+
+        def classify(reports):
+            first, second = self.report_hashes(reports, 0), self.report_hashes(reports, 1)
+            y = reports["y"]
+            return np.select([first == second, y == first, y == second], [3, 0, 1], 2)
+
+        return AuditPlan(np.array([0, 1]), table, classify, ["x=0", "x=1"],
+                     ["y=h(0)", "y=h(1)", "other y", "h(0)=h(1)"])
+
+    def device_numbers(self):
+        """docs/runtime.md §5: the hash family's prime and the keep probability (and the public pool, when used)."""
+        return {"k": self.k, "g": self.g, "prime": HASH_PRIME, "alpha": self.alpha,
+                **({} if self.pool is None else {"pool": self.pool, "seed": self.seed})}
+
+    def display_name(self):
+        return f"local hashing: OLH, g = {self.g} (LDP)"

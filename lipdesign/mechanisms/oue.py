@@ -4,6 +4,7 @@
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.bit_reports import check_spare_bits, packed_bernoulli
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
@@ -93,4 +94,17 @@ class OUE(PureProtocol):
         is sampled."""
         keep, flip = (1.0 - self.q) / 2.0, self.q / 2.0
         return np.array([[keep, flip, keep, flip], [keep, keep, flip, flip]])
+
+    def audit_plan(self):
+        """OUE: inputs 0 and 1; classes the pair (bit 0, bit 1) (the exact 2 x 4 reduction)."""
+        def classify(reports):
+            bits = self.bits(reports, [0, 1]).astype(np.int64)  # packed reports, or unpacked ones
+            return 2 * bits[:, 0] + bits[:, 1]
+
+        return AuditPlan(np.array([0, 1]), self.privacy_table(), classify, ["x=0", "x=1"],
+                     ["bits 00", "bits 01", "bits 10", "bits 11"])
+
+    def device_numbers(self):
+        """docs/runtime.md §5: the integer threshold of a bit."""
+        return {"k": self.k, "threshold": self.threshold}
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan, extremes
 from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.numeric import MeanOfReports, chunks, refuse_reports
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
@@ -218,6 +219,38 @@ class _AttributeSampling(MeanOfReports):
         single = verify_table(self.privacy_table(), LDP(self.attribute_epsilon), exact=True)
         return sequential([single] * self.attributes, self.epsilon)
 
+    def audit_plan(self):
+        """Piecewise and Hybrid: inputs +1 and -1 in every coordinate; classes of the first coordinate: not sampled
+        (report 0), or sampled with its bin of the realised table (Hybrid: or its one-bit output +-c). With k > 1
+        sampled attributes a coordinate alone carries eps / k (docs/math.md §9.8)."""
+        table = self.privacy_table()
+        one_bit_only = getattr(self, "piecewise_probability", 1.0) == 0.0
+        top, bottom = (0, 1) if one_bit_only else (table.shape[0] - 1, 0)
+        chosen = self.attributes / self.d
+        rows = np.column_stack([np.full(2, 1 - chosen), chosen * table[[top, bottom]]])
+        scale = self.d / self.attributes
+        bins = 0 if one_bit_only else self.piecewise.edges.size - 1
+        bit = getattr(self, "scale", None)
+
+        def classify(reports):
+            value = np.asarray(reports).reshape(-1, self.d)[:, 0] / scale
+            code = np.ones(value.size, dtype=np.int64)
+            if bins:
+                code += np.clip(np.searchsorted(self.piecewise.edges, value, side="right") - 1, 0, bins - 1)
+            if bit is not None:
+                code = np.where(np.isclose(value, bit, rtol=1e-12, atol=0), 1 + bins,
+                                np.where(np.isclose(value, -bit, rtol=1e-12, atol=0), 2 + bins, code))
+            return np.where(value == 0, 0, code)
+
+        names = ["not sampled"] + [f"bin {b}" for b in range(bins)] + (["+c", "-c"] if bit is not None else [])
+        return AuditPlan(extremes(self.d), rows, classify, ["t=+1", "t=-1"], names)
+
+    def device_numbers(self):
+        """docs/runtime.md §8: the grid of the piecewise density and its alias tables."""
+        grid = self.piecewise
+        return {"d": self.d, "attributes": self.attributes, "grid": grid.grid, "edges": grid.edges.tolist(),
+                "widths": grid.widths.tolist(), **grid.sampler.device_numbers()}
+
 
 class Piecewise(_AttributeSampling):
     """Wang et al.'s Piecewise mechanism (ICDE 2019, docs/math.md §9) with a finite output space: t is rounded at
@@ -305,3 +338,8 @@ class Hybrid(_AttributeSampling):
         (rounding), and the one-bit branch, which runs on t itself, has Pr[+-1 | t] monotone in t, so its
         extremes are the rows t = -1 and +1."""
         return self._table
+
+    def device_numbers(self):
+        """The piecewise numbers and the one-bit branch (docs/runtime.md §8)."""
+        return {**super().device_numbers(), "exp_epsilon": self.attribute_exp, "scale": self.scale,
+                "piecewise_probability": self.piecewise_probability}

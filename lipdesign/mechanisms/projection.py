@@ -7,6 +7,7 @@ import numpy as np
 
 from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan, row_classes, sign_plan
 from lipdesign.mechanisms.base import SEED_RULE, Mechanism
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
@@ -165,3 +166,20 @@ class HarmonyCategorical(Mechanism):
         every likelihood ratio is 1 or the one-bit ratio e^eps (attained by any v, v' whose columns of signs
         differ somewhere; only if all k columns coincide is the mechanism more private than the table)."""
         return one_bit_table(self.exp_epsilon)
+
+    def audit_plan(self):
+        """Harmony's categorical self: inputs 0 and 1; classes (row class of the public signs of 0 and 1, sign)."""
+        classes, frequencies = row_classes(self.signs)
+        inputs, table, names = sign_plan(np.array([0, 1]), frequencies[None], one_bit_table(self.exp_epsilon))
+        return AuditPlan(inputs, table, lambda reports: 2 * classes[reports["row"]] + (reports["sign"] < 0), ["x=0", "x=1"],
+                     names)
+
+    def projection_numbers(self):
+        """The projection's shape and its signs as the 64-bit words of ``projection_signs``, 16 hex digits each
+        (docs/runtime.md §7)."""
+        words = np.random.default_rng(self.seed).bit_generator.random_raw(-(-self.m * self.k // 64))
+        return {"m": self.m, "k": self.k, "sign_words": [f"{int(word):016x}" for word in words]}
+
+    def device_numbers(self):
+        """docs/runtime.md §7."""
+        return {"exp_epsilon": self.exp_epsilon, **self.projection_numbers()}

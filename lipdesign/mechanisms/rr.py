@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
 from lipdesign.mechanisms.sampling import index_reports, realized_probability
 from lipdesign.notions import LDP
@@ -178,6 +179,16 @@ class GRR(PureProtocol):
         table = np.full((self.k, self.k), lie)
         np.fill_diagonal(table, keep)
         return table
+
+    def audit_plan(self):
+        """GRR: inputs 0 and 1; classes y = 0, y = 1 and any other output (the exact 2 x 3 reduction)."""
+        table = self.privacy_table()
+        names = ["y=0", "y=1", "other"][:table.shape[1]]
+        return AuditPlan(np.array([0, 1]), table, lambda reports: np.minimum(reports, 2), ["x=0", "x=1"], names)
+
+    def device_numbers(self):
+        """docs/runtime.md §5: the keep probability as realised."""
+        return {"k": self.k, "alpha": self.alpha}
 
 
 __all__ = ["GRR", "MAX_K", "grr_certificate", "grr_mixing_probability", "one_bit", "one_bit_scale", "one_bit_table"]

@@ -312,6 +312,11 @@ class TablePerturber(Immutable):
     def __repr__(self) -> str:
         return f"TablePerturber(k={self.k}, n_out={self.n_out})"
 
+    def device_numbers(self):
+        """The integer alias tables (docs/runtime.md §4): ``thresholds()`` and the alias of every slot."""
+        start, keep_end = self.thresholds()
+        return {"slot_start": start.tolist(), "keep_end": keep_end.tolist(), "alias": self.alias.tolist()}
+
 
 def implemented_exp(epsilon):
     """The e^eps a finite mechanism uses: slightly below the true e^eps (see EXP_MARGIN)."""

@@ -23,6 +23,7 @@ import numpy as np
 
 from lipdesign.domains import Categorical
 from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism, check_parameter_names
 from lipdesign.mechanisms.bit_reports import check_spare_bits
 from lipdesign.mechanisms.bitsums import packed_column_sums
@@ -156,6 +157,7 @@ class SubsetSelection(_Subset):
     itself does not depend on it (eps-LDP holds at every prior)."""
 
     family = "subset"
+    design_family = "rr"
     parameter_rules = _Subset.parameter_rules + (("d", "integer in 1..k-1 (None: the best at the uniform prior)"),
                                                  ("design_prior", "None, or k probabilities summing to 1"))
     client_cost = "O(k) per report (k bits; d bounded integers)"
@@ -252,6 +254,22 @@ class SubsetSelection(_Subset):
                  f"users' values: {self.mse:.6g}"]
         return "\n".join(lines + _design_lines(self))
 
+    def audit_plan(self):
+        """Subset selection: inputs 0 and 1; classes by whether the subset holds 0 and whether it holds 1 (the exact
+        2 x 4 reduction, ``SubsetSelection.privacy_table``)."""
+        def classify(reports):
+            return 2 - 2 * (reports[:, 0] & 1) + 1 - ((reports[:, 0] >> 1) & 1)
+
+        return AuditPlan(np.array([0, 1]), self.privacy_table(), classify, ["x=0", "x=1"],
+                     ["0 and 1 in S", "0 in S only", "1 in S only", "neither in S"])
+
+    def device_numbers(self):
+        """docs/runtime.md §6."""
+        return {"k": self.k, "d": self.d, "inside": self.inside}
+
+    def display_name(self):
+        return f"randomized response: subset selection, d = {self.d}"
+
 
 class SubsetLIP(_Subset):
     """The eps-LIP design for X at the uniform prior over k values (docs/math.md §11): one permutation orbit of the
@@ -265,6 +283,7 @@ class SubsetLIP(_Subset):
     users' values is exact (docs/math.md §11). Reports: 2k bits packed, H then the one-hot z."""
 
     family = "subset-lip"
+    design_family = "rr"
     parameter_rules = _Subset.parameter_rules + (("j", "integer in 0..k-1 with a free value in [e^-eps, e^eps] "
                                                        "(None: the best)"),)
     client_cost = "O(k) per report (2k bits; j + 1 bounded integers)"
@@ -526,6 +545,41 @@ class SubsetLIP(_Subset):
                  f"  accuracy: n x sum of the variances of the unbiased estimate at the uniform prior, given the "
                  f"users' values: {self.mse:.6g}"]
         return "\n".join(lines + _design_lines(self))
+
+    def audit_plan(self):
+        """The LIP orbit: inputs 0, 1 and (k >= 3) 2, which stands for every value but 0 and 1 (their classes have the
+        same probabilities); classes by the cases of 0 and of 1 in the report (z, H) (``SubsetLIP.privacy_table``).
+        LIP compares the law given X = 0 or 1 with the uniform prior's mixture of the three rows."""
+        k = self.k
+        cases = [("z", "high"), ("z", "low"), ("high", "z"), ("low", "z"), ("high", "high"), ("high", "low"),
+                 ("low", "high"), ("low", "low")]
+        code = {pair: index for index, pair in enumerate(cases)}
+
+        def case_of(reports, x):
+            free = (reports[:, (k + x) // 8] >> ((k + x) % 8)) & 1
+            high = (reports[:, x // 8] >> (x % 8)) & 1
+            return np.where(free == 1, 0, np.where(high == 1, 1, 2))
+
+        lookup = np.array([[code.get((first, second), -1) for second in ("z", "high", "low")]
+                           for first in ("z", "high", "low")])
+
+        def classify(reports):
+            return lookup[case_of(reports, 0), case_of(reports, 1)]
+
+        rows = 3 if k >= 3 else 2
+        members = np.zeros((rows, k))
+        members[0, 0] = members[1, 1] = 1.0
+        if rows == 3:
+            members[2, 2:] = 1.0
+        return AuditPlan(np.arange(rows), self.privacy_table(), classify, ["x=0", "x=1", "x=2"][:rows],
+                     [f"0 {first}, 1 {second}" for first, second in cases], members)
+
+    def device_numbers(self):
+        """docs/runtime.md §6."""
+        return {"k": self.k, "j": self.j, "free_end": self.free_end, "high_end": self.high_end}
+
+    def display_name(self):
+        return "randomized response: the LIP orbit (closed form)"
 
 
 def _design_lines(mechanism):

@@ -14,6 +14,7 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.audit_plan import index_plan
 from lipdesign.mechanisms.base import (
     EXACT_TABLE,
     Guarantee,
@@ -283,6 +284,7 @@ class TableMechanism(Mechanism):
     """
 
     family = "table"
+    design_family = "rr"
     methods = ("unbiased", "mle", "mmse", "ibu")
     epsilon_range = (0.0, MAX_EPSILON)  # the notions' range (lipdesign.validation.MAX_EPSILON)
 
@@ -638,3 +640,19 @@ class TableMechanism(Mechanism):
     def estimand_names(self, what=None):
         what = self._what(what)
         return [what] if what != "histogram" else self.input_domain.names()
+
+    def audit_plan(self):
+        return index_plan(self, np.asarray)
+
+    def device_numbers(self):
+        """The alias tables a device samples the rows with (docs/runtime.md §4)."""
+        return {"k": self.table.shape[0], "n_out": self.table.shape[1], **self.sampler.device_numbers()}
+
+    def display_name(self):
+        """"randomized response (optimal table), N outputs" for a design; local hashing's table names its g and pool."""
+        provenance = self.provenance or {}
+        if "buckets" in provenance:
+            return f"local hashing (g = {provenance['buckets']}, pool of {len(provenance['hashes'])})"
+        if self.provenance is None:
+            return f"table mechanism, {self.table.shape[1]} outputs"
+        return f"randomized response (optimal table), {self.table.shape[1]} outputs"

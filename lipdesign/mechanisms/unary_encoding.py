@@ -7,6 +7,7 @@ from types import MappingProxyType
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import (
     EXACT_TABLE,
     Guarantee,
@@ -35,6 +36,9 @@ MAX_MOMENTS_K = 256
 #: ``UnaryEncoding.privacy_table`` is built for k <= this by default (k x (2k + 1) floats, 64 MiB).
 MAX_REDUCED_K = 2048
 
+#: The audit reads the bits of at most this many values (2^UNARY_BITS output classes); the others are pooled.
+UNARY_BITS = 10
+
 #: The TV distance from the design prior at which ``UnaryEncoding.summary`` shows the worst LIP.
 SUMMARY_DRIFT = 0.1
 
@@ -55,6 +59,7 @@ class UnaryEncoding(PureProtocol):
     """
 
     family = "unary"
+    design_family = "unary"
     client_cost = "O(k) per report (k bits)"
     methods = ("unbiased", "mmse")
 
@@ -367,4 +372,36 @@ class UnaryEncoding(PureProtocol):
             first, second = self._posterior_moments
             return frequencies @ (second - first**2) / n
         return pure_variance(frequencies, n, self.p, self.q)
+
+    def audit_plan(self):
+        """Unary encoding: the bits of up to UNARY_BITS values S (the worst value of the certificate first, then by
+        increasing prior) are read, class = their pattern; rows: each value of S and one row for all the others, whose
+        bits of S all follow b. Pr[pattern | row] is the product of the realised bit probabilities."""
+        k = self.k
+        worst = self.certificate.worst.get("value", self.certificate.worst.get("inputs", [0])[0])
+        order = [int(worst)] + [int(x) for x in np.argsort(self.prior.probabilities, kind="stable") if x != worst]
+        read = np.array(order[:UNARY_BITS])
+        rest = np.setdiff1d(np.arange(k), read)
+        rows = list(read) + ([int(rest[0])] if rest.size else [])
+        members = np.zeros((len(rows), k))
+        members[np.arange(read.size), read] = 1
+        members[read.size:, rest] = 1
+        ones = np.where(read[None, :] == np.array(rows)[:, None], self.p[read], self.q[read])  # Pr[bit = 1]
+        patterns = (np.arange(2**read.size)[:, None] >> np.arange(read.size)) & 1
+        table = np.where(patterns[None] == 1, ones[:, None, :], 1 - ones[:, None, :]).prod(axis=2)
+        weights = 1 << np.arange(read.size)
+
+        def classify(reports):
+            return self.bits(reports)[:, read].astype(np.int64) @ weights
+
+        names = [f"x={self.prior.labels[x]}" for x in read] + (["other values"] if rest.size else [])
+        return AuditPlan(np.array(rows), table, classify, names,
+                     ["bits of " + ",".join(map(str, read)) + " = " + "".join(map(str, p)) for p in patterns], members)
+
+    def device_numbers(self):
+        """docs/runtime.md §5: the realised bit probabilities."""
+        return {"k": self.k, "a": self.a.tolist(), "b": self.b.tolist()}
+
+    def display_name(self):
+        return "unary encoding"
 
