@@ -47,6 +47,7 @@ _EXPORTS = {
     "aggregate": "lipdesign.engine",
     "estimate_with_errors": "lipdesign.engine",
     "perturb_blocks": "lipdesign.engine",
+    "perturb_file": "lipdesign.engine",
     "read_reports": "lipdesign.reports",
     "write_reports": "lipdesign.reports",
     "LipdesignError": "lipdesign.errors",

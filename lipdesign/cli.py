@@ -14,14 +14,7 @@ import warnings
 from pathlib import Path
 
 from lipdesign import __version__
-from lipdesign.errors import FormatError, LipdesignError, ValidationError, VerificationError
-
-#: At most this many rows of input are read, perturbed and written at a time by ``lipdesign perturb`` (fewer when
-#: the reports of that many users would exceed ``lipdesign.reports.CHUNK_BYTES``, see ``_perturb_rows``).
-PERTURB_CHUNK_ROWS = 1 << 20
-
-#: The first user of a seeded `perturb` is below this (users are numbered in int64).
-MAX_START = 1 << 62
+from lipdesign.errors import LipdesignError, ValidationError, VerificationError
 
 #: The most epsilons `lipdesign plot --epsilons` takes (each is a design).
 MAX_PLOT_EPSILONS = 32
@@ -292,91 +285,9 @@ class _Progress:
         self._end(write=kind is None)
 
 
-def _input_columns(mechanism):
-    """The input columns ``lipdesign perturb`` reads for ``mechanism``'s input domain."""
-    domain = mechanism.input_domain
-    if domain.kind == "categorical" or domain.d == 1:
-        return ["value"]
-    return [f"value_{j}" for j in range(domain.d)]
-
-
-def _csv_types(mechanism):
-    """The CSV column types ``lipdesign perturb`` reads, never inferred for what identifies a value or a user: a
-    categorical ``value`` is text when the mechanism has labels (matched exactly, docs/math.md §1) and an integer
-    index when it has none; ``user_id`` is an integer."""
-    import pyarrow as pa
-
-    types = {"user_id": pa.int64()} if mechanism.uses_user_ids else {}
-    domain = mechanism.input_domain
-    if domain.kind == "categorical":
-        types["value"] = pa.int64() if isinstance(domain.labels, range) else pa.string()
-    return types
-
-
-def _input_batches(path, rows, column_types=None):
-    """(column names, record batches of about ``rows`` rows, the number of rows if known) of a CSV or Parquet file of
-    values, a CSV's columns in ``column_types`` read as those types; a file that cannot be read, at the start or
-    further on (a CSV whose type changes after the first block), is a FormatError."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from pyarrow import csv
-
-    from lipdesign.reports import READ_BUFFER_BYTES, first_line
-
-    def refused(error):
-        return FormatError(f"{path}: cannot read values ({first_line(error)})")
-
-    def guarded(batches):
-        try:
-            yield from batches
-        except (pa.ArrowException, OSError) as error:
-            raise refused(error) from None
-
-    try:
-        if Path(path).suffix == ".parquet":
-            handle = pq.ParquetFile(path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
-            return handle.schema_arrow.names, guarded(handle.iter_batches(batch_size=rows)), handle.metadata.num_rows
-        reader = csv.open_csv(path, parse_options=csv.ParseOptions(newlines_in_values=True),
-                              convert_options=csv.ConvertOptions(column_types=column_types or {}))
-        return reader.schema.names, guarded(reader), None
-    except pa.ArrowException as error:
-        raise refused(error) from None
-
-
-def _perturb_rows(mechanism, seeded):
-    """Rows per chunk of ``lipdesign perturb``: reports in about ``CHUNK_BYTES`` (at least one row), at most
-    ``PERTURB_CHUNK_ROWS``; a seeded run's chunks are whole blocks of users (``lipdesign.engine.BLOCK_ROWS``,
-    docs/math.md §15), at least one."""
-    from lipdesign.engine import BLOCK_ROWS
-    from lipdesign.reports import chunk_rows
-
-    rows = min(PERTURB_CHUNK_ROWS, chunk_rows(mechanism))
-    return max(BLOCK_ROWS, rows - rows % BLOCK_ROWS) if seeded else rows
-
-
-def _chunks(batches, rows):
-    """Tables of exactly ``rows`` rows from ``batches`` (the last may be shorter)."""
-    import pyarrow as pa
-
-    pending, count = [], 0
-    for batch in batches:
-        pending.append(batch)
-        count += batch.num_rows
-        while count >= rows:
-            table = pa.Table.from_batches(pending)
-            yield table.slice(0, rows)
-            rest = table.slice(rows)
-            pending, count = rest.to_batches(), rest.num_rows
-    if count:
-        yield pa.Table.from_batches(pending)
-
-
 def _perturb(args):
-    import numpy as np
-
-    from lipdesign.engine import BLOCK_ROWS, perturb_blocks
+    from lipdesign.engine import BLOCK_ROWS, MAX_START, perturb_file
     from lipdesign.io import load
-    from lipdesign.reports import ReportWriter
 
     mechanism = load(args.mechanism)
     if args.start is not None and args.seed is None:
@@ -386,38 +297,9 @@ def _perturb(args):
     if not 0 <= start < MAX_START or start % BLOCK_ROWS:
         raise ValidationError(f"--start is {start}; it must be a non-negative multiple of {BLOCK_ROWS} below 2^62 (the "
                               "users of a simulation come in blocks of that many, each with its own stream)")
-    rows = _perturb_rows(mechanism, args.seed is not None)
-    names, batches, total = _input_batches(args.values, rows, _csv_types(mechanism))
-    columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
-    missing = [name for name in columns if name not in names]
-    if missing:
-        raise ValidationError(f"{args.values} has columns {names}; {mechanism.family} reads column(s) "
-                              f"{', '.join(columns)} (missing: {', '.join(missing)})")
-    partial = Path(f"{args.output}.partial")
-    done = 0
-    try:
-        with ReportWriter(partial, mechanism) as writer, _bar(args, total, "reports") as bar:
-            for chunk in _chunks(batches, rows):
-                arrays = [chunk.column(name).to_numpy() for name in columns]
-                user_ids = arrays.pop() if mechanism.uses_user_ids else None
-                values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
-                try:  # checked here first, so that a bad value is placed in the file, not in a block
-                    mechanism.input_domain.validate(values)
-                except ValidationError as error:
-                    where = "" if done == 0 else f", the rows from data row {done} on (positions count from there)"
-                    raise ValidationError(f"{args.values}{where}: {error}") from None
-                if args.seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
-                    reports = mechanism.perturb(values, user_ids=user_ids)
-                else:
-                    reports = perturb_blocks(mechanism, values, args.seed, start=start + done, user_ids=user_ids)
-                writer.write(reports)
-                done += chunk.num_rows
-                bar.update(chunk.num_rows)
-        if done == 0:
-            raise ValidationError(f"{args.values} holds no values; it must hold at least one row")
-        partial.replace(args.output)
-    finally:
-        partial.unlink(missing_ok=True)
+    with _Progress(args, "reports") as progress:
+        done = perturb_file(mechanism, args.values, args.output, seed=args.seed, start=args.start,
+                            progress=progress.count)
     print(f"wrote {done} reports of {mechanism.family} mechanism {mechanism.fingerprint} to {args.output}")
     if args.seed is not None:
         following = start + -(-done // BLOCK_ROWS) * BLOCK_ROWS

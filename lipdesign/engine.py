@@ -7,21 +7,32 @@ size) and adds the piece aggregates in one fixed binary tree (``tree_sum``). ``e
 as tasks on a ``distributed.Client`` and the same tree as merge tasks, so integer statistics and floating-point sums
 come out bit for bit equal to the local ones. ``perturb_blocks`` draws reports with one random stream per block of
 ``BLOCK_ROWS`` users (children of one ``SeedSequence``), so simulated reports do not depend on how the users are
-split over batches, files or machines.
+split over batches, files or machines. ``perturb_file`` perturbs a CSV or Parquet file of values into a report
+file, chunk by chunk (``lipdesign perturb`` runs it).
 """
 
 import logging
+import numbers
 from concurrent.futures import CancelledError
 from pathlib import Path
 
 import numpy as np
 
-from lipdesign.errors import EngineError, ValidationError
+from lipdesign.errors import EngineError, FormatError, ValidationError
 from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.numeric import sample_standard_errors
 from lipdesign.mechanisms.postprocess import norm_sub
-from lipdesign.reports import BATCH_ROWS, MAX_BATCH_ROWS, first_line, open_reports
+from lipdesign.reports import (
+    BATCH_ROWS,
+    MAX_BATCH_ROWS,
+    READ_BUFFER_BYTES,
+    ReportWriter,
+    chunk_rows,
+    first_line,
+    open_reports,
+)
 from lipdesign.validation import choice, fmt, integer
 
 ENGINES = ("local", "dask")
@@ -221,6 +232,199 @@ def perturb_blocks(mechanism, values, seed, *, start=0, user_ids=None, block_row
     if not parts:
         raise ValidationError("values is empty; it must hold at least one value")
     return parts[0] if len(parts) == 1 else np.concatenate(parts)  # one block: no copy
+
+
+# -- a file of values to a report file ----------------------------------------------------------------------------
+#: At most this many rows of input are read, perturbed and written at a time by ``perturb_file`` (fewer when the
+#: reports of that many users would exceed ``lipdesign.reports.CHUNK_BYTES``, see ``_perturb_rows``).
+PERTURB_CHUNK_ROWS = 1 << 20
+
+#: The first user of a seeded ``perturb_file`` is below this (users are numbered in int64).
+MAX_START = 1 << 62
+
+
+def _input_columns(mechanism):
+    """The input columns ``perturb_file`` reads for ``mechanism``'s input domain."""
+    domain = mechanism.input_domain
+    if domain.kind == "categorical" or domain.d == 1:
+        return ["value"]
+    return [f"value_{j}" for j in range(domain.d)]
+
+
+def _csv_types(mechanism):
+    """The CSV column types ``perturb_file`` reads, never inferred for what identifies a value or a user: a
+    categorical ``value`` is text when the mechanism has labels (matched exactly, docs/math.md §1) and an integer
+    index when it has none; ``user_id`` is an integer."""
+    import pyarrow as pa
+
+    types = {"user_id": pa.int64()} if mechanism.uses_user_ids else {}
+    domain = mechanism.input_domain
+    if domain.kind == "categorical":
+        types["value"] = pa.int64() if isinstance(domain.labels, range) else pa.string()
+    return types
+
+
+def _input_batches(path, rows, column_types=None):
+    """(column names, record batches of about ``rows`` rows, the number of rows if known) of a CSV or Parquet file of
+    values, a CSV's columns in ``column_types`` read as those types; a file that cannot be read, at the start or
+    further on (a CSV whose type changes after the first block), is a FormatError."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import csv
+
+    def refused(error):
+        return FormatError(f"{path}: cannot read values ({first_line(error)})")
+
+    def guarded(batches):
+        try:
+            yield from batches
+        except (pa.ArrowException, OSError) as error:
+            raise refused(error) from None
+
+    try:
+        if Path(path).suffix == ".parquet":
+            handle = pq.ParquetFile(path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
+            return handle.schema_arrow.names, guarded(handle.iter_batches(batch_size=rows)), handle.metadata.num_rows
+        reader = csv.open_csv(path, parse_options=csv.ParseOptions(newlines_in_values=True),
+                              convert_options=csv.ConvertOptions(column_types=column_types or {}))
+        return reader.schema.names, guarded(reader), None
+    except pa.ArrowException as error:
+        raise refused(error) from None
+
+
+def _perturb_rows(mechanism, seeded):
+    """Rows per chunk of ``perturb_file``: reports in about ``CHUNK_BYTES`` (at least one row), at most
+    ``PERTURB_CHUNK_ROWS``; a seeded run's chunks are whole blocks of users (``BLOCK_ROWS``, docs/math.md §15), at
+    least one."""
+    rows = min(PERTURB_CHUNK_ROWS, chunk_rows(mechanism))
+    return max(BLOCK_ROWS, rows - rows % BLOCK_ROWS) if seeded else rows
+
+
+def _chunks(batches, rows):
+    """Tables of exactly ``rows`` rows from ``batches`` (the last may be shorter)."""
+    import pyarrow as pa
+
+    pending, count = [], 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        while count >= rows:
+            table = pa.Table.from_batches(pending)
+            yield table.slice(0, rows)
+            rest = table.slice(rows)
+            pending, count = rest.to_batches(), rest.num_rows
+    if count:
+        yield pa.Table.from_batches(pending)
+
+
+def _check_perturb_file_arguments(mechanism, values_path, reports_path, seed, start, progress):
+    """``(seed, start)`` checked (start 0 when None), or the ValidationError naming the argument."""
+    if not isinstance(mechanism, Mechanism):
+        raise ValidationError(f"mechanism is {fmt(mechanism)}; it must be a lipdesign Mechanism (ld.load reads one "
+                              "from its JSON file)")
+    if seed is not None:
+        seed = integer(seed, "seed", low=0)
+    if start is not None and seed is None:
+        raise ValidationError(f"start is {fmt(start)}; it numbers the users of a seeded simulation, so it needs a "
+                              "seed")
+    start = 0 if start is None else start
+    if isinstance(start, (bool, np.bool_)) or not isinstance(start, numbers.Integral) or not 0 <= start < MAX_START \
+            or start % BLOCK_ROWS:
+        raise ValidationError(f"start is {fmt(start)}; it must be a non-negative multiple of {BLOCK_ROWS} below 2^62 "
+                              "(the users of a simulation come in blocks of that many, each with its own stream)")
+    if progress is not None and not callable(progress):
+        raise ValidationError(f"progress is {fmt(progress)}; it must be None or a callable taking (reports written, "
+                              "rows in all or None)")
+    if Path(reports_path).suffix.lower() != ".parquet":
+        raise ValidationError(f"reports_path is {str(reports_path)!r}; perturb_file writes a Parquet report file, so "
+                              "the name must end in .parquet")
+    if Path(reports_path).exists() and Path(values_path).exists() and Path(reports_path).samefile(values_path):
+        raise ValidationError(f"reports_path is {str(reports_path)!r}, which is the values file: writing it would "
+                              "overwrite the input; give another name")
+    return seed, int(start)
+
+
+def perturb_file(mechanism, values_path, reports_path, *, seed=None, start=None, progress=None):
+    """Perturb every value of a CSV or Parquet file into a Parquet report file of ``mechanism``, one chunk of rows at
+    a time (what ``lipdesign perturb`` runs).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism (``ld.load`` reads one from its JSON file); its fingerprint goes into the report file's
+        metadata (``lipdesign.reports``), so only this mechanism reads the reports back.
+    values_path : str or path
+        A ``.parquet`` file, or else a CSV file, with a column ``value`` (labels, matched exactly as text, or
+        indices when the mechanism has no labels, docs/math.md §1; numeric mechanisms with d > 1: columns
+        ``value_0`` .. ``value_{d-1}``), and ``user_id`` (int64) where the mechanism keys public randomness by user.
+        Other columns are ignored.
+    reports_path : str or path
+        Where to write the reports (a name ending in ``.parquet``). They are written to ``<reports_path>.partial``
+        first and moved there once every row is perturbed, so a failed run leaves no report file.
+    seed : int >= 0 or None
+        None (a deployment): the cryptographic default stream keyed from the OS (docs/math.md §3.8). An int (a
+        simulation): one PCG64 stream per block of ``BLOCK_ROWS`` users, as ``perturb_blocks`` draws them, so the
+        reports do not depend on how the users are split into files or chunks (docs/math.md §15, Proposition 15.2).
+    start : int or None
+        With ``seed``: the index of the file's first user in the simulation, a multiple of ``BLOCK_ROWS`` below
+        ``MAX_START`` (None: 0). The next file of the same simulation starts at
+        ``start + ceil(n / BLOCK_ROWS) * BLOCK_ROWS``; files sharing a seed and a start share random streams, so their
+        reports are dependent (docs/math.md §15).
+    progress : callable or None
+        Called as ``progress(done, total)`` with ``done = 0`` once the file is open, then after every chunk: the
+        reports written so far and the rows of the file (None for a CSV, whose length is not known in advance).
+
+    Returns
+    -------
+    int
+        The number of reports written (one per row of the file).
+
+    Raises
+    ------
+    ValidationError
+        A bad argument, a file without the columns the mechanism reads (naming the file, its columns and the
+        missing ones), a value outside the mechanism's input domain (naming the file, the data row and the value),
+        or a file with no rows.
+    FormatError
+        A values file that pyarrow cannot read, at its start or further on (a CSV column whose type changes).
+    """
+    seed, start = _check_perturb_file_arguments(mechanism, values_path, reports_path, seed, start, progress)
+    rows = _perturb_rows(mechanism, seed is not None)
+    names, batches, total = _input_batches(values_path, rows, _csv_types(mechanism))
+    columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
+    missing = [name for name in columns if name not in names]
+    if missing:
+        raise ValidationError(f"{values_path} has columns {names}; {mechanism.family} reads column(s) "
+                              f"{', '.join(columns)} (missing: {', '.join(missing)})")
+    partial = Path(f"{reports_path}.partial")
+    done = 0
+    try:
+        with ReportWriter(partial, mechanism) as writer:
+            if progress is not None:
+                progress(0, total)
+            for chunk in _chunks(batches, rows):
+                arrays = [chunk.column(name).to_numpy() for name in columns]
+                user_ids = arrays.pop() if mechanism.uses_user_ids else None
+                values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
+                try:  # checked here first, so that a bad value is placed in the file, not in a block
+                    mechanism.input_domain.validate(values)
+                except ValidationError as error:
+                    where = "" if done == 0 else f", the rows from data row {done} on (positions count from there)"
+                    raise ValidationError(f"{values_path}{where}: {error}") from None
+                if seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
+                    reports = mechanism.perturb(values, user_ids=user_ids)
+                else:
+                    reports = perturb_blocks(mechanism, values, seed, start=start + done, user_ids=user_ids)
+                writer.write(reports)
+                done += chunk.num_rows
+                if progress is not None:
+                    progress(done, total)
+        if done == 0:
+            raise ValidationError(f"{values_path} holds no values; it must hold at least one row")
+        partial.replace(reports_path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return done
 
 
 # -- estimates with standard errors -------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from cli_runner import lipdesign, one_line_error
 
-from lipdesign.cli import _perturb_rows
+from lipdesign.engine import _perturb_rows
 from lipdesign.io import load
 from lipdesign.mechanisms import GRR, OUE, Aggregate
 from lipdesign.reports import read_reports

@@ -1,13 +1,17 @@
 """Aggregation anywhere: the local engine streams files and arrays to the aggregate of all reports, the Dask engine
 (a 2-worker LocalCluster) gives the same Aggregate bit for bit, and simulated reports do not depend on the split."""
 
+import re
 import subprocess
 import sys
 from itertools import pairwise
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+import lipdesign as ld
 from lipdesign.engine import aggregate, block_generator, estimate_with_errors, perturb_blocks, tree_sum
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import GRR, OUE, family_class
@@ -233,3 +237,97 @@ def test_aggregate_task_and_vector_documents_share_one_header_check():
             read({**document, "format_version": 99})
         with pytest.raises(error, match=f"^format is None; {what} document"):
             read([document])
+
+
+# -- perturb_file: a file of values to a report file, from Python -------------------------------------------------
+LABELS = ["low", "mid", "high"]
+
+
+def labelled_mechanism():
+    """A designed-table mechanism over labelled values (LDP at 2: its largest ratio is 4 < e^2)."""
+    return ld.TableMechanism(np.full((3, 3), 1 / 6) + np.eye(3) / 2, ld.LDP(2.0),
+                             ld.Prior([0.5, 0.3, 0.2], labels=LABELS))
+
+
+def write_labels(path, labels, header="value"):
+    path.write_text(header + "\n" + "".join(f"{label}\n" for label in labels), encoding="utf-8")
+    return path
+
+
+def test_perturb_file_from_python_writes_reports_that_read_back_aggregate_and_estimate(tmp_path):
+    mechanism = labelled_mechanism()
+    truth = np.array([0.5, 0.3, 0.2])
+    labels = np.random.default_rng(8).choice(LABELS, size=20000, p=truth)
+    values = write_labels(tmp_path / "values.csv", labels)
+    calls = []
+    n = ld.perturb_file(mechanism, values, tmp_path / "reports.parquet", seed=7,
+                        progress=lambda done, total: calls.append((done, total)))
+    assert n == 20000 and calls == [(0, None), (20000, None)]  # a CSV's length is not known in advance
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["reports.parquet", "values.csv"]  # no .partial
+    reports = ld.read_reports(tmp_path / "reports.parquet", mechanism)
+    assert np.array_equal(reports, ld.perturb_blocks(mechanism, labels, 7))  # the seed's block streams
+    total = ld.aggregate(mechanism, [tmp_path / "reports.parquet"])
+    assert total == mechanism.aggregate(reports) and total.n == 20000
+    estimate = ld.estimate_with_errors(mechanism, total)
+    assert np.all(np.abs(estimate.values - truth) < 5 * estimate.standard_errors), (estimate.values, truth)
+
+
+def test_perturb_file_writes_the_file_the_command_line_writes(tmp_path, capsys):
+    from lipdesign.cli import main
+
+    mechanism = labelled_mechanism()
+    ld.save(mechanism, tmp_path / "mech.json")
+    labels = np.random.default_rng(9).choice(LABELS, size=70000)  # two blocks of users
+    pq.write_table(pa.table({"value": labels}), tmp_path / "values.parquet")
+    write_labels(tmp_path / "values.csv", labels)
+    for source in ("values.csv", "values.parquet"):
+        command, library = tmp_path / f"cli-{source}.parquet", tmp_path / f"lib-{source}.parquet"
+        assert main(["perturb", str(tmp_path / "mech.json"), str(tmp_path / source), "-o", str(command),
+                     "--seed", "3", "--start", "65536", "-q"]) == 0
+        assert "users 65536..135535" in capsys.readouterr().out
+        assert ld.perturb_file(mechanism, tmp_path / source, library, seed=3, start=65536) == 70000
+        assert command.read_bytes() == library.read_bytes()  # the same reports, metadata and layout, bit for bit
+    assert np.array_equal(ld.read_reports(tmp_path / "lib-values.csv.parquet", mechanism),
+                          ld.read_reports(tmp_path / "lib-values.parquet.parquet", mechanism))
+    calls = []
+    ld.perturb_file(mechanism, tmp_path / "values.parquet", tmp_path / "r.parquet", progress=lambda *c: calls.append(c))
+    assert calls == [(0, 70000), (70000, 70000)]  # a Parquet file's length is known
+
+
+def test_perturb_file_names_the_field_and_the_value_it_refuses(tmp_path):
+    mechanism = labelled_mechanism()
+    out = tmp_path / "r.parquet"
+    nocolumn = write_labels(tmp_path / "nocolumn.csv", ["low"], header="label")
+    with pytest.raises(ValidationError) as caught:
+        ld.perturb_file(mechanism, nocolumn, out, seed=1)
+    assert str(caught.value) == f"{nocolumn} has columns ['label']; table reads column(s) value (missing: value)"
+    bad = write_labels(tmp_path / "bad.csv", ["low", "none"])
+    with pytest.raises(ValidationError, match=r"bad\.csv: values\[1\] is 'none'; it must be one of the labels "
+                                              r"\['low', 'mid', 'high'\]"):
+        ld.perturb_file(mechanism, bad, out, seed=1)
+    with pytest.raises(ValidationError, match=r"empty\.csv holds no values; it must hold at least one row"):
+        ld.perturb_file(mechanism, write_labels(tmp_path / "empty.csv", []), out)
+    assert not out.exists() and not (tmp_path / "r.parquet.partial").exists()
+
+
+def test_perturb_file_refuses_bad_arguments_naming_them(tmp_path):
+    mechanism = labelled_mechanism()
+    values = write_labels(tmp_path / "v.csv", ["low"])
+    out = tmp_path / "r.parquet"
+    for arguments, message in (
+            ({"start": 65536}, "start is 65536; it numbers the users of a seeded simulation, so it needs a seed"),
+            ({"seed": 1, "start": 5}, "start is 5; it must be a non-negative multiple of 65536 below 2^62"),
+            ({"seed": 1, "start": -65536}, "start is -65536; it must be a non-negative multiple"),
+            ({"seed": -1}, "seed is -1; it must be an integer >= 0"),
+            ({"seed": 1.5}, "seed is 1.5; it must be an integer >= 0"),
+            ({"progress": 3}, "progress is 3; it must be None or a callable")):
+        with pytest.raises(ValidationError, match="^" + re.escape(message)):
+            ld.perturb_file(mechanism, values, out, **arguments)
+    with pytest.raises(ValidationError, match="^mechanism is 'mech.json'; it must be a lipdesign Mechanism"):
+        ld.perturb_file("mech.json", values, out)
+    with pytest.raises(ValidationError, match=r"^reports_path is '.*r\.csv'; .*must end in \.parquet"):
+        ld.perturb_file(mechanism, values, tmp_path / "r.csv")
+    pq.write_table(pa.table({"value": ["low"]}), tmp_path / "v.parquet")
+    with pytest.raises(ValidationError, match="which is the values file"):
+        ld.perturb_file(mechanism, tmp_path / "v.parquet", tmp_path / "v.parquet")
+    assert not out.exists() and pq.read_table(tmp_path / "v.parquet").column("value").to_pylist() == ["low"]

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import lipdesign as ld
-from lipdesign.cli import _csv_types, _input_batches
 from lipdesign.domains import Categorical
+from lipdesign.engine import _csv_types, _input_batches
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import GRR
 
