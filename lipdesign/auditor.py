@@ -25,6 +25,7 @@ import numpy as np
 from scipy import stats
 
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import audited_values
 from lipdesign.mechanisms.sampling import as_generator
 from lipdesign.notions import LDP
 from lipdesign.validation import fmt, integer, real_number, upward
@@ -299,7 +300,7 @@ def _draw(mechanism, plan, populations, n, rng, progress, progress_reports=None)
             rows = np.full(size, unit[0]) if unit.size else rng.choice(weights.size, size=size, p=weights)
             user_ids = np.arange(ids, ids + size) if mechanism.uses_user_ids else None
             ids += size
-            drawn = mechanism.perturb(_values(mechanism, plan.inputs[rows]), rng=rng, user_ids=user_ids)
+            drawn = mechanism.perturb(audited_values(mechanism, plan.inputs[rows]), rng=rng, user_ids=user_ids)
             count += np.bincount(plan.classify(drawn), minlength=classes)
             done += size
             if progress_reports is not None:
@@ -341,56 +342,6 @@ def _chi_square(plan, populations, counts, n):
         cells += groups_expected.size
     p_value = 0.0 if impossible else (float(stats.chi2.sf(statistic, df)) if df else 1.0)
     return {"statistic": statistic, "df": df, "cells": cells, "impossible": impossible, "p_value": p_value}
-
-
-# -- per-family output classes ------------------------------------------------------------------------------------
-def _values(mechanism, inputs):
-    """The audited inputs as the mechanism takes them: category indices become its labels when it has named ones
-    (integer labels other than the indices are read as labels, docs/math.md §1)."""
-    labels = getattr(mechanism.input_domain, "labels", None)
-    if labels is None or isinstance(labels, range) or inputs.dtype.kind not in "iu":
-        return inputs
-    return np.array(labels, dtype=object)[inputs]
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 

@@ -1,8 +1,10 @@
 """The conformance suite of the mechanism contract (scikit-learn's ``check_estimator`` is the model).
 
-``check_mechanism(mechanism)`` runs every check below on one instance and raises AssertionError naming the check
-and what failed; the test suite runs it on ``example()`` of every registered family, so a new family cannot skip
-it. Use it on your own families after ``lipdesign.mechanisms.register``.
+``check_mechanism(mechanism)`` runs every check below that applies to one instance (``checks``: the optional
+capabilities, an audit plan and a design family, are checked where the family has them) and raises one
+AssertionError naming every check that failed and why; ``run_check`` runs one, for a test parametrised over
+(family, check). The test suite runs them on ``example()`` of every registered family, so a new family cannot skip
+them. Use them on your own families after ``lipdesign.mechanisms.register`` (docs/adding-a-family.md).
 """
 
 import json
@@ -13,6 +15,7 @@ from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
 from lipdesign.io import mechanism_from_dict
 from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.audit_plan import audited_values
 from lipdesign.mechanisms.base import CLOSED_FORM, Mechanism
 from lipdesign.mechanisms.registry import families, family_class
 from lipdesign.simulation import simulate
@@ -210,13 +213,100 @@ def check_estimate_statistics(mechanism, rng):
         f"statistics: {result.names[worst]} is {result.z_scores[worst]:.2f} sd from its expectation"
 
 
+#: Reports per audited input in ``check_audit_plan``.
+AUDIT_PLAN_REPORTS = 5_000
+
+
+def check_audit_plan(mechanism, rng):
+    """Where the family states an ``audit_plan()`` (what ``ld.audit`` reads): each row of its table is a distribution
+    over its classes, ``classify`` maps the mechanism's own reports of each audited input to those classes, and the
+    class counts of AUDIT_PLAN_REPORTS reports per input lie within Z_LIMIT binomial standard deviations (plus one
+    report) of the plan's row, none in a class of probability 0. Without a plan there is nothing to check."""
+    plan = mechanism.audit_plan()
+    if plan is None:
+        return
+    rows, classes = plan.table.shape
+    assert rows == len(plan.inputs) == len(plan.row_names) and classes == len(plan.class_names), \
+        "audit plan: the table, inputs and names disagree in shape"
+    assert np.all(plan.table >= 0) and np.allclose(plan.table.sum(axis=1), 1.0, rtol=0, atol=1e-9), \
+        "audit plan: a row of the table is not a distribution over the classes"
+    n = AUDIT_PLAN_REPORTS
+    for row in range(rows):
+        values = audited_values(mechanism, plan.inputs[np.full(n, row)])
+        reports = mechanism.perturb(values, rng=rng, user_ids=np.arange(n) if mechanism.uses_user_ids else None)
+        found = np.asarray(plan.classify(reports))
+        assert found.shape == (n,) and found.min() >= 0 and found.max() < classes, \
+            f"audit plan: classify maps a report of {plan.row_names[row]} outside the {classes} classes"
+        counts, expected = np.bincount(found, minlength=classes), n * plan.table[row]
+        sd = np.sqrt(expected * (1 - plan.table[row]))
+        worst = int(np.argmax(np.abs(counts - expected) - Z_LIMIT * sd))
+        assert abs(counts[worst] - expected[worst]) <= Z_LIMIT * sd[worst] + 1, \
+            (f"audit plan: {plan.row_names[row]} gave {counts[worst]} reports in class {plan.class_names[worst]!r}, "
+             f"where the plan expects {expected[worst]:.1f}")
+
+
+def check_device_numbers(mechanism, rng):
+    """``device_numbers()`` is a JSON object (no NaN), and the test vectors written from it replay: each case's
+    recorded words give the recorded report (``lipdesign.vectors``)."""
+    from lipdesign.vectors import check_vectors, test_vectors
+
+    numbers = mechanism.device_numbers()
+    assert isinstance(numbers, dict), f"device numbers: {type(numbers).__name__}, not a dict"
+    try:
+        json.dumps(numbers, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise AssertionError(f"device numbers: not JSON ({error})") from None
+    vectors = json.loads(json.dumps(test_vectors(mechanism, n=4, seed=int(rng.integers(2**31)))))
+    failures = check_vectors(mechanism, vectors)
+    assert not failures, f"device numbers: the test vectors do not replay: {failures[:2]}"
+
+
+def check_design_family(mechanism, rng):
+    """A ``design_family`` is one of ``ld.design``'s families, and the mechanism names itself (``display_name``)."""
+    if mechanism.design_family is None:
+        return
+    from lipdesign.designer.design import FAMILIES
+
+    assert mechanism.design_family in FAMILIES, \
+        f"design family: {mechanism.design_family!r} is not one of ld.design's families {FAMILIES}"
+    assert isinstance(mechanism.display_name(), str) and mechanism.display_name(), "design family: no display name"
+
+
+#: Every check, in a fixed order (each draws from its own seeded stream, by its index here).
 CHECKS = (check_family, check_immutable, check_json_round_trip, check_input_validation, check_reproducible,
-          check_aggregate, check_verification, check_estimate_statistics)
+          check_aggregate, check_verification, check_estimate_statistics, check_audit_plan, check_device_numbers,
+          check_design_family)
+
+#: The checks of an optional capability, with the hook whose absence (None) makes them not apply.
+_HOOKS = {check_audit_plan: lambda mechanism: mechanism.audit_plan() is not None,
+          check_design_family: lambda mechanism: mechanism.design_family is not None}
+
+
+def checks(mechanism):
+    """The checks that apply to ``mechanism``: every check of CHECKS, but those of an optional hook it does not
+    implement (an audit plan, a design family). For ``pytest.mark.parametrize`` over (family, check), as
+    scikit-learn's ``parametrize_with_checks``; run one with ``run_check``."""
+    return [check for check in CHECKS if _HOOKS.get(check, lambda mechanism: True)(mechanism)]
+
+
+def run_check(mechanism, check, *, seed=20261201):
+    """Run one check of CHECKS (a function or its name) on ``mechanism`` with its own seeded stream."""
+    check = next(c for c in CHECKS if check in (c, c.__name__))
+    check(mechanism, np.random.default_rng([seed, CHECKS.index(check)]))
 
 
 def check_mechanism(mechanism, *, seed=20261201):
-    """Run every check of CHECKS on ``mechanism`` (seeded); raise AssertionError at the first failure. Returns the
-    names of the checks run."""
-    for check in CHECKS:
-        check(mechanism, np.random.default_rng([seed, CHECKS.index(check)]))
-    return [check.__name__ for check in CHECKS]
+    """Run every check that applies to ``mechanism`` (``checks``, seeded) and raise one AssertionError listing every
+    check that failed (an assertion, or an exception raised inside it), each with its message. Returns the names
+    of the checks run."""
+    run, failures = checks(mechanism), []
+    for check in run:
+        try:
+            run_check(mechanism, check, seed=seed)
+        except AssertionError as error:
+            failures.append(f"{check.__name__}: {error}")
+        except Exception as error:  # a check that crashes has failed too; the others still run
+            failures.append(f"{check.__name__}: {type(error).__name__}: {error}")
+    if failures:
+        raise AssertionError(f"{len(failures)} of {len(run)} checks failed:\n" + "\n".join(failures))
+    return [check.__name__ for check in run]

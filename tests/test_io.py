@@ -204,3 +204,21 @@ def test_a_mechanism_file_whose_ldp_notion_carries_a_secret_is_refused(exported,
     rewrite(ldp_path, lambda document: document["parameters"]["notion"].update(secret=secret))
     with pytest.raises(LipdesignError, match="notion.secret is set; an LDP notion"):
         ld.load(ldp_path)
+
+
+def test_every_family_of_ours_has_its_parameters_in_the_format_schema():
+    """The v2 schema states each built-in family's parameters (a family added with ``register`` is validated by its
+    ``from_parameters`` only: docs/adding-a-family.md), and each example's parameters satisfy it."""
+    import jsonschema
+
+    from lipdesign.io.schema import schema
+    from lipdesign.mechanisms import family_class, families
+
+    document = schema("mechanism")
+    for family in families():
+        definition = document["$defs"].get(f"parameters_{family}")
+        assert definition is not None, family
+        parameters = json.loads(json.dumps(family_class(family).example().parameters()))
+        jsonschema.validate(parameters, {**document, "$ref": f"#/$defs/parameters_{family}"})
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**parameters, "no such parameter": 1}, {**document, "$ref": f"#/$defs/parameters_{family}"})

@@ -14,15 +14,25 @@ import pytest
 import lipdesign as ld
 from lipdesign import mechanisms
 from lipdesign.mechanisms import registry
-from lipdesign.testing import CHECKS, check_mechanism
+from lipdesign.testing import CHECKS, check_mechanism, checks, run_check
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------------------------ conformance suite
 @pytest.mark.parametrize("family", registry.families())
-def test_every_registered_family_passes_the_conformance_suite(family):
-    assert check_mechanism(registry.family_class(family).example()) == [check.__name__ for check in CHECKS]
+def test_every_check_applies_to_every_registered_family(family):
+    """Every family of ours states its audit plan; the design-family check applies to the designed ones."""
+    example = registry.family_class(family).example()
+    assert example.audit_plan() is not None
+    assert checks(example) == [check for check in CHECKS
+                               if check.__name__ != "check_design_family" or example.design_family is not None]
+
+
+@pytest.mark.parametrize("family, check", [(family, check.__name__) for family in registry.families()
+                                           for check in CHECKS])
+def test_every_registered_family_passes_the_conformance_suite(family, check):
+    run_check(registry.family_class(family).example(), check)
 
 
 def designed():
@@ -86,13 +96,42 @@ class _StaleEstimate(mechanisms.GRR):
         return super().estimate(reports, method=method, consistency=consistency)
 
 
+class _SwappedAuditPlan(mechanisms.GRR):
+    family = "test-swapped-audit-plan"
+
+    def audit_plan(self):  # the rows of inputs 0 and 1 exchanged: the reports do not follow the plan
+        plan = super().audit_plan()
+        return type(plan)(plan.inputs, plan.table[::-1], plan.classify, plan.row_names, plan.class_names)
+
+
+class _StaleDeviceNumbers(mechanisms.GRR):
+    family = "test-stale-device-numbers"
+
+    def device_numbers(self):
+        return {"k": self.k, "alpha": float("nan")}
+
+
 @pytest.mark.parametrize("cls, message", [(_LyingVariance, "statistics"), (_IgnoresSeed, "perturbs differently|reproducible"),
-                                          (_StaleEstimate, "aggregate")])
+                                          (_StaleEstimate, "aggregate"), (_SwappedAuditPlan, "audit plan: x=0 gave"),
+                                          (_StaleDeviceNumbers, "device numbers: not JSON")])
 def test_the_conformance_suite_catches_broken_mechanisms(cls, message, monkeypatch):
     monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
     registry.register(cls)
     with pytest.raises(AssertionError, match=message):
         check_mechanism(cls(1.0, 4))
+
+
+def test_the_conformance_suite_reports_every_failing_check(monkeypatch):
+    class _TwoFaults(_LyingVariance, _SwappedAuditPlan):
+        family = "test-two-faults"
+
+    monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
+    registry.register(_TwoFaults)
+    with pytest.raises(AssertionError) as caught:
+        check_mechanism(_TwoFaults(1.0, 4))
+    message = str(caught.value)
+    assert message.startswith("2 of 10 checks failed:")
+    assert "check_estimate_statistics: statistics:" in message and "check_audit_plan: audit plan:" in message
 
 
 # ------------------------------------------------------------------------------------------------- registry

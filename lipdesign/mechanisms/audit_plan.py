@@ -55,3 +55,12 @@ def row_classes(signs, first=0, second=1):
 
 def extremes(d):
     return np.array([np.ones(d), -np.ones(d)])
+
+
+def audited_values(mechanism, inputs):
+    """The audited inputs as the mechanism takes them: category indices become its labels when it has named ones
+    (integer labels other than the indices are read as labels, docs/math.md §1)."""
+    labels = getattr(mechanism.input_domain, "labels", None)
+    if labels is None or isinstance(labels, range) or inputs.dtype.kind not in "iu":
+        return inputs
+    return np.array(labels, dtype=object)[inputs]
