@@ -11,7 +11,7 @@ does not pay for cvxpy and scipy).
 
 from importlib import import_module
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _EXPORTS = {
     "Prior": "lipdesign.model",

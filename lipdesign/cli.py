@@ -326,7 +326,6 @@ def _aggregate(args):
 def _estimate(args):
     import numpy as np
 
-    from lipdesign.engine import estimate_with_errors
     from lipdesign.io import load, read_json
     from lipdesign.mechanisms import Aggregate
 
@@ -334,7 +333,7 @@ def _estimate(args):
     counts = Aggregate.from_dict(read_json(args.aggregate))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = estimate_with_errors(mechanism, counts, method=args.method, consistency=args.consistency)
+        result = mechanism.estimate(counts, method=args.method, consistency=args.consistency)
     if args.json:
         document = {"mechanism": mechanism.fingerprint, "family": mechanism.family, **result.to_dict(),
                     "note": result.note, "level": args.level}

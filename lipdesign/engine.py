@@ -13,6 +13,7 @@ file, chunk by chunk (``lipdesign perturb`` runs it).
 
 import logging
 import numbers
+import warnings
 from concurrent.futures import CancelledError
 from pathlib import Path
 
@@ -21,9 +22,6 @@ import numpy as np
 from lipdesign.errors import EngineError, FormatError, ValidationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.base import Mechanism
-from lipdesign.mechanisms.estimate import Estimate
-from lipdesign.mechanisms.numeric import sample_standard_errors
-from lipdesign.mechanisms.postprocess import norm_sub
 from lipdesign.reports import (
     BATCH_ROWS,
     MAX_BATCH_ROWS,
@@ -429,34 +427,8 @@ def perturb_file(mechanism, values_path, reports_path, *, seed=None, start=None,
 
 # -- estimates with standard errors -------------------------------------------------------------------------------
 def estimate_with_errors(mechanism, aggregate, *, method=None, consistency=None):
-    """``mechanism.estimate(aggregate)`` as an Estimate with standard errors for every family (docs/math.md §15):
-    the family's own where it gives an Estimate; for the other frequency oracles the plug-in standard errors, the
-    square roots of ``mechanism.variance`` at the Norm-Sub projection of the estimate (docs/math.md §8.1, §8.6);
-    for the numeric families (a mean of per-user terms, ``term_moments``) the sample-variance standard errors
-    (``sample_standard_errors``, Proposition 15.3): conservative when the users' values differ, exact in
-    expectation when they share one value; nan where fewer than 2 reports estimate an entry."""
-    result = mechanism.estimate(aggregate, method=method, consistency=consistency)
-    if isinstance(result, Estimate):
-        return result
-    method = mechanism.default_method if method is None else method
-    names = mechanism.estimand_names()
-    if mechanism.input_domain.kind == "categorical":
-        raw = mechanism.estimate(aggregate, method=method)
-        errors = np.sqrt(mechanism.variance(norm_sub(raw), aggregate.n, method=method))
-        return Estimate(result, errors, n=aggregate.n, method=method, names=names, raw=raw,
-                        note="plug-in standard errors (the variance at the Norm-Sub estimate)")
-    values = np.concatenate([np.atleast_1d(part) for part in result]) if isinstance(result, list) else result
-    term_moments = getattr(mechanism, "term_moments", None)
-    if term_moments is None:  # a registered family that does not state its per-user terms
-        return Estimate(values, np.full(np.size(values), np.nan), n=aggregate.n, method=method, kind="mean",
-                        names=names, note="no standard errors: this family's variance depends on the users' values")
-    sums, squares, users = (np.broadcast_to(np.asarray(part, dtype=float), np.shape(values))
-                            for part in term_moments(aggregate))
-    note = ("sample-variance standard errors of the per-user terms: conservative when the users' values differ, "
-            "exact in expectation when they share one value (docs/math.md §15)")
-    if (users < 2).any():
-        note += "; nan where fewer than 2 reports estimate an entry (n < 2, or a bucket of fewer than 2 users)"
-    if np.isnan(users).any():
-        note += "; none for the frequencies of the categorical attributes"
-    return Estimate(values, sample_standard_errors(sums, squares, users), n=aggregate.n, method=method, kind="mean",
-                    names=names, note=note)
+    """Deprecated since 0.3.0, removed in 0.4.0: ``mechanism.estimate(aggregate)`` is now an ``ld.Estimate`` with
+    standard errors for every family (docs/math.md §15), which this returns."""
+    warnings.warn("lipdesign.estimate_with_errors is deprecated since 0.3.0 and will be removed in 0.4.0: "
+                  "mechanism.estimate(aggregate) returns the same ld.Estimate", DeprecationWarning, stacklevel=2)
+    return mechanism.estimate(aggregate, method=method, consistency=consistency)

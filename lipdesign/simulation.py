@@ -203,8 +203,8 @@ def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetition
     population; default: ``mechanism.input_domain.sample``, i.e. the design prior for a designed table, Zipf(1)
     frequencies or normal numeric values otherwise). Each repetition perturbs the same users afresh, so the spread of
     the estimates is their variance given the users' values. ``level``: the confidence of the intervals whose
-    coverage is counted (an ``ld.Estimate``'s own plug-in interval where the estimate has one, else the normal
-    interval with the closed-form sd). ``drift=True`` (categorical inputs, no ``values`` or ``truth`` given) also
+    coverage is counted (the estimate's own interval, ``Estimate.confidence_interval``, where every entry has a
+    standard error, else the normal interval with the closed-form sd). ``drift=True`` (categorical inputs, no ``values`` or ``truth`` given) also
     runs a population at TV distance DRIFT from the default (``result.drifted``), where an estimator that shrinks
     toward the prior shows its bias. Users get ids 0..n-1 where public randomness is keyed by user id. ``method``:
     the estimation method (None: the mechanism's default). ``progress``: None, or a callable receiving
@@ -257,6 +257,7 @@ def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetition
 
 
 def _flat(part):
+    """An estimate, or a mixed tuple's per-attribute list of expectations or variances, as one flat vector."""
     if isinstance(part, list):
         return np.hstack(np.asarray(part, dtype=object)).astype(float)
     return np.atleast_1d(np.asarray(part, dtype=float))
@@ -282,7 +283,8 @@ def _run(mechanism, values, generator, repetitions, method, level, population, t
         estimates.append(flat)
         if isinstance(estimate, Estimate) and np.isfinite(estimate.standard_errors).all():
             low, high = (np.atleast_1d(bound) for bound in estimate.confidence_interval(level))
-            interval = "the estimate's plug-in standard errors"
+            interval = ("the estimate's plug-in standard errors" if mechanism.input_domain.kind == "categorical"
+                        else "the estimate's sample-variance standard errors")
         else:
             low, high = flat - z * std, flat + z * std
         inside = ((low <= truth) & (truth <= high)).astype(float)

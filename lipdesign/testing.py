@@ -17,6 +17,7 @@ from lipdesign.io import mechanism_from_dict
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.audit_plan import audited_values
 from lipdesign.mechanisms.base import CLOSED_FORM, Mechanism
+from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.registry import families, family_class
 from lipdesign.simulation import simulate
 
@@ -35,7 +36,7 @@ def _same_reports(a, b):
 
 
 def _flat(estimate):
-    return np.hstack(estimate).astype(float) if isinstance(estimate, list) else np.atleast_1d(estimate).astype(float)
+    return np.atleast_1d(np.asarray(estimate, dtype=float))
 
 
 def _same_numbers(a, b):
@@ -272,10 +273,21 @@ def check_design_family(mechanism, rng):
     assert isinstance(mechanism.display_name(), str) and mechanism.display_name(), "design family: no display name"
 
 
+def check_estimate_type(mechanism, rng):
+    """``estimate`` returns an ``ld.Estimate`` whose values, standard errors and names agree in length with the
+    estimand's names (one contract for every family)."""
+    values, ids = _population(mechanism, 500, rng)
+    estimate = mechanism.estimate(mechanism.perturb(values, rng=rng, user_ids=ids))
+    assert isinstance(estimate, Estimate), f"estimate type: {type(estimate).__name__}, not an ld.Estimate"
+    size = len(mechanism.estimand_names())
+    assert estimate.values.shape == estimate.standard_errors.shape == (size,) and len(estimate.names) == size, \
+        "estimate type: the values, standard errors and names of the estimate differ in length"
+
+
 #: Every check, in a fixed order (each draws from its own seeded stream, by its index here).
 CHECKS = (check_family, check_immutable, check_json_round_trip, check_input_validation, check_reproducible,
           check_aggregate, check_verification, check_estimate_statistics, check_audit_plan, check_device_numbers,
-          check_design_family)
+          check_design_family, check_estimate_type)
 
 #: The checks of an optional capability, with the hook whose absence (None) makes them not apply.
 _HOOKS = {check_audit_plan: lambda mechanism: mechanism.audit_plan() is not None,

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lipdesign as ld
-from lipdesign.engine import aggregate, block_generator, estimate_with_errors, perturb_blocks, tree_sum
+from lipdesign.engine import aggregate, block_generator, perturb_blocks, tree_sum
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import GRR, OUE, family_class
 from lipdesign.reports import ReportWriter, write_reports
@@ -153,7 +153,7 @@ def test_memory_does_not_grow_with_the_file(tmp_path):
 def test_plug_in_standard_errors_of_a_frequency_oracle():
     mechanism = GRR(1.0, 4)
     reports = simulated(mechanism, 20000)
-    result = estimate_with_errors(mechanism, mechanism.aggregate(reports))
+    result = mechanism.estimate(mechanism.aggregate(reports))
     f = np.asarray(mechanism.estimate(reports))
     assert np.all(f > 0)  # inside the simplex, so Norm-Sub leaves it as it is
     p, q = mechanism.p, mechanism.q  # Var f_v = [f_v p (1 - p) + (1 - f_v) q (1 - q)] / (n (p - q)^2)
@@ -165,7 +165,7 @@ def test_plug_in_standard_errors_of_a_frequency_oracle():
 def test_numeric_estimates_have_sample_standard_errors():
     mechanism = family_class("duchi").example()
     reports = simulated(mechanism, 2000)
-    result = estimate_with_errors(mechanism, mechanism.aggregate(reports))
+    result = mechanism.estimate(mechanism.aggregate(reports))
     assert result.values.size == mechanism.input_domain.d
     # the reports' own sample standard deviation over sqrt(n), from the aggregate alone (docs/math.md §15)
     np.testing.assert_allclose(result.standard_errors, reports.std(axis=0, ddof=1) / np.sqrt(2000), rtol=1e-9)
@@ -268,7 +268,7 @@ def test_perturb_file_from_python_writes_reports_that_read_back_aggregate_and_es
     assert np.array_equal(reports, ld.perturb_blocks(mechanism, labels, 7))  # the seed's block streams
     total = ld.aggregate(mechanism, [tmp_path / "reports.parquet"])
     assert total == mechanism.aggregate(reports) and total.n == 20000
-    estimate = ld.estimate_with_errors(mechanism, total)
+    estimate = mechanism.estimate(total)
     assert np.all(np.abs(estimate.values - truth) < 5 * estimate.standard_errors), (estimate.values, truth)
 
 
@@ -331,3 +331,12 @@ def test_perturb_file_refuses_bad_arguments_naming_them(tmp_path):
     with pytest.raises(ValidationError, match="which is the values file"):
         ld.perturb_file(mechanism, tmp_path / "v.parquet", tmp_path / "v.parquet")
     assert not out.exists() and pq.read_table(tmp_path / "v.parquet").column("value").to_pylist() == ["low"]
+
+
+def test_estimate_with_errors_is_deprecated_for_estimate_itself():
+    mechanism = GRR(1.0, 4)
+    counts = mechanism.aggregate(mechanism.perturb(np.arange(400) % 4, rng=2))
+    with pytest.warns(DeprecationWarning, match="removed in 0.4.0"):
+        old = ld.estimate_with_errors(mechanism, counts)
+    new = mechanism.estimate(counts)
+    assert np.array_equal(old.values, new.values) and np.array_equal(old.standard_errors, new.standard_errors)

@@ -13,12 +13,12 @@ A mechanism is an immutable object built in one step. It has
   files and machines; ``estimate(reports_or_aggregate, *, method=None, consistency=None)`` gives the same answer
   from either;
 - ``variance(frequencies=None, n=1, *, method=None)`` and ``expected_estimate(frequencies=None, n=1, *, method=None)``:
-  for a categorical input domain, at the true frequencies (default: the design prior of a designed table, the
-  uniform distribution otherwise) of ``n`` users (default 1: the per-user variance), given their values (docs/math.md
-  §8, §11); for a numeric domain the first argument is the users' values, on which the variance depends;
+  for a categorical input domain, at the true frequencies (default: the ``prior`` of a mechanism that has one,
+  the design prior of every designed family; the uniform distribution otherwise) of ``n`` users (default 1: the
+  per-user variance), given their values (docs/math.md §8, §11); for a numeric domain the first argument is the users' values, on which the variance depends;
 - ``term_moments(aggregate)`` (numeric families, optional): (sum Y, sum Y^2, users) per entry of the estimate, a mean
-  of independent per-user terms Y, from which ``lipdesign.engine.estimate_with_errors`` gives sample-variance
-  standard errors (docs/math.md §15);
+  of independent per-user terms Y, from which ``estimate`` gives sample-variance standard errors (docs/math.md
+  §15);
 - ``report_bits`` and ``client_cost``: the size of a report and what a client computes for it, where stated;
 - ``parameters()`` / ``from_parameters``, ``to_dict()`` (the versioned envelope that ``lipdesign.load`` reads),
   ``to_json(path)``.
@@ -39,6 +39,7 @@ from lipdesign import __version__
 from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
 from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.estimate import Estimate, with_standard_errors
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
 from lipdesign.model import PriorSet
@@ -226,24 +227,28 @@ class Mechanism(Immutable):
         return self.aggregate(self.empty_reports())
 
     def estimate(self, reports, *, method=None, consistency=None):
-        """The estimate from reports or from their Aggregate (the same numbers either way). ``method``: one of
-        ``methods`` (None: ``default_method``); ``consistency="norm-sub"`` makes estimated frequencies
-        non-negative and sum to 1 (docs/math.md §8)."""
+        """The estimate from reports or from their Aggregate (the same numbers either way), an ``ld.Estimate`` with
+        standard errors for every family (docs/math.md §11, §15). ``method``: one of ``methods`` (None:
+        ``default_method``); ``consistency="norm-sub"`` makes estimated frequencies non-negative and sum to 1
+        (docs/math.md §8; the errors and intervals refer to the unbiased values, ``raw``)."""
         aggregate = self._aggregate_of(reports)
         method = self._method(method)
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
-        return self._consistent(self._estimate(aggregate, method), consistency)
+        raw = self._estimate(aggregate, method)
+        values = self._consistent(raw, consistency)
+        return values if isinstance(values, Estimate) else with_standard_errors(self, aggregate, raw, values, method)
 
     def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None):
-        """E[estimate] at the true ``frequencies`` (categorical; None: uniform) or the users' values (numeric): the
-        truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on it)."""
+        """E[estimate] at the true ``frequencies`` (categorical; None: as for ``variance``) or the users' values
+        (numeric): the truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on it)."""
         population, _ = self._population(frequencies, n)
         return self._expected(population, self._method(method), self._user_ids(user_ids))
 
     def variance(self, frequencies=None, n=1, *, method=None, user_ids=None):
         """The exact variance of each entry of the estimate, given the users' values: for a categorical input domain
-        at the true ``frequencies`` (None: uniform) of ``n`` users (default 1, the per-user variance); for a numeric
-        one the first argument is the users' values (their number is n)."""
+        at the true ``frequencies`` (None: the mechanism's ``prior`` where it has one, the design prior of a designed
+        family, else uniform) of ``n`` users (default 1, the per-user variance); for a numeric one the first argument
+        is the users' values (their number is n)."""
         population, n = self._population(frequencies, n)
         return self._variance(population, n, self._method(method), self._user_ids(user_ids))
 
@@ -308,8 +313,10 @@ class Mechanism(Immutable):
 
     def _population(self, population, n):
         if self.input_domain.kind == "categorical":
-            if population is None:
-                population = np.full(self.input_domain.k, 1.0 / self.input_domain.k)
+            if population is None:  # a designed mechanism's design prior, else the uniform distribution
+                prior = getattr(self, "prior", None)
+                population = prior.probabilities if prior is not None else np.full(self.input_domain.k,
+                                                                                    1.0 / self.input_domain.k)
             frequencies = probability_vector(population, "frequencies", length=self.input_domain.k)
             return frequencies, 1 if n is None else integer(n, "n")
         if population is None:

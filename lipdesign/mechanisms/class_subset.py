@@ -266,9 +266,6 @@ class ClassSymmetricLIP(_Subset):
         """The prior of the LIP claim: ``prior`` when given (a prior grouped into the classes), else the class prior."""
         return self.class_prior if self.claim_prior is None else Prior(self.claim_prior, self.labels)
 
-    def _population(self, population, n):
-        return super()._population(self.prior.probabilities if population is None else population, n)
-
     @property
     def guarantee(self):
         return Guarantee("LIP", self.epsilon, EXACT_TABLE, "at its prior, on the realised orbit and case "

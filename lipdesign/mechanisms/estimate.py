@@ -1,7 +1,9 @@
-"""What ``estimate`` returns for a designed table: the estimate with its standard errors (docs/math.md §11).
+"""What ``estimate`` returns for every family: the estimate with its standard errors (docs/math.md §11, §15).
 
 An ``Estimate`` behaves as the numpy array of its values (``np.asarray(est)``, arithmetic, indexing), and also
-carries ``standard_errors``, ``n``, ``method`` and ``confidence_interval(level)``. Numpy only (the normal quantile
+carries ``standard_errors``, ``n``, ``method`` and ``confidence_interval(level)``; the estimate of a mixed tuple
+(Harmony's mixed mechanism) is one flat vector whose ``attribute(j)`` gives attribute j's mean or frequencies.
+Families whose estimator has its own errors build it themselves; ``with_standard_errors`` gives the others theirs. Numpy only (the normal quantile
 of an interval is scipy's, imported when an interval is asked for).
 """
 
@@ -11,8 +13,8 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 from lipdesign.errors import ValidationError
 from lipdesign.validation import fmt, real_number
 
-#: What an estimate estimates.
-KINDS = ("frequencies", "mean", "sum")
+#: What an estimate estimates ("tuple": a mixed tuple's per-attribute means and frequencies, one flat vector).
+KINDS = ("frequencies", "mean", "sum", "tuple")
 
 #: The note of an MMSE estimate (``shrinkage_note``).
 SHRINKAGE = ("MMSE: posterior means under the design prior, pulled toward it; biased when the population differs "
@@ -37,8 +39,11 @@ class Estimate(NDArrayOperatorsMixin):
     interval around it would not cover the truth), and, for frequencies made consistent, the ``raw`` unbiased values
     the errors and intervals refer to."""
 
-    def __init__(self, values, standard_errors, *, n, method, kind="frequencies", names=None, raw=None, note=""):
+    def __init__(self, values, standard_errors, *, n, method, kind="frequencies", names=None, raw=None, note="",
+                 parts=None):
         self.values = np.array(values, dtype=float)
+        #: For a tuple: (kind, size) of each attribute's block of ``values``, in order.
+        self.parts = tuple((part_kind, int(size)) for part_kind, size in parts) if parts is not None else None
         self.standard_errors = np.array(standard_errors, dtype=float)
         self.raw = self.values if raw is None else np.array(raw, dtype=float)
         self.n, self.method, self.kind, self.note = int(n), method, kind, note
@@ -52,6 +57,18 @@ class Estimate(NDArrayOperatorsMixin):
         if self.kind != "frequencies":
             raise ValidationError(f"estimate is of a {self.kind}; it has no frequencies (use .values)")
         return self.values
+
+    def attribute(self, j):
+        """A mixed tuple's attribute j: its estimated mean (a float) or frequencies (an array)."""
+        if self.parts is None:
+            raise ValidationError(f"estimate is of {self.kind}; only the estimate of a mixed tuple has attributes")
+        j = int(j)
+        if not 0 <= j < len(self.parts):
+            raise ValidationError(f"j is {fmt(j)}; the tuple has attributes 0..{len(self.parts) - 1}")
+        start = sum(size for _, size in self.parts[:j])
+        kind, size = self.parts[j]
+        block = self.values[start:start + size]
+        return float(block[0]) if kind == "mean" else block
 
     def confidence_interval(self, level=0.95):
         """(low, high): per entry, the normal interval raw +- z sd at confidence ``level`` around the unbiased
@@ -124,3 +141,53 @@ class Estimate(NDArrayOperatorsMixin):
         if name.startswith("__") or name == "values":
             raise AttributeError(name)
         return getattr(self.values, name)
+
+
+def sample_standard_errors(sums, squares, users):
+    """sqrt(s^2 / m) per entry of a mean of m = ``users`` independent per-user terms Y with sum ``sums`` and sum of
+    squares ``squares``, s^2 = (sum Y^2 - (sum Y)^2 / m) / (m - 1) their sample variance: E[s^2 / m] is the variance
+    of the mean plus sum (E[Y_i] - their mean)^2 / (m (m - 1)), never too small, exact when the users share one value
+    (docs/math.md §15, Proposition 15.3). nan where m < 2 (no sample variance) or an input is nan; s^2 is floored at
+    0 (float sums add up to rounding)."""
+    sums, squares, users = np.broadcast_arrays(*(np.asarray(part, dtype=float) for part in (sums, squares, users)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.maximum(squares - sums**2 / users, 0.0) / (users - 1.0)
+        return np.where(users >= 2, np.sqrt(spread / users), np.nan)
+
+
+#: The note of plug-in standard errors (``with_standard_errors``, categorical families).
+PLUG_IN = "plug-in standard errors (the variance at the Norm-Sub estimate)"
+
+
+def with_standard_errors(mechanism, aggregate, raw, values, method):
+    """The Estimate of a family whose estimator states no errors of its own (docs/math.md §15): ``raw`` its
+    estimate, ``values`` the same after the consistency step. Frequencies: the plug-in standard errors, the square
+    roots of ``mechanism.variance`` at the Norm-Sub projection of ``raw`` (docs/math.md §8.1, §8.6). Means (and
+    mixed tuples): the sample-variance standard errors of the per-user terms (``term_moments``, Proposition 15.3),
+    conservative when the users' values differ, exact in expectation when they share one value; nan where fewer
+    than 2 reports estimate an entry, or where a family states no per-user terms."""
+    from lipdesign.mechanisms.postprocess import norm_sub
+
+    names, n = mechanism.estimand_names(), aggregate.n
+    if mechanism.input_domain.kind == "categorical":
+        errors = np.sqrt(mechanism.variance(norm_sub(raw), n, method=method))
+        return Estimate(values, errors, n=n, method=method, names=names, raw=raw, note=PLUG_IN)
+    parts = None
+    if isinstance(values, list):  # a mixed tuple: one block per attribute
+        parts = [("mean", 1) if np.ndim(part) == 0 else ("frequencies", np.size(part)) for part in values]
+        values = np.concatenate([np.atleast_1d(part) for part in values])
+    kind = "mean" if parts is None else "tuple"
+    term_moments = getattr(mechanism, "term_moments", None)
+    if term_moments is None:  # a registered family that does not state its per-user terms
+        return Estimate(values, np.full(np.size(values), np.nan), n=n, method=method, kind=kind, names=names,
+                        parts=parts, note="no standard errors: this family's variance depends on the users' values")
+    sums, squares, users = (np.broadcast_to(np.asarray(part, dtype=float), np.shape(values))
+                            for part in term_moments(aggregate))
+    note = ("sample-variance standard errors of the per-user terms: conservative when the users' values differ, "
+            "exact in expectation when they share one value (docs/math.md §15)")
+    if (users < 2).any():
+        note += "; nan where fewer than 2 reports estimate an entry (n < 2, or a bucket of fewer than 2 users)"
+    if np.isnan(users).any():
+        note += "; none for the frequencies of the categorical attributes"
+    return Estimate(values, sample_standard_errors(sums, squares, users), n=n, method=method, kind=kind,
+                    names=names, parts=parts, note=note)

@@ -7,7 +7,7 @@
 Every ``estimate`` is unbiased and every ``variance(values)`` is the exact variance of ``estimate(perturb(values))``
 for that population. Every estimate is also a mean of independent per-user terms whose sums and sums of squares the
 aggregate determines (``term_moments``), which gives sample-variance standard errors from the aggregate alone
-(``sample_standard_errors``, docs/math.md §15).
+(``estimate.sample_standard_errors``, docs/math.md §15).
 
 Every mechanism here has a finite output space and a privacy table verified exactly on what its sampler realises.
 """
@@ -90,18 +90,6 @@ def refuse_reports(reports, bad, rule):
     if at.size:
         row, column = np.unravel_index(at[0], reports.shape)
         raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; {rule}")
-
-
-def sample_standard_errors(sums, squares, users):
-    """sqrt(s^2 / m) per entry of a mean of m = ``users`` independent per-user terms Y with sum ``sums`` and sum of
-    squares ``squares``, s^2 = (sum Y^2 - (sum Y)^2 / m) / (m - 1) their sample variance: E[s^2 / m] is the variance
-    of the mean plus sum (E[Y_i] - their mean)^2 / (m (m - 1)), never too small, exact when the users share one value
-    (docs/math.md §15, Proposition 15.3). nan where m < 2 (no sample variance) or an input is nan; s^2 is floored at
-    0 (float sums add up to rounding)."""
-    sums, squares, users = np.broadcast_arrays(*(np.asarray(part, dtype=float) for part in (sums, squares, users)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        spread = np.maximum(squares - sums**2 / users, 0.0) / (users - 1.0)
-        return np.where(users >= 2, np.sqrt(spread / users), np.nan)
 
 
 #: Laplace's audit reads the joint class of at most this many coordinates (3 classes per coordinate).

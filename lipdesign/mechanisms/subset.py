@@ -205,9 +205,6 @@ class SubsetSelection(_Subset):
         """n x the sum of the variances of the unbiased estimate at ``prior``, given the users' values."""
         return float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
 
-    def _population(self, population, n):
-        return super()._population(self.prior.probabilities if population is None else population, n)
-
     def parameters(self):
         return {"epsilon": self.epsilon, "k": self.k, "d": self.d, "labels": self.labels,
                 "design_prior": self.design_prior}

@@ -593,7 +593,7 @@ class TableMechanism(Mechanism):
         their values: the counts are sums of independent draws from the rows of Q, so
         Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: the linear estimator; for the MLE,
         the large-sample covariance: E the GLS estimator weighted at f)."""
-        frequencies, n = self._population(self.prior.probabilities if frequencies is None else frequencies, n)
+        frequencies, n = self._population(frequencies, n)
         return self._covariance_with(self._estimator_matrix(self._method(method), "histogram", frequencies),
                                      frequencies, n)
 
@@ -608,7 +608,6 @@ class TableMechanism(Mechanism):
     def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None, what=None):
         """E[estimate] for true ``frequencies`` (default: the design prior) and n users (the sum scales with n)."""
         what = self._what(what)
-        frequencies = self.prior.probabilities if frequencies is None else frequencies
         if what == "histogram":
             return super().expected_estimate(frequencies, n, method=method, user_ids=user_ids)
         frequencies, n = self._population(frequencies, n)
@@ -621,7 +620,6 @@ class TableMechanism(Mechanism):
         (default: the design prior) and n users (default 1: n x the variance is the figure of docs/math.md §11),
         given their values."""
         what = self._what(what)
-        frequencies = self.prior.probabilities if frequencies is None else frequencies
         if what == "histogram":
             return super().variance(frequencies, n, method=method, user_ids=user_ids)
         frequencies, n = self._population(frequencies, n)
