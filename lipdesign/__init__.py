@@ -60,7 +60,7 @@ _EXPORTS = {
 }
 
 #: Subpackages reachable as attributes (``ld.mechanisms.GRR``) without an explicit import. ``harmony`` and
-#: ``runtime`` are the old names, kept for one release.
+#: ``runtime`` are the old names (deprecated since 0.2.0, removed in 0.4.0).
 _SUBPACKAGES = ("designer", "domains", "engine", "harmony", "io", "learn", "mechanisms", "model", "reports",
                 "runtime", "testing", "vectors", "verification")
 

@@ -15,7 +15,7 @@ the truth: with a drifted population these estimates shrink toward the prior, do
   values[X]. For a column q of the table the gain is mu(q) = sum_f (sum_x f(x) P_x q[x])^2 / (P . q), and
   MSE = sum_f E[f(X)^2] - sum_y mu(q_y). Their JSON kinds, "histogram" and "weighted_sum", are those of files written
   before the population objectives existed, so those files keep their meaning; ``Histogram`` and ``WeightedSum``
-  are the old names of the classes.
+  are the old names of the classes (deprecated: reading them warns; removed in 0.4.0).
 Every objective has ``value(table, prior)``, the figure a design minimises, and ``check(k)``.
 """
 
@@ -137,9 +137,22 @@ class Mean:
         return {"kind": self.kind, "values": list(self.values)}
 
 
-#: The old names of the Bayesian objectives (lipdesign 0.1 and 0.2).
-Histogram = BayesHistogram
-WeightedSum = BayesSum
+#: The old names of the Bayesian objectives (lipdesign 0.1 and 0.2), deprecated: reading one warns.
+_OLD_NAMES = {"Histogram": BayesHistogram, "WeightedSum": BayesSum}
+
+
+def __getattr__(name):
+    if name in _OLD_NAMES:
+        import sys
+        import warnings
+
+        new = _OLD_NAMES[name].__name__
+        through_package = sys._getframe(1).f_globals.get("__name__") == "lipdesign"  # ld.Histogram: blame the caller
+        warnings.warn(f"ld.{name} is deprecated since 0.3.0 and will be removed in 0.4.0: it is ld.{new} (a Bayesian "
+                      f"objective; for the population's frequencies use ld.Frequencies())", DeprecationWarning,
+                      stacklevel=3 if through_package else 2)
+        return _OLD_NAMES[name]
+    raise AttributeError(f"module 'lipdesign.objectives' has no attribute {name!r}")
 
 OBJECTIVES = {"histogram": BayesHistogram, "weighted_sum": BayesSum, "frequencies": Frequencies, "mean": Mean}
 _WITH_VALUES = (BayesSum, Mean)

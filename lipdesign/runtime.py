@@ -1,4 +1,4 @@
-"""Deprecated: the names of lipdesign 0.1.0's ``lipdesign.runtime``, kept for one release.
+"""Deprecated: the names of lipdesign 0.1.0's ``lipdesign.runtime``, deprecated since 0.2.0, removed in 0.4.0.
 
 The sampler and the estimators are in ``lipdesign.mechanisms`` (``sampling``, ``table``, ``postprocess``). The
 estimators now take (table, counts) positionally and the prior as a keyword: ``mmse_frequencies(table, counts,
@@ -14,8 +14,8 @@ from lipdesign.mechanisms.postprocess import norm_sub
 from lipdesign.mechanisms.sampling import TablePerturber, as_generator
 from lipdesign.mechanisms.table import ibu_frequencies, mmse_frequencies, posterior, unbiased_frequencies
 
-warnings.warn("lipdesign.runtime is deprecated: import from lipdesign.mechanisms (it goes away in the next "
-              "release)", DeprecationWarning, stacklevel=2)
+warnings.warn("lipdesign.runtime is deprecated since 0.2.0 and will be removed in 0.4.0: import from "
+              "lipdesign.mechanisms", DeprecationWarning, stacklevel=2)
 
 __all__ = ["TablePerturber", "as_generator", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior",
            "unbiased_frequencies"]

@@ -19,7 +19,17 @@ from lipdesign.validation import choice, fmt, integer, real_number
 
 #: Design families (``design(..., family=...)``): "rr" is the randomized-response type (any table), "unary" a
 #: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1), "hashing" local hashing into two
-#: buckets with a channel per bucket mass (docs/math.md §7.2).
+#: buckets with a channel per bucket mass (docs/math.md §7.2). What each returns, by mechanism family id (the id in
+#: its JSON; ``mechanism.design_family`` maps back):
+#:
+#: ============ ================================================================================================
+#: ``family=``  returns
+#: ============ ================================================================================================
+#: "rr"         "table" (TableMechanism); at a uniform prior "subset-lip" (SubsetLIP, LIP) or "subset"
+#:              (SubsetSelection, LDP); "class-lip" (ClassSymmetricLIP) by ``method="classes"`` or "auto"
+#: "unary"      "unary" (UnaryEncoding)
+#: "hashing"    "hashing" (LocalHashing) under LIP, "olh" (OLH) under LDP; with ``buckets`` > 2 a pooled "table"
+#: ============ ================================================================================================
 FAMILIES = ("rr", "unary", "hashing")
 
 #: Design methods of the randomized-response family (``design(..., method=...)``).

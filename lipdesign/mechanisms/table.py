@@ -43,7 +43,7 @@ from lipdesign.verification import check_table, verify_table
 
 #: The estimate of a designed table: the histogram, or the mean or sum of f(X) over the users (Mean and BayesSum
 #: designs).
-WHAT = ("histogram", "mean", "sum")
+WHAT = ("frequencies", "mean", "sum")
 
 #: ``ibu_frequencies`` stops when the log-likelihood per report is within this of its maximum (bounded by the
 #: gradient gap, or estimated by the Newton decrement, docs/math.md §4).
@@ -473,9 +473,14 @@ class TableMechanism(Mechanism):
     def _what(self, what):
         values = getattr(self.objective, "values", None)
         if what is None:
-            return {"mean": "mean", "weighted_sum": "sum"}.get(self.objective.kind, "histogram")
+            return {"mean": "mean", "weighted_sum": "sum"}.get(self.objective.kind, "frequencies")
+        if what == "histogram":
+            warnings.warn('what="histogram" is deprecated since 0.3.0 and will be removed in 0.4.0: say '
+                          'what="frequencies" (ld.Histogram names the Bayesian objective, not this)', DeprecationWarning,
+                          stacklevel=3)
+            what = "frequencies"
         what = choice(what, "what", WHAT)
-        if what != "histogram" and values is None:
+        if what != "frequencies" and values is None:
             raise ValidationError(f"what is {what!r}; it needs a mechanism designed for ld.Mean(values) or "
                                   "ld.BayesSum(values)")
         return what
@@ -499,7 +504,7 @@ class TableMechanism(Mechanism):
         """The vector or matrix E with estimate = E (c/n) for the linear methods (mmse, unbiased), weighted at the
         design prior (or at ``frequencies`` for the plug-in errors of the MLE)."""
         weights = self.prior.probabilities if frequencies is None else frequencies
-        if what == "histogram":
+        if what == "frequencies":
             if method == "mmse":
                 return posterior(self.table, prior=weights).T
             return gls_matrix(self.table, prior=weights)
@@ -509,7 +514,7 @@ class TableMechanism(Mechanism):
 
     def estimate(self, reports, *, method=None, consistency=None, what=None):
         """The estimate from reports or their Aggregate, as an ``ld.Estimate`` (an array with standard errors and
-        confidence intervals, docs/math.md §11): the histogram (``what="histogram"``), or the mean or sum of the
+        confidence intervals, docs/math.md §11): the histogram (``what="frequencies"``), or the mean or sum of the
         objective's values over the users (``"mean"``, ``"sum"``; the default for Mean and BayesSum designs).
 
         ``method``: "unbiased" (GLS weighted at the design prior: unbiased at every true distribution; the default
@@ -524,7 +529,7 @@ class TableMechanism(Mechanism):
         what = self._what(what)
         method = self._method(method)
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
-        if consistency is not None and what != "histogram":
+        if consistency is not None and what != "frequencies":
             raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, not to a {what}")
         aggregate = self._aggregate_of(reports)
         note = ""
@@ -535,7 +540,7 @@ class TableMechanism(Mechanism):
         linear = self._linear("mmse" if method == "mmse" else "unbiased", what) if method not in ("mle", "ibu") else None
         if linear is None:
             mle = ibu_frequencies(self.table, aggregate["counts"])
-            raw = mle if what == "histogram" else np.atleast_1d(self._values() @ mle)
+            raw = mle if what == "frequencies" else np.atleast_1d(self._values() @ mle)
             try:  # the large-sample errors of the MLE: those of the GLS estimate weighted at the MLE
                 linear = self._linear("unbiased", what, mle)
             except ValidationError as error:
@@ -546,21 +551,21 @@ class TableMechanism(Mechanism):
                     note = (f"the MLE puts {', '.join(map(str, at_zero))} at 0, the edge of the simplex, where it is "
                             "not normal: if a true frequency is 0, its MLE is on average about 0.4 of its standard "
                             "error too high and spreads about 0.6 times as much as that error says (docs/math.md "
-                            "§11)" + (f"; the {what} computed from it is affected too" if what != "histogram" else "")
+                            "§11)" + (f"; the {what} computed from it is affected too" if what != "frequencies" else "")
                             + "; method='unbiased' is exactly unbiased")
         else:
             raw = np.atleast_1d(linear @ observed)
         if linear is None or method == "mmse":
             errors = np.full(raw.shape, np.nan)
-        elif what == "histogram":
+        elif what == "frequencies":
             errors = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", linear, report_covariance, linear), 0.0))
         else:
             errors = np.atleast_1d(np.sqrt(max(float(linear @ report_covariance @ linear), 0.0)))
         values = consistent(raw, consistency) if consistency is not None else raw
-        names = self.input_domain.names() if what == "histogram" else [what]
+        names = self.input_domain.names() if what == "frequencies" else [what]
         if what == "sum":
             values, raw, errors = values * n, raw * n, errors * n
-        return Estimate(values, errors, n=n, method=method, kind="frequencies" if what == "histogram" else what,
+        return Estimate(values, errors, n=n, method=method, kind="frequencies" if what == "frequencies" else what,
                         names=names, raw=raw, note=note)
 
     def _plug_in_covariance(self, aggregate, n):
@@ -576,7 +581,7 @@ class TableMechanism(Mechanism):
                 plug_in = ibu_frequencies(self.table, counts, tol=1e-8)
         return self._covariance_with(np.eye(self.table.shape[1]), plug_in, n)
 
-    def _estimator_matrix(self, method, what="histogram", frequencies=None):
+    def _estimator_matrix(self, method, what="frequencies", frequencies=None):
         """The linear estimator (mmse, unbiased); for the MLE its large-sample equivalent, the GLS estimator weighted
         at the true ``frequencies``."""
         if method in ("mle", "ibu"):
@@ -594,7 +599,7 @@ class TableMechanism(Mechanism):
         Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: the linear estimator; for the MLE,
         the large-sample covariance: E the GLS estimator weighted at f)."""
         frequencies, n = self._population(frequencies, n)
-        return self._covariance_with(self._estimator_matrix(self._method(method), "histogram", frequencies),
+        return self._covariance_with(self._estimator_matrix(self._method(method), "frequencies", frequencies),
                                      frequencies, n)
 
     def _covariance_with(self, matrix, frequencies, n):
@@ -608,7 +613,7 @@ class TableMechanism(Mechanism):
     def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None, what=None):
         """E[estimate] for true ``frequencies`` (default: the design prior) and n users (the sum scales with n)."""
         what = self._what(what)
-        if what == "histogram":
+        if what == "frequencies":
             return super().expected_estimate(frequencies, n, method=method, user_ids=user_ids)
         frequencies, n = self._population(frequencies, n)
         vector = self._estimator_matrix(self._method(method), what, frequencies)
@@ -620,7 +625,7 @@ class TableMechanism(Mechanism):
         (default: the design prior) and n users (default 1: n x the variance is the figure of docs/math.md §11),
         given their values."""
         what = self._what(what)
-        if what == "histogram":
+        if what == "frequencies":
             return super().variance(frequencies, n, method=method, user_ids=user_ids)
         frequencies, n = self._population(frequencies, n)
         vector = self._estimator_matrix(self._method(method), what, frequencies)
@@ -630,14 +635,14 @@ class TableMechanism(Mechanism):
     def estimand(self, values, what=None):
         frequencies = self.input_domain.truth(values)
         what = self._what(what)
-        if what == "histogram":
+        if what == "frequencies":
             return frequencies
         mean = float(frequencies @ self._values())
         return mean * len(values) if what == "sum" else mean
 
     def estimand_names(self, what=None):
         what = self._what(what)
-        return [what] if what != "histogram" else self.input_domain.names()
+        return [what] if what != "frequencies" else self.input_domain.names()
 
     def audit_plan(self):
         return index_plan(self, np.asarray)
