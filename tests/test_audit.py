@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from helpers import lipdesign
 from scipy import stats
 
 import lipdesign as ld
@@ -165,11 +166,6 @@ def test_the_result_is_json():
     document = json.loads(json.dumps(result.to_dict(), allow_nan=False))
     assert document["passed"] is result.passed and document["reports"] == 20_000
     assert document["populations"] == ["x=0", "x=1"] and len(document["events"]) == len(result.events)
-
-
-def lipdesign(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_cli_exit_codes(tmp_path):

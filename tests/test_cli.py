@@ -10,15 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import lipdesign
 
 import lipdesign as ld
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def lipdesign(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("spec", sorted((ROOT / "examples").glob("*.json")), ids=lambda p: p.name)

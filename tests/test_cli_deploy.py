@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_runner import lipdesign, one_line_error
+from helpers import lipdesign, one_line_error
 
 from lipdesign.engine import _perturb_rows
 from lipdesign.io import load

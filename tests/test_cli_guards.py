@@ -4,7 +4,7 @@ it cannot or must not write; every mechanism the designer returns is printable; 
 import json
 
 import pytest
-from cli_runner import lipdesign, one_line_error
+from helpers import lipdesign, one_line_error
 
 import lipdesign as ld
 from lipdesign.auditor import MAX_REPORTS, audit

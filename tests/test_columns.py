@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import lipdesign, zipf
 
 import lipdesign as ld
 from lipdesign._solvers.rays import box_slice_vertices, cone_extreme_rays, staircase_rays
@@ -17,11 +18,6 @@ from lipdesign.designer.baselines import subset_selection_variance
 from lipdesign.designer.bounds import bayes_histogram_bound, relaxation_bound
 from lipdesign.designer.columns import seed_columns
 from lipdesign.errors import ProblemTooLargeError, ValidationError
-
-
-def zipf(k, s=1.1):
-    weights = 1.0 / np.arange(1, k + 1) ** s
-    return weights / weights.sum()
 
 
 def enumerated(prior, epsilon, kind):
@@ -237,22 +233,17 @@ def test_method_belongs_to_the_rr_family():
         ld.design(zipf(5), ld.LIP(1.0), family="unary", method="columns")
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, capture_output=True,
-                          text=True, timeout=600)
-
-
 def test_a_spec_file_chooses_the_method_and_its_budget(tmp_path):
     spec = {"prior": {"probabilities": zipf(8).tolist()}, "notion": {"kind": "LIP", "epsilon": 1.0},
             "method": "columns", "target_gap": 0.05, "max_rounds": 3}
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
-    done = cli("design", path, "-o", tmp_path / "m.json")
+    done = lipdesign("design", path, "-o", tmp_path / "m.json", timeout=600)
     assert done.returncode == 0, done.stderr
     assert "column generation round 1:" in done.stderr
     assert ld.verify(ld.load(tmp_path / "m.json")).epsilon <= 1.0
     path.write_text(json.dumps({**spec, "method": "greedy"}))
-    done = cli("design", path, "-o", tmp_path / "n.json")
+    done = lipdesign("design", path, "-o", tmp_path / "n.json", timeout=600)
     assert done.returncode == 2 and "method" in done.stderr and "Traceback" not in done.stderr
 
 

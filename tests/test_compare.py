@@ -2,20 +2,14 @@
 §7.3), against the families designed one by one and the closed forms of the fixed protocols."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from helpers import lipdesign, zipf
 
 import lipdesign as ld
 from lipdesign.designer.bounds import per_bin_bound
 from lipdesign.mechanisms.oracle import pure_variance
-
-
-def zipf(k, s=1.1):
-    weights = 1.0 / np.arange(1, k + 1) ** s
-    return weights / weights.sum()
 
 
 def test_every_family_under_lip_with_the_rr_optimum_first():
@@ -81,15 +75,13 @@ def test_the_compare_command_prints_the_table(tmp_path):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"prior": {"probabilities": zipf(6).tolist()},
                                 "notion": {"kind": "LIP", "epsilon": 1.0}, "family": "hashing"}))
-    result = subprocess.run([sys.executable, "-m", "lipdesign.cli", "compare", str(spec), "-q"], capture_output=True,
-                            text=True, check=False)
+    result = lipdesign("compare", spec, "-q")
     assert result.returncode == 0, result.stderr
     assert "randomized response (optimal table)" in result.stdout and "unary encoding" in result.stdout
     assert "the spec names family 'hashing'" in result.stdout
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LIP", "epsilon": -1}}))
-    result = subprocess.run([sys.executable, "-m", "lipdesign.cli", "compare", str(bad)], capture_output=True, text=True,
-                            check=False)
+    result = lipdesign("compare", bad)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "epsilon" in result.stderr
 
 

@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 import pytest
-from cli_runner import lipdesign
+from helpers import lipdesign
 
 from lipdesign.engine import aggregate
 from lipdesign.errors import EngineError

@@ -357,7 +357,7 @@ def test_design_refuses_epsilon_below_its_range_and_verify_does_not():
     assert ld.design(prior, ld.LIP(1e-3)).verify().passed
 
 
-# --------------------------------------------------------------------------------------- threads (issue 24 item 1)
+# -------------------------------------------------------------------------------- BLAS threads while a design runs
 def test_the_solver_loops_run_on_one_blas_thread_and_the_limit_is_lifted_after(monkeypatch):
     """Multi-threaded BLAS in the designer's tight loops stalls on a shared machine (benchmarks/design.py, section 0):
     every loaded BLAS library is held at one thread while a design runs, and set back after it returns or raises."""

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import zipf
 from scipy import stats
 
 import lipdesign as ld
@@ -18,11 +19,6 @@ def simplex_projection(v):
     cumulative = np.cumsum(u) - 1
     rho = np.flatnonzero(u - cumulative / np.arange(1, v.size + 1) > 0)[-1]
     return np.maximum(v - cumulative[rho] / (rho + 1), 0)
-
-
-def zipf(k, s=1.1):
-    weights = 1.0 / np.arange(1, k + 1) ** s
-    return weights / weights.sum()
 
 
 @pytest.fixture(scope="module")

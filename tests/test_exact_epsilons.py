@@ -143,7 +143,7 @@ def grr_instances(count, seed):
     return found
 
 
-# ------------------------------------------------------------------------------------- finding A: the families
+# ---------------------------------------------------------------- printed epsilons against the realised ratios
 def check_grr(count, seed):
     for mechanism in grr_instances(count, seed=seed):
         ratio = grr_ratio(mechanism)
@@ -321,7 +321,7 @@ def test_a_table_of_rationals_verifies_as_the_same_floats_do():
         ld.verify(negative, ld.LDP(1.0))
 
 
-# --------------------------------------------------------------------------- finding B: beyond the double range
+# ------------------------------------------------------------------------------- ratios beyond the double range
 def exact_table_ratio(table, prior=None):
     """The largest LDP ratio (``prior`` None), or LIP-for-X ratio at ``prior``, of ``table`` read exactly, rows
     normalised (all-zero columns skipped; a zero beside a positive entry is infinite)."""

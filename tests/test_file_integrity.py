@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import lipdesign, one_line_error
 
 import lipdesign as ld
 from lipdesign.errors import LegacyFileWarning
 from lipdesign.verification import verify_table
-from tests.cli_runner import lipdesign, one_line_error
 
 V1 = Path(__file__).resolve().parent / "data" / "v1"
 

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from helpers import zipf
 
 import lipdesign as ld
 from lipdesign.errors import ShrinkageWarning
@@ -15,11 +16,6 @@ from lipdesign.mechanisms.closed_forms import binary_lip_flips
 from lipdesign.mechanisms.local_hashing import LocalHashing, cell_channels
 from lipdesign.simulation import drifted
 from lipdesign.verification import exp_bounds
-
-
-def zipf(k, s=1.1):
-    weights = 1.0 / np.arange(1, k + 1) ** s
-    return weights / weights.sum()
 
 
 def family_table(mechanism):

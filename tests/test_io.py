@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import rewrite
 
 import lipdesign as ld
 from lipdesign.errors import LipdesignError
@@ -37,12 +38,6 @@ def legacy(tmp_path):
     path = tmp_path / "legacy.json"
     shutil.copy(LEGACY, path)
     return path
-
-
-def rewrite(path, change):
-    document = json.loads(Path(path).read_text())
-    change(document)
-    Path(path).write_text(json.dumps(document))
 
 
 def test_round_trip_keeps_everything_and_reverifies(exported):

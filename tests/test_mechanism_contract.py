@@ -3,13 +3,11 @@ new family cannot skip it), the registry, aggregates, immutability, and the laye
 
 import ast
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_python as _run
 
 import lipdesign as ld
 from lipdesign import mechanisms
@@ -239,14 +237,6 @@ def test_counting_in_pieces_on_many_machines_gives_the_same_estimate():
 
 
 # ------------------------------------------------------------------------------------------------ layering
-def _run(code):
-    environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=ROOT, env=environment,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
-
-
 HEAVY = "('scipy', 'cvxpy', 'networkx', 'jsonschema', 'matplotlib', 'randomgen', 'pyarrow', 'numba')"
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import rewrite, run_python
 
 import lipdesign as ld
 from lipdesign.cli import main
@@ -51,12 +52,6 @@ def v1_copy(name, tmp_path):
     path = tmp_path / f"{name}.json"
     shutil.copyfile(V1 / f"{name}.json", path)
     return path
-
-
-def rewrite(path, change):
-    document = json.loads(path.read_text())
-    change(document)
-    path.write_text(json.dumps(document))
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
@@ -326,10 +321,6 @@ def test_range_maps_raw_values_and_refuses_bad_ones():
 
 def test_harmony_runs_with_numpy_only():
     """Perturbing, estimating and learning import neither scipy, cvxpy, networkx, jsonschema nor matplotlib."""
-    import os
-    import subprocess
-    import sys
-
     code = (
         "import sys, numpy as np, lipdesign as ld, lipdesign.mechanisms as h, lipdesign.learn as learn; "
         "assert 'harmony-mixed' in h.families(); "
@@ -340,12 +331,7 @@ def test_harmony_runs_with_numpy_only():
         "learn.LDPLinearRegression(epsilon=1.0, batch_size=100, random_state=0).fit(X, X[:, 0] / 2); "
         "print(sorted(m for m in ('scipy','cvxpy','networkx','jsonschema','matplotlib') if m in sys.modules))"
     )
-    repository = Path(__file__).resolve().parents[1]
-    environment = {**os.environ, "PYTHONPATH": str(repository) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=repository, env=environment,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert run_python(code) == "[]"
 
 
 def test_mixed_projections_share_one_memory_cap():

@@ -5,12 +5,11 @@ from the mechanism's own exact ``variance``; the intervals cover at least as oft
 statistic survives JSON, merges and the command line; fewer than 2 reports give nan, not a crash."""
 
 import json
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
+from helpers import lipdesign
 from scipy import stats
 
 from lipdesign.engine import estimate_with_errors
@@ -230,11 +229,6 @@ def test_a_mixed_tuple_keeps_no_errors_for_its_frequencies():
 
 
 # -- the command line ---------------------------------------------------------------------------------------------
-def lipdesign(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
-
-
 def test_lipdesign_estimate_prints_finite_errors_for_laplace(tmp_path):
     result = lipdesign("mechanism", "laplace", "--epsilon", 1, "-p", "d=2", "-o", "laplace.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -9,13 +9,9 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from brute_force import brute_force_vertices, lip_rows
+from helpers import zipf
 
 import lipdesign as ld
-
-
-def zipf(k, s=1.1):
-    weights = 1.0 / np.arange(1, k + 1) ** s
-    return weights / weights.sum()
 
 
 def independent_a_optimum(vertices, prior):
@@ -267,7 +263,7 @@ def test_the_uniform_prior_closed_form_at_large_k_and_the_two_epsilon_relation()
             assert subset.startswith("subset selection")
 
 
-# ------------------------------------------------------------------ the relaxation's dual in 2k numbers (issue 24)
+# ----------------------------------------------------------------------------- the relaxation's dual in 2k numbers
 def _random_lip_mechanism(prior, epsilon, rng, outputs):
     """The information matrix sum_y q_y q_y^T / (P . q_y) of a random eps-LIP table at ``prior``: a random table
     mixed with the uniform one (every posterior ratio moves toward 1) just enough to be eps-LIP (bisection)."""

@@ -4,16 +4,12 @@ vertices' reach that verify exactly."""
 
 import numpy as np
 import pytest
+from helpers import zipf
 from scipy.optimize import linprog
 
 import lipdesign as ld
 from lipdesign._solvers.slices import PolytopeSlice
 from lipdesign.designer.columns import notion_slice
-
-
-def zipf(k, s=1.1):
-    weights = 1.0 / np.arange(1, k + 1) ** s
-    return weights / weights.sum()
 
 
 def lp_extreme(prior_set, column, lowest):

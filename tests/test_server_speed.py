@@ -12,7 +12,7 @@ import pytest
 
 import lipdesign as ld
 from lipdesign.errors import ValidationError
-from lipdesign.mechanisms import OLH, OUE, bitsums, hashing, parallel, unary
+from lipdesign.mechanisms import OLH, OUE, bit_reports, bitsums, olh, parallel
 from lipdesign.mechanisms.base import content_fingerprint
 from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.verification.exact import log_upper
@@ -76,7 +76,7 @@ def test_oue_bits_are_bytes_against_the_integer_threshold():
 
 def test_oue_column_ranges_of_a_large_k_follow_the_documented_stream(monkeypatch):
     """k > OUE_SEGMENT: one user at a time, each range of OUE_SEGMENT columns drawing its bytes, then its ties."""
-    monkeypatch.setattr(unary, "OUE_SEGMENT", 64)
+    monkeypatch.setattr(bit_reports, "OUE_SEGMENT", 64)
     k, values = 150, np.array([3, 140, 70])
     mechanism = OUE(0.2, k)  # q close to 1/2: ties are frequent enough to occur
     high, low = mechanism.threshold >> 56, mechanism.threshold % 2**56
@@ -304,13 +304,13 @@ def test_a_drawn_seed_is_drawn_again_while_the_pool_is_singular(monkeypatch):
     singular = [seed for seed in range(200) if not _regular(OLH, 20, 8, seed)]
     assert singular, "no singular pool among 200 seeds: the test would not exercise the redraw"
     drawn = iter(singular[:3] + [next(seed for seed in range(200) if seed not in singular)])
-    monkeypatch.setattr(hashing, "public_seed", lambda seed: next(drawn) if seed is None else seed)
+    monkeypatch.setattr(olh, "public_seed", lambda seed: next(drawn) if seed is None else seed)
     mechanism = OLH(1.0, 20, pool=8)
     assert mechanism.seed not in singular and _regular(OLH, 20, 8, mechanism.seed)
     assert np.array_equal(mechanism.collision_matrix, OLH(1.0, 20, pool=8, seed=mechanism.seed).collision_matrix)
     with pytest.raises(ValidationError, match="singular"):
         OLH(1.0, 20, pool=8, seed=singular[0])
-    monkeypatch.setattr(hashing, "public_seed", lambda seed: singular[0] if seed is None else seed)
+    monkeypatch.setattr(olh, "public_seed", lambda seed: singular[0] if seed is None else seed)
     with pytest.raises(ValidationError, match="singular"):  # SEED_DRAWS singular pools in a row
         OLH(1.0, 20, pool=8)
 

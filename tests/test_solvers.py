@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from brute_force import lip_rows
 
 import lipdesign as ld
 from lipdesign._solvers.rays import (
@@ -19,12 +20,6 @@ from lipdesign.designer import rays as designer_rays
 
 def as_set(rays):
     return set(map(tuple, np.round(rays / rays.sum(axis=1, keepdims=True), 9)))
-
-
-def lip_rows(prior, epsilon):
-    e = math.exp(epsilon)
-    k = prior.size
-    return np.concatenate([e * np.tile(prior, (k, 1)) - np.eye(k), np.eye(k) - np.tile(prior, (k, 1)) / e])
 
 
 @pytest.mark.parametrize("k", [3, 6, 9])

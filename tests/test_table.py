@@ -10,14 +10,11 @@ computed independently in the tests (direct Bayes loops, closed forms from docs/
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_python
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +25,6 @@ from lipdesign.mechanisms.postprocess import norm_sub
 from lipdesign.mechanisms.sampling import TablePerturber, as_generator
 from lipdesign.mechanisms.table import ibu_frequencies, mmse_frequencies, posterior, unbiased_frequencies
 
-REPO = Path(__file__).resolve().parents[1]
 P_THRESHOLD = 1e-6
 
 
@@ -614,19 +610,7 @@ def test_import_is_numpy_only():
         "import lipdesign.mechanisms, sys; "
         "print(sorted(m for m in ('scipy','cvxpy','networkx','jsonschema','matplotlib') if m in sys.modules))"
     )
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "[]"
+    assert run_python(code, timeout=60) == "[]"
 
 
 class _FixedUniforms(np.random.Generator):

@@ -6,13 +6,12 @@ fingerprint names is refused. The property tests at the end fuzz load, verify an
 import copy
 import hashlib
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import lipdesign
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,11 +32,6 @@ V1 = Path(__file__).resolve().parent / "data" / "v1"
 
 #: A number no double can hold, as an integer literal (Python reads it exactly; float() overflows).
 HUGE = "1" + "0" * 400
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lipdesign.cli", *map(str, args)], check=False,
-                          capture_output=True, text=True, timeout=300)
 
 
 def assert_one_line_error(result, *fragments):
@@ -264,7 +258,7 @@ def test_the_fingerprint_is_the_sha256_of_the_canonical_json():
 def test_a_changed_public_seed_is_refused(tmp_path, mechanism):
     document = mechanism.to_dict()
     document["parameters"]["seed"] += 1  # privacy holds for any seed; the server's estimate does not
-    result = cli("verify", write(tmp_path / "m.json", document))
+    result = lipdesign("verify", write(tmp_path / "m.json", document))
     assert_one_line_error(result, "fingerprint is", "the file was changed after export")
 
 
@@ -324,12 +318,12 @@ def test_every_class_ends_in_exit_2_and_one_line(tmp_path):
     }
     for name, (content, fragment) in cases.items():
         (tmp_path / name).write_bytes(content)
-        assert_one_line_error(cli("verify", tmp_path / name), name, fragment)
+        assert_one_line_error(lipdesign("verify", tmp_path / name), name, fragment)
     spec = tmp_path / "spec.json"
     spec.write_text(f'{{"prior": {{"probabilities": [0.5, 0.5]}}, "notion": {{"kind": "LIP", "epsilon": {HUGE}}}}}')
-    assert_one_line_error(cli("design", spec, "-o", tmp_path / "out.json"), "notion/epsilon")
-    assert_one_line_error(cli("mechanism", "laplace", "--epsilon", "1", "-p", f"d={HUGE}", "-o", tmp_path / "l.json"),
-                          "d is an integer of about 401 digits")
+    assert_one_line_error(lipdesign("design", spec, "-o", tmp_path / "out.json"), "notion/epsilon")
+    assert_one_line_error(lipdesign("mechanism", "laplace", "--epsilon", "1", "-p", f"d={HUGE}", "-o",
+                                    tmp_path / "l.json"), "d is an integer of about 401 digits")
 
 
 # -- property tests ---------------------------------------------------------------------------------------------

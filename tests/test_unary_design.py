@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import zipf
 from scipy.optimize import minimize
 
 import lipdesign as ld
@@ -15,11 +16,6 @@ from lipdesign.designer.baselines import symmetric_unary_variance
 from lipdesign.errors import ShrinkageWarning
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 from lipdesign.simulation import drifted
-
-
-def zipf(k, s=1.1):
-    weights = 1.0 / np.arange(1, k + 1) ** s
-    return weights / weights.sum()
 
 
 def brute_force_epsilons(a, b, prior):
