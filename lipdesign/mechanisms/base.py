@@ -44,7 +44,7 @@ from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
 from lipdesign.model import PriorSet
 from lipdesign.notions import LDP, LIP
-from lipdesign.validation import choice, fmt, integer, probability_vector, upward
+from lipdesign.validation import choice, fmt, integer, probability_vector
 from lipdesign.validation import epsilon as epsilon_in
 from lipdesign.verification import verify_table
 
@@ -352,31 +352,6 @@ class Mechanism(Immutable):
             raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, and "
                                   f"{type(self).__name__} estimates means")
         return consistent(estimate, consistency)
-
-
-def labelled_epsilons(epsilons, notion, show):
-    """``name value, ...`` of a designed mechanism's verified ``epsilons``, each named by the variable it protects
-    (the claim is the secret's under a latent secret, X's otherwise; LDP always protects X); ``show`` formats a value."""
-    protected = "X" if getattr(notion, "secret", None) is None else "the secret"
-    names = {"claimed": f"{notion.kind} for {protected} (claimed)", "LDP": "LDP for X"}
-    shown = {names.get(name, name): value for name, value in epsilons.items()}
-    if f"{notion.kind} for {protected}" in shown:  # the claim is there under its own name
-        shown.pop(names["claimed"])
-    return ", ".join(f"{name} {show(value)}" for name, value in shown.items())
-
-
-def drift_lines(protected, drift, worst, epsilon, ldp):
-    """The summary's lines on a design prior that is off by up to TV ``drift``: the worst LIP for ``protected`` ("X"
-    or "the secret") over that ball, exactly verified, and a warning when it reaches twice the designed ``epsilon``
-    (docs/math.md §2: LIP rests on the prior; ``ldp`` is X's LDP level, above every prior's LIP)."""
-    lines = [f"  if X's prior is off by up to TV {drift:g} from the design prior: LIP for {protected} at worst "
-             + f"{upward(worst, 4)} (never above X's LDP level {upward(ldp, 4)}); ld.verify(mech, prior=...) for others"]
-    if worst >= 2 * epsilon:
-        lines.append(f"  WARNING: LIP for {protected} jumps from {epsilon:g} to {upward(worst, 4)} if X's prior is off "
-                     f"by TV {drift:g}: the guarantee holds at the design prior; to hold it near there, design over a "
-                     f"prior set (ld.LIP(eps, prior_set=ld.PriorSet.tv_ball(prior, {drift:g})); with a secret, "
-                     "family 'rr')")
-    return lines
 
 
 def canonical_json(content):

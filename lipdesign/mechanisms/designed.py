@@ -1,8 +1,171 @@
-"""What the designed families (tables, unary encoding, local hashing) share: the lines of their summaries
-(docs/math.md §2, §7.3)."""
+"""What the designed families share (docs/math.md §2, §11): ``DesignedMechanism``, the base of the mechanisms
+``ld.design`` makes at a prior (tables, unary encoding, local hashing), with one summary skeleton whose sections
+each family fills in, and the lines of those summaries."""
 
-from lipdesign.notions import LDP
+from functools import cached_property
+from types import MappingProxyType
+
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.base import Mechanism, verify
+from lipdesign.model import PriorSet
+from lipdesign.notions import LDP, LIP
 from lipdesign.validation import upward
+
+#: The TV distance from the design prior at which a summary shows the worst LIP.
+SUMMARY_DRIFT = 0.1
+
+
+class DesignedMechanism(Mechanism):
+    """A mechanism designed at a prior under a notion (docs/math.md §2, §11). It holds ``prior`` and ``notion``, the
+    exactly verified claim and its ``epsilons`` by name, the design's ``provenance`` (its ``baselines`` and
+    ``optimality``), and ``mse``, its figure at the design prior. A family verifies its claim in ``__init__`` and
+    calls ``_record``; it computes its figure in ``_design_figure`` (on first use) and fills in the sections of
+    ``summary``."""
+
+    #: What the summary says the guarantee was verified on.
+    verified_on = "the realised sampler"
+    #: What the family offers beside the optimal table, for the summary's baselines (docs/math.md §7.3).
+    value_beside_baselines = ""
+
+    def _record(self, claimed, epsilons, provenance):
+        """Keep the verified ``claimed`` Certificate, the ``epsilons`` by name and the design ``provenance``."""
+        self._claimed = claimed
+        self.epsilons = MappingProxyType(dict(epsilons))
+        self.provenance = MappingProxyType(dict(provenance or {}))
+
+    @property
+    def epsilon(self):
+        return self.notion.epsilon
+
+    @property
+    def default_method(self):
+        """"unbiased" for a population design, "mmse" (the posterior mean) for a Bayesian one."""
+        objective = getattr(self, "objective", None)
+        return "unbiased" if objective is None or objective.population else "mmse"
+
+    def _certify(self):
+        return self._claimed
+
+    def verified_epsilons(self):
+        return dict(self.epsilons)
+
+    @property
+    def baselines(self):
+        """The figures of the alternatives the design evaluated at the same prior, by name (provenance)."""
+        return dict(self.provenance.get("baselines", {}))
+
+    @property
+    def optimality(self):
+        """The design's figure beside the best valid lower bound, the relative gap and the bound's name (docs/math.md
+        §11), as the design recorded it; None where it recorded none."""
+        return self.provenance.get("optimality")
+
+    @cached_property
+    def mse(self):
+        """The figure the design minimised, at the design prior (``_design_figure``; docs/math.md §4, §11)."""
+        return self._design_figure()
+
+    def _design_figure(self):
+        raise NotImplementedError
+
+    # -- the summary: one skeleton, a section per hook -------------------------------------------------------------
+    def summary(self):
+        """What the design guarantees and where that was verified, how accurate it is beside its lower bound and the
+        alternatives the design evaluated, and how the guarantee depends on the prior being right (docs/math.md §2,
+        §11)."""
+        lines = [self._summary_title(),
+                 f"  guarantee (exactly verified on {self.verified_on}, rounded up): " +
+                 labelled_epsilons(self.epsilons, self.notion, upward),
+                 *notion_lines(self.notion, self.epsilons), *self._summary_notes(), *self._summary_accuracy()]
+        optimality = self.optimality
+        if optimality and optimality.get("lower_bound") is not None:
+            lines.append(f"    lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), gap "
+                         f"{optimality['gap']:.2e}")
+        lines += self._summary_baselines()
+        lines += self._summary_details()
+        lines += self._summary_drift()
+        return "\n".join(lines)
+
+    def _summary_title(self):
+        raise NotImplementedError
+
+    def _summary_notes(self):
+        """Warnings on what the guarantee covers (after the notion's lines)."""
+        return []
+
+    def _summary_accuracy(self):
+        raise NotImplementedError
+
+    def _summary_baselines(self):
+        return baseline_lines(self.baselines, self.epsilon, self.value_beside_baselines, self.notion.kind)
+
+    def _summary_details(self):
+        """Family-specific lines after the baselines."""
+        return []
+
+    def _summary_drift(self):
+        """Under LIP, the worst LIP over the TV ball of radius SUMMARY_DRIFT around the design prior, exactly
+        (``drift_lines``), or where the ball is too large to list, a line that says how to compute it."""
+        if not isinstance(self.notion, LIP):
+            return []
+        try:  # a ball's vertices are listed, which limits k (PriorSet's vertex budget)
+            worst = verify(self, prior=PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
+        except ValidationError:
+            return [f"  at another prior LIP may be larger (never above the LDP level {upward(self.epsilons['LDP'], 4)})"
+                    ": ld.verify(mech, prior=...) computes it exactly"]
+        secret = getattr(self.notion, "secret", None)
+        return drift_lines("the secret" if secret is not None else "X", SUMMARY_DRIFT, worst, self.epsilon,
+                           self.epsilons["LDP"])
+
+
+def described(prior_set):
+    """A prior set in words, for summaries."""
+    if prior_set.kind == "tv_ball":
+        return f"set, the TV ball of radius {prior_set.parameters['radius']:.3g} around its centre"
+    if prior_set.kind == "box":
+        return "set, a box of per-value intervals"
+    return f"set ({prior_set.kind}, {len(prior_set.vertices)} vertices)"
+
+
+def notion_lines(notion, epsilons):
+    """What the notion protects, in words (docs/math.md §2)."""
+    secret = getattr(notion, "secret", None)
+    if isinstance(notion, LDP):
+        return ["  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)"]
+    if secret is not None:
+        return [f"  {notion.kind} protects the latent secret ({secret.m} values) at the design prior, not X: X itself "
+                f"is only LIP {upward(epsilons['LIP for X'], 4)} there (docs/math.md §2)"]
+    if getattr(notion, "prior_set", None) is not None:
+        return [f"  eps-LIP for X holds at every prior of the {described(notion.prior_set)} (bounded-prior LIP); it "
+                "implies at most 2 eps-LDP, whatever the prior (docs/math.md §2)"]
+    return ["  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
+            "(docs/math.md §2)"]
+
+
+def labelled_epsilons(epsilons, notion, show):
+    """``name value, ...`` of a designed mechanism's verified ``epsilons``, each named by the variable it protects
+    (the claim is the secret's under a latent secret, X's otherwise; LDP always protects X); ``show`` formats a value."""
+    protected = "X" if getattr(notion, "secret", None) is None else "the secret"
+    names = {"claimed": f"{notion.kind} for {protected} (claimed)", "LDP": "LDP for X"}
+    shown = {names.get(name, name): value for name, value in epsilons.items()}
+    if f"{notion.kind} for {protected}" in shown:  # the claim is there under its own name
+        shown.pop(names["claimed"])
+    return ", ".join(f"{name} {show(value)}" for name, value in shown.items())
+
+
+def drift_lines(protected, drift, worst, epsilon, ldp):
+    """The summary's lines on a design prior that is off by up to TV ``drift``: the worst LIP for ``protected`` ("X"
+    or "the secret") over that ball, exactly verified, and a warning when it reaches twice the designed ``epsilon``
+    (docs/math.md §2: LIP rests on the prior; ``ldp`` is X's LDP level, above every prior's LIP)."""
+    lines = [f"  if X's prior is off by up to TV {drift:g} from the design prior: LIP for {protected} at worst "
+             + f"{upward(worst, 4)} (never above X's LDP level {upward(ldp, 4)}); ld.verify(mech, prior=...) for others"]
+    if worst >= 2 * epsilon:
+        lines.append(f"  WARNING: LIP for {protected} jumps from {epsilon:g} to {upward(worst, 4)} if X's prior is off "
+                     f"by TV {drift:g}: the guarantee holds at the design prior; to hold it near there, design over a "
+                     f"prior set (ld.LIP(eps, prior_set=ld.PriorSet.tv_ball(prior, {drift:g})); with a secret, "
+                     "family 'rr')")
+    return lines
+
 
 
 def baseline_lines(baselines, epsilon, value, kind="LIP"):
@@ -24,17 +187,3 @@ def baseline_lines(baselines, epsilon, value, kind="LIP"):
         lines.append("    (the optimal RR table does at least as well as any encoding under the same notion; "
                      f"{value}, docs/math.md §7.3)")
     return lines
-
-
-def guarantee_line(notion, epsilons):
-    secret = getattr(notion, "secret", None)
-    if isinstance(notion, LDP):
-        return "  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)"
-    if notion.prior_set is not None:
-        return (f"  eps-LIP for X holds at every prior of the set ({notion.prior_set.kind}, "
-                f"{len(notion.prior_set.vertices)} vertices; docs/math.md §2)")
-    if secret is not None:
-        return (f"  eps-LIP holds for the latent secret at the design prior; X itself is only LIP "
-                f"{upward(epsilons['LIP for X'], 4)} there (docs/math.md §2)")
-    return "  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior (docs/math.md §2)"
-

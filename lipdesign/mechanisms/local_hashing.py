@@ -5,25 +5,24 @@ bucket's prior mass. Numpy and the standard library only."""
 import math
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from types import MappingProxyType
 
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.audit_plan import index_plan
-from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.closed_forms import cell_flips
-from lipdesign.mechanisms.designed import baseline_lines
+from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.olh import hash_collision
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import BLOCK, realized_probability, structured_reports
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP, notion_from_dict
-from lipdesign.validation import choice, fmt, index_array, integer, upward
-from lipdesign.verification import exp_bounds
-from lipdesign.verification.exact import Certificate, log_upper, verify_table
+from lipdesign.validation import choice, fmt, index_array, integer
+from lipdesign.verification.exact import verify_table
+from lipdesign.verification.local_hashing import cell_certificate
 
 #: Cells of the bucket mass: a hash's channel depends only on the cell its bucket-0 mass falls in.
 CELLS = 4096
@@ -65,25 +64,10 @@ def cell_channels(epsilon):
     flip0, flip1 = (realized_probability(f) for f in cell_flips(epsilon, CELLS, WIDEN, realized_probability))
     for array in (flip0, flip1):
         array.setflags(write=False)
-    bound, widen = exp_bounds(epsilon)[0], Fraction(WIDEN)
-    best, worst = Fraction(0), {}
-    for j in range(CELLS):
-        f0, f1 = Fraction(float(flip0[j])), Fraction(float(flip1[j]))
-        rows = ((1 - f0, f0), (f1, 1 - f1))
-        for mass in (max(Fraction(j, CELLS) - widen, Fraction(0)), min(Fraction(j + 1, CELLS) + widen, Fraction(1))):
-            for y in (0, 1):
-                output = mass * rows[0][y] + (1 - mass) * rows[1][y]
-                for z in (0, 1):  # a zero-mass bucket's row is the limit of small masses: kept (conservative)
-                    ratio = max(rows[z][y] / output, output / rows[z][y])
-                    if ratio > best:
-                        best, worst = ratio, {"cell": j, "bucket_mass": float(mass), "bucket": z, "bit": y}
-    certificate = Certificate("LIP", epsilon, log_upper(best), bool(best <= bound), True, worst,
-                              arithmetic=f"exact rational, every one of the {CELLS} cell channels at both ends of its "
-                                         "widened cell: covers every hash")
-    return flip0, flip1, certificate
+    return flip0, flip1, cell_certificate(epsilon, flip0, flip1, WIDEN)
 
 
-class LocalHashing(Mechanism):
+class LocalHashing(DesignedMechanism):
     """Local hashing with g = 2 designed for a prior under eps-LIP for X (docs/math.md §7.2;
     ``ld.design(prior, ld.LIP(eps), family="hashing")``).
 
@@ -117,7 +101,7 @@ class LocalHashing(Mechanism):
             raise ValidationError(f"g is {fmt(g)}; local hashing under LIP is built for g = 2 (the closed form of "
                                   "docs/math.md §6 per hash); g > 2 needs a ray LP per hash, not built yet")
         self.notion, self.g = notion, 2
-        self.epsilon = self.checked_epsilon(notion.epsilon)
+        self.checked_epsilon(notion.epsilon)
         self.k = integer(self.prior.k, "prior size", low=2, high=MAX_K)
         if (self.prior.probabilities <= 0).any():
             x = int(np.argmin(self.prior.probabilities))
@@ -128,21 +112,18 @@ class LocalHashing(Mechanism):
         self.collision = hash_collision(2, self.prime)
         self._weights = self.prior.probabilities / self.prior.probabilities.sum()
         self._weights.setflags(write=False)
-        self.flip0, self.flip1, self._claimed = cell_channels(self.epsilon)
-        if not self._claimed.passed:
-            raise VerificationError(f"the cell channels are not LIP with eps={self.epsilon:g}: "
-                                    f"{self._claimed.summary()}")
-        self.provenance = MappingProxyType(dict(provenance or {}))
-        self.epsilons = MappingProxyType({"claimed": self._claimed.epsilon, "LIP for X": self._claimed.epsilon})
+        self.flip0, self.flip1, claimed = cell_channels(self.epsilon)
+        if not claimed.passed:
+            raise VerificationError(f"the cell channels are not LIP with eps={self.epsilon:g}: {claimed.summary()}")
+        self._record(claimed, {"claimed": claimed.epsilon, "LIP for X": claimed.epsilon}, provenance)
 
     @cached_property
     def _design_figures(self):
         return self._family_average(self.prior.probabilities, errors=True)
 
-    @property
-    def mse(self):
+    def _design_figure(self):
         """n x sum Var of the unbiased estimate at the design prior, given the users' values (docs/math.md §7.2),
-        averaged over the hash family as ``variance_basis`` says (computed on first use)."""
+        averaged over the hash family as ``variance_basis`` says."""
         return self._design_figures["variance_total"]
 
     @property
@@ -208,12 +189,6 @@ class LocalHashing(Mechanism):
         return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
                          f"every hash: the {CELLS} cell channels, exactly, at both ends of each cell widened by "
                          "2^-27, beyond the client's floating-point error in the bucket mass (docs/math.md §7.2)")
-
-    def _certify(self):
-        return self._claimed
-
-    def verified_epsilons(self):
-        return dict(self.epsilons)
 
     def privacy_table(self, max_hashes=MAX_TABLE_HASHES):
         """The whole mechanism as a k x (2 p (p - 1)) table, column (s, y) = Pr[seed s, bit y | x] (for audits at
@@ -463,26 +438,25 @@ class LocalHashing(Mechanism):
         return {"variance": self.mse, "lower_bound": bounds[name], "gap": (self.mse - bounds[name]) / self.mse,
                 "bound": name, "bounds": dict(bounds)}
 
-    def summary(self):
-        """The guarantee, the accuracy of the unbiased estimate and the Bayes risk, beside the baselines the design
-        recorded (docs/math.md §7.2)."""
+    verified_on = "every hash"
+    value_beside_baselines = "local hashing's value is a report of one bit and a seed, designed at any k"
+
+    def _summary_title(self):
+        return (f"local hashing, LIP eps={self.epsilon:g}, k={self.k}: a user sends the seed of a public hash into 2 "
+                f"buckets (one of {self.hashes}, prime {self.prime}) and her bucket through its channel")
+
+    def _summary_accuracy(self):
         error = f" (+- {self.mse_error:.2g}, sampled hashes)" if self.mse_error else ""
         risk_error = f" (+- {self.bayes_risk_error:.2g})" if self.bayes_risk_error else ""
-        lines = [(f"local hashing, LIP eps={self.epsilon:g}, k={self.k}: a user sends the seed of a public hash into "
-                  f"2 buckets (one of {self.hashes}, prime {self.prime}) and her bucket through its channel"),
-                 f"  guarantee (exactly verified, every hash, rounded up): LIP for X {upward(self.epsilons['LIP for X'])}",
-                 ("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
-                  "(docs/math.md §2)"),
-                 ("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
-                  f"users' values: {self.mse:.6g}{error}; averaged over hashes: {self.variance_basis}"),
-                 f"  Bayes risk of the posterior mean at the design prior (histogram MSE per user): {self.bayes_risk:.6g}{risk_error}",
-                 f"  report: seed and one bit, {self.report_bits} bits; client cost {self.client_cost}"]
-        if self.optimality:
-            lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
-                         f"{self.optimality['gap']:.2e}")
-        lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
-                                "local hashing's value is a report of one bit and a seed, designed at any k")
-        return "\n".join(lines)
+        return [("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the users' "
+                 f"values: {self.mse:.6g}{error}; averaged over hashes: {self.variance_basis}"),
+                ("  Bayes risk of the posterior mean at the design prior (histogram MSE per user): "
+                 f"{self.bayes_risk:.6g}{risk_error}"),
+                f"  report: seed and one bit, {self.report_bits} bits; client cost {self.client_cost}"]
+
+    def _summary_drift(self):
+        """Not shown: LIP at another prior needs the whole table of every hash (``ld.verify(mech, prior=...)``)."""
+        return []
 
     def audit_plan(self):
         """Local hashing: the whole k x 2 p (p - 1) table, report (seed, y) is class 2 seed + y (the privacy table's

@@ -9,7 +9,6 @@ expected counts are fine), in that order, and the design prior as a keyword: ``p
 
 import math
 import warnings
-from types import MappingProxyType
 
 import numpy as np
 
@@ -18,15 +17,12 @@ from lipdesign.mechanisms.audit_plan import index_plan
 from lipdesign.mechanisms.base import (
     EXACT_TABLE,
     Guarantee,
-    Mechanism,
-    drift_lines,
-    labelled_epsilons,
-    verify,
 )
+from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import TablePerturber, index_reports
-from lipdesign.model import Prior, PriorSet
+from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP, notion_from_dict
 from lipdesign.objectives import as_objective, fisher_information, mean_quadratic
 from lipdesign.validation import (
@@ -255,16 +251,7 @@ class _Likelihood:
         return trial / trial.sum()
 
 
-def _described(prior_set):
-    """A prior set in words, for summaries."""
-    if prior_set.kind == "tv_ball":
-        return f"TV ball of radius {prior_set.parameters['radius']:.3g} around its centre"
-    if prior_set.kind == "box":
-        return "box of per-value intervals"
-    return f"{prior_set.kind} prior set ({len(prior_set.vertices)} vertices)"
-
-
-class TableMechanism(Mechanism):
+class TableMechanism(DesignedMechanism):
     """A finite table with the notion it is verified against, the design prior and the design objective.
 
     ``TableMechanism(table, notion, prior, objective="frequencies", provenance=None)`` verifies the claim EXACTLY
@@ -309,13 +296,13 @@ class TableMechanism(Mechanism):
             raise VerificationError(f"the table is not {notion.kind} with eps={notion.epsilon:g} as sampled: the "
                                     f"tightest epsilon of the table its sampler realises is {claimed.epsilon:.12g} "
                                     f"(exact verification), attained at {claimed.worst}")
-        self._claimed = claimed
-        self.epsilons = MappingProxyType({
-            "claimed": claimed.epsilon,
-            "LIP for X": verify_table(realized, LIP(notion.epsilon), self.prior, exact=True).epsilon,
-            "LDP": verify_table(realized, LDP(notion.epsilon), self.prior, exact=True).epsilon})
-        self.mse = self.objective.value(table, self.prior)
-        self.provenance = MappingProxyType(dict(provenance or {}))
+        self._record(claimed, {"claimed": claimed.epsilon,
+                               "LIP for X": verify_table(realized, LIP(notion.epsilon), self.prior, exact=True).epsilon,
+                               "LDP": verify_table(realized, LDP(notion.epsilon), self.prior, exact=True).epsilon},
+                     provenance)
+
+    def _design_figure(self):
+        return self.objective.value(self.table, self.prior)
 
     def parameters(self):
         return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "objective": self.objective.to_dict(),
@@ -341,25 +328,6 @@ class TableMechanism(Mechanism):
         return self.prior.labels
 
     @property
-    def default_method(self):
-        """"unbiased" (GLS) for a population objective, "mmse" for a Bayesian one."""
-        return "unbiased" if self.objective.population else "mmse"
-
-    @property
-    def optimality(self):
-        """For a population design: its figure, the best valid lower bound, the relative gap and the bound's name
-        (docs/math.md §11); None otherwise."""
-        return self.provenance.get("optimality")
-
-    @property
-    def epsilon(self):
-        return self.notion.epsilon
-
-    @property
-    def baselines(self):
-        return dict(self.provenance.get("baselines", {}))
-
-    @property
     def guarantee(self):
         detail = []
         if getattr(self.notion, "secret", None) is not None:
@@ -372,12 +340,6 @@ class TableMechanism(Mechanism):
         """The table the sampler realises (``TablePerturber.realized_table``), on which the guarantee is verified."""
         return self.realized
 
-    def _certify(self):
-        return self._claimed
-
-    def verified_epsilons(self):
-        return dict(self.epsilons)
-
     def __repr__(self):
         return (f"TableMechanism({self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, "
                 f"k={self.prior.k}, {self.table.shape[1]} outputs)")
@@ -389,72 +351,63 @@ class TableMechanism(Mechanism):
         post = posterior(self.table, prior=self.prior.probabilities)  # (n_out, k)
         return (self.table * (post.T >= confidence)).sum(axis=1)
 
-    #: The population size at which ``summary`` states standard errors, and the TV radius of its drift line.
+    #: The population size at which ``summary`` states standard errors, and how many it lists.
     SUMMARY_N = 10**6
-    SUMMARY_VALUES = 20  # standard errors listed in the summary
-    SUMMARY_DRIFT = 0.1
+    SUMMARY_VALUES = 20
+    verified_on = "the table the sampler realises"
 
-    def summary(self):
-        """What the table guarantees, how accurate its default estimate is beside the alternatives at the same (and
-        at twice the) epsilon, and how both depend on the prior being right (docs/math.md §2, §11)."""
-        notion, objective = self.notion, self.objective
-        lines = [f"{notion.kind} eps={notion.epsilon:g}, k={self.prior.k}, {self.table.shape[1]} outputs, designed for "
-                 f"{type(objective).__name__}" + (" (per-user Bayesian MSE)" if not objective.population else "")]
-        secret = getattr(notion, "secret", None)
-        lines.append("  guarantee (exactly verified on the table the sampler realises): " +
-                     labelled_epsilons(self.epsilons, notion, lambda value: f"{value:.6g}"))
-        if secret is not None:
-            lines.append(f"  {notion.kind} protects the latent secret ({secret.m} values), not X: for X itself the "
-                         "table is only as private as the LIP for X and LDP figures above")
-        elif isinstance(notion, LIP) and notion.prior_set is not None:
-            lines.append(f"  eps-LIP for X holds at every prior of the {_described(notion.prior_set)} (bounded-prior "
-                         "LIP); it implies at most 2 eps-LDP, whatever the prior (docs/math.md §2)")
-        elif isinstance(notion, LIP):
-            lines.append("  eps-LIP for X holds at the design prior; it implies at most 2 eps-LDP, whatever the prior "
-                         "(docs/math.md §2)")
+    def _summary_title(self):
+        return (f"{self.notion.kind} eps={self.notion.epsilon:g}, k={self.prior.k}, {self.table.shape[1]} outputs, "
+                f"designed for {type(self.objective).__name__}" +
+                (" (per-user Bayesian MSE)" if not self.objective.population else ""))
+
+    def _summary_notes(self):
+        """A latent secret allows X to be released in the clear where X says little about the secret: say so."""
         revealed = self.revealed()
-        if secret is not None and (revealed >= 0.5).any():
-            names = [str(self.labels[x]) for x in np.flatnonzero(revealed >= 0.5)]
-            lines.append(f"  WARNING: the table protects the secret, not X: {len(names)} of {self.prior.k} values "
-                         f"({', '.join(names)}) are revealed (posterior >= 0.99) in at least half of their reports; "
-                         f"LIP for X is {self.epsilons['LIP for X']:.3g}")
+        if getattr(self.notion, "secret", None) is None or not (revealed >= 0.5).any():
+            return []
+        names = [str(self.labels[x]) for x in np.flatnonzero(revealed >= 0.5)]
+        return [f"  WARNING: the table protects the secret, not X: {len(names)} of {self.prior.k} values "
+                f"({', '.join(names)}) are revealed (posterior >= 0.99) in at least half of their reports; "
+                f"LIP for X is {self.epsilons['LIP for X']:.3g}"]
+
+    def _summary_accuracy(self):
+        objective = self.objective
         if objective.population:
             estimate = f"the unbiased estimate of the {'histogram' if objective.kind == 'frequencies' else 'mean'}"
-            lines.append(f"  accuracy: n x {'sum of the variances' if objective.kind == 'frequencies' else 'variance'}"
-                         f" of {estimate}, at the design prior, given the users' values (docs/math.md §11)")
+            heading = (f"  accuracy: n x {'sum of the variances' if objective.kind == 'frequencies' else 'variance'}"
+                       f" of {estimate}, at the design prior, given the users' values (docs/math.md §11)")
         else:
-            lines.append("  accuracy: per-user MSE of the MMSE estimate under the design prior (right only if the "
-                         "prior is the truth; docs/math.md §4)")
-        lines.append(f"    this table: {self.mse:.6g}")
-        optimality = self.optimality
-        if optimality and optimality["lower_bound"] is not None:
-            lines.append(f"    lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), gap "
-                         f"{optimality['gap']:.2e}")
-        baselines = self.baselines
-        for suffix, level in (("", notion.epsilon), (" at 2 eps", 2 * notion.epsilon)):
-            row = {name[: len(name) - len(suffix)] if suffix else name: value for name, value in baselines.items()
+            heading = ("  accuracy: per-user MSE of the MMSE estimate under the design prior (right only if the prior "
+                       "is the truth; docs/math.md §4)")
+        return [heading, f"    this table: {self.mse:.6g}"]
+
+    def _summary_baselines(self):
+        """The alternatives at the same epsilon and at twice it (the LDP level eps-LIP implies)."""
+        lines, secret = [], getattr(self.notion, "secret", None)
+        for suffix, level in (("", self.notion.epsilon), (" at 2 eps", 2 * self.notion.epsilon)):
+            row = {name[: len(name) - len(suffix)] if suffix else name: value for name, value in self.baselines.items()
                    if name.endswith(" at 2 eps") == bool(suffix)}
             if row:
                 heading = f"at eps={level:g}" + (" (the LDP level eps-LIP implies)" if suffix else "")
                 heading += " (LDP protects X itself)" if secret is not None else ""
                 lines.append(f"    {heading}: " + ", ".join(f"{name} {value:.4g}" for name, value in
                                                             sorted(row.items(), key=lambda item: item[1])))
-        if objective.population and not np.isfinite(self.mse):
-            lines.append("  no unbiased estimate: the table cannot see every value (its information matrix is "
-                         "singular for this objective)")
-        elif objective.population:
-            errors = np.atleast_1d(np.sqrt(np.maximum(self.variance(n=self.SUMMARY_N), 0.0)))
-            shown = ", ".join(f"{value:.2g}" for value in errors[:self.SUMMARY_VALUES])
-            if errors.size > self.SUMMARY_VALUES:
-                shown += (f", ... (the first {self.SUMMARY_VALUES} of {errors.size}; mech.variance(n=...) gives "
-                          "them all)")
-            lines.append(f"  standard error{'s of the frequencies' if errors.size > 1 else ''} at n = "
-                         f"{self.SUMMARY_N:.0e} (design prior): {shown}")
-        if isinstance(notion, LIP):
-            ball = PriorSet.tv_ball(self.prior.probabilities, self.SUMMARY_DRIFT)  # implicit: any k
-            lines += drift_lines("the secret" if secret is not None else "X", self.SUMMARY_DRIFT,
-                                 verify(self, prior=ball).epsilon, notion.epsilon, self.epsilons["LDP"])
-        return "\n".join(lines)
+        return lines
+
+    def _summary_details(self):
+        """The standard errors of the default estimate at SUMMARY_N users from the design prior."""
+        if not self.objective.population:
+            return []
+        if not np.isfinite(self.mse):
+            return ["  no unbiased estimate: the table cannot see every value (its information matrix is singular "
+                    "for this objective)"]
+        errors = np.atleast_1d(np.sqrt(np.maximum(self.variance(n=self.SUMMARY_N), 0.0)))
+        shown = ", ".join(f"{value:.2g}" for value in errors[:self.SUMMARY_VALUES])
+        if errors.size > self.SUMMARY_VALUES:
+            shown += f", ... (the first {self.SUMMARY_VALUES} of {errors.size}; mech.variance(n=...) gives them all)"
+        return [f"  standard error{'s of the frequencies' if errors.size > 1 else ''} at n = {self.SUMMARY_N:.0e} "
+                f"(design prior): {shown}"]
 
     # -- perturb, aggregate, estimate ------------------------------------------------------------------------
     client_cost = "O(1) per report (an alias table per value)"

@@ -2,7 +2,6 @@
 docs/math.md §7.1). Numpy and the standard library only."""
 
 from functools import cached_property
-from types import MappingProxyType
 
 import numpy as np
 
@@ -11,20 +10,18 @@ from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import (
     EXACT_TABLE,
     Guarantee,
-    drift_lines,
-    labelled_epsilons,
     worst_over_vertices,
 )
 from lipdesign.mechanisms.bit_reports import PACK_BLOCK, check_spare_bits, packed_unary_reports
-from lipdesign.mechanisms.designed import baseline_lines, guarantee_line
+from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
-from lipdesign.mechanisms.oracle import PureProtocol, pure_variance
+from lipdesign.mechanisms.oracle import pure_estimate, pure_variance
 from lipdesign.mechanisms.postprocess import CONSISTENCY
 from lipdesign.mechanisms.sampling import realized_probability
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LDP, LIP, notion_from_dict
 from lipdesign.objectives import as_objective
-from lipdesign.validation import choice, float_array, fmt, probability_vector, upward
+from lipdesign.validation import choice, float_array, fmt, probability_vector
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
 from lipdesign.verification.unary_encoding import joint_ldp_ratio, joint_lip_bound, secret_lip_bound
@@ -39,11 +36,8 @@ MAX_REDUCED_K = 2048
 #: The audit reads the bits of at most this many values (2^UNARY_BITS output classes); the others are pooled.
 UNARY_BITS = 10
 
-#: The TV distance from the design prior at which ``UnaryEncoding.summary`` shows the worst LIP.
-SUMMARY_DRIFT = 0.1
 
-
-class UnaryEncoding(PureProtocol):
+class UnaryEncoding(DesignedMechanism):
     """Unary encoding with one pair of bit probabilities per value, designed for a prior (docs/math.md §7.1;
     ``ld.design(prior, notion, family="unary")``): bit j of the report is 1 with probability ``a[j]`` when j is the
     user's value and ``b[j]`` otherwise. Reports: the k bits packed 8 to a byte, uint8 (n, ceil(k / 8))
@@ -76,7 +70,6 @@ class UnaryEncoding(PureProtocol):
         notion.check(self.prior)  # a secret's size and marginal, the design prior inside a prior set
         self.notion = notion
         self.k = self.prior.k
-        self.epsilon = notion.epsilon
         self.input_domain = self.prior.domain
         requested = {}
         for name, values in (("a", a), ("b", b)):
@@ -100,7 +93,6 @@ class UnaryEncoding(PureProtocol):
         self._weights = self.prior.probabilities / self.prior.probabilities.sum()
         for array in (self.a, self.b, self.p, self.q, self._weights):
             array.setflags(write=False)
-        self.provenance = MappingProxyType(dict(provenance or {}))
         lip = self._lip_for_x(self.prior.probabilities)
         ldp_ratio, (high, low) = joint_ldp_ratio(self.p, self.q, where=True)
         ldp = Certificate("LDP", self.epsilon, log_upper(ldp_ratio), bool(ldp_ratio <= exp_bounds(self.epsilon)[0]),
@@ -119,9 +111,13 @@ class UnaryEncoding(PureProtocol):
         epsilons = {"claimed": self._claimed.epsilon}
         if self.secret:
             epsilons["LIP for the secret"] = self._claimed.epsilon
-        self.epsilons = MappingProxyType({**epsilons, "LIP for X": lip.epsilon, "LDP": ldp.epsilon})
-        self.mse = (float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum()) if self.objective.population
-                    else self.bayes_risk)
+        self._record(self._claimed, {**epsilons, "LIP for X": lip.epsilon, "LDP": ldp.epsilon}, provenance)
+
+    def _design_figure(self):
+        """n x sum Var of the unbiased estimate at the design prior, or the Bayes risk of a Bayesian design."""
+        if self.objective.population:
+            return float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
+        return self.bayes_risk
 
     @property
     def secret(self):
@@ -190,11 +186,6 @@ class UnaryEncoding(PureProtocol):
         return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
                          "joint condition over all 2^k reports on the realised bit probabilities (docs/math.md §7.1)")
 
-    @property
-    def default_method(self):
-        """"unbiased" for a population design, "mmse" (the joint posterior mean) for a Bayesian one."""
-        return "unbiased" if self.objective.population else "mmse"
-
     def _method(self, method):
         method = super()._method(method)
         same = self.p == self.q
@@ -204,33 +195,22 @@ class UnaryEncoding(PureProtocol):
                                   "(a = b), so there is no unbiased estimate: use method='mmse'")
         return method
 
-    def _certify(self):
-        return self._claimed
+    verified_on = "the realised bits"
+    value_beside_baselines = "unary encoding's value is a design whose cost grows linearly in k"
 
-    def verified_epsilons(self):
-        return dict(self.epsilons)
+    def _summary_title(self):
+        return (f"unary encoding, {self.notion.kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, "
+                "b[j] otherwise")
 
-    @property
-    def optimality(self):
-        return self.provenance.get("optimality")
-
-    def summary(self):
-        """The guarantee, n x sum Var of the unbiased estimate beside the baselines the design recorded, and the
-        bound (docs/math.md §7.1, §11)."""
-        kind = self.notion.kind
-        lines = [f"unary encoding, {kind} eps={self.epsilon:g}, k={self.k}: bit j is 1 with a[j] if X = j, b[j] otherwise",
-                 "  guarantee (exactly verified on the realised bits, rounded up): " +
-                 labelled_epsilons(self.epsilons, self.notion, upward),
-                 guarantee_line(self.notion, self.epsilons)]
+    def _summary_accuracy(self):
         if self.objective.population:
-            lines.append("  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
-                         f"users' values: {self.mse:.6g}")
-        else:
-            lines.append("  accuracy: histogram MSE per user of the joint posterior mean at the design prior (right only "
-                         f"when the prior is the truth, docs/math.md §11): {self.mse:.6g}")
-        if self.optimality:
-            lines.append(f"    lower bound {self.optimality['lower_bound']:.6g} ({self.optimality['bound']}), gap "
-                         f"{self.optimality['gap']:.2e}")
+            return ["  accuracy: n x sum of the variances of the unbiased estimate, at the design prior, given the "
+                    f"users' values: {self.mse:.6g}"]
+        return ["  accuracy: histogram MSE per user of the joint posterior mean at the design prior (right only when "
+                f"the prior is the truth, docs/math.md §11): {self.mse:.6g}"]
+
+    def _summary_details(self):
+        lines = []
         informative = np.flatnonzero(self.p != self.q)
         if self.provenance.get("informative_bits") == 1 and informative.size == 1:  # a design of _one_bit's form
             label = self.prior.labels[int(informative[0])]
@@ -239,19 +219,7 @@ class UnaryEncoding(PureProtocol):
         if self.objective.population:
             lines.append("  the joint posterior mean (method='mmse', biased toward the prior): histogram MSE per user "
                          f"at the design prior {self.bayes_risk:.6g}")
-        lines += baseline_lines(self.provenance.get("baselines", {}), self.epsilon,
-                                "unary encoding's value is a design whose cost grows linearly in k", kind)
-        if kind == "LDP":
-            return "\n".join(lines)
-        try:  # the ball's vertices are listed, which limits k (PriorSet's vertex budget)
-            worst = self.certificate_at(PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
-        except ValidationError:
-            lines.append(f"  at another prior LIP may be larger (never above the LDP level "
-                         f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly")
-            return "\n".join(lines)
-        lines += drift_lines("the secret" if self.secret is not None else "X", SUMMARY_DRIFT, worst, self.epsilon,
-                             self.epsilons["LDP"])
-        return "\n".join(lines)
+        return lines
 
     def parameters(self):
         parameters = {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "a": self.a.tolist(),
@@ -325,7 +293,7 @@ class UnaryEncoding(PureProtocol):
     def _estimate(self, aggregate, method):
         if method == "mmse":
             return aggregate["posterior_sums"] / aggregate.n
-        return super()._estimate(aggregate, method)
+        return pure_estimate(aggregate["support"], aggregate.n, self.p, self.q)
 
     def estimate(self, reports, *, method=None, consistency=None):
         """The unbiased frequencies (C_j/n - b_j)/(a_j - b_j) as an ``ld.Estimate`` with plug-in standard errors given
