@@ -13,7 +13,10 @@ sufficient statistics), ``postprocess`` (the consistency step), ``registry`` (th
 """
 
 from lipdesign.mechanisms.aggregate import Aggregate
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Guarantee, Mechanism, verify
+from lipdesign.mechanisms.class_subset import ClassSymmetricLIP
+from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
 from lipdesign.mechanisms.local_hashing import LocalHashing
@@ -37,8 +40,9 @@ from lipdesign.mechanisms.table import (
 )
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
-__all__ = ["GRR", "OLH", "OUE", "Aggregate", "Duchi", "Estimate", "Guarantee", "HadamardResponse", "HarmonyCategorical",
-           "HarmonyMixed", "HarmonyNumeric", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "Piecewise", "SubsetLIP",
-           "SubsetSelection", "TableMechanism",
-           "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies",
-           "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]
+__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "DesignedMechanism", "Duchi", "Estimate", "GRR",
+           "Guarantee", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed", "HarmonyNumeric", "Hybrid",
+           "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE", "Piecewise", "SubsetLIP", "SubsetSelection",
+           "TableMechanism", "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class",
+           "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register",
+           "unbiased_frequencies", "verify"]

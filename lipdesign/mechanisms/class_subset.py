@@ -31,7 +31,7 @@ from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, worst_over_vertice
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.postprocess import consistent
 from lipdesign.mechanisms.sampling import realized_probability
-from lipdesign.mechanisms.subset import BLOCK_POSITIONS, _design_lines, _pack, _Subset, random_subsets
+from lipdesign.mechanisms.subset import BLOCK_POSITIONS, SubsetFamily, design_lines, pack_bits, random_subsets
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP
 from lipdesign.validation import integer, probability_vector, real_number
@@ -84,7 +84,7 @@ def balanced_orbits(epsilon, classes, probabilities, specs):
             for w, (free, high) in zip(weights, specs)]
 
 
-class ClassSymmetricLIP(_Subset):
+class ClassSymmetricLIP(SubsetFamily):
     """An eps-LIP mixture of class-symmetric orbits at a prior constant on each class (docs/math.md §11): optimal
     among all eps-LIP mechanisms at that prior when ``ld.design`` chose the orbits and weights. ``classes[x]`` is the
     class of value x, ``probabilities[c]`` the prior probability of each value of class c, ``orbits`` a list of
@@ -467,14 +467,14 @@ class ClassSymmetricLIP(_Subset):
         one_hot = np.zeros((n, k), dtype=bool)
         one_hot[np.arange(n), free] = True
         index = orbit.astype("<u2").view(np.uint8).reshape(n, 2)
-        return np.concatenate([index, _pack(np.concatenate([chosen, one_hot], axis=1))], axis=1)
+        return np.concatenate([index, pack_bits(np.concatenate([chosen, one_hot], axis=1))], axis=1)
 
     @property
     def report_bytes(self):
         return 2 + -(-2 * self.k // 8)
 
     def _packed(self, reports):
-        """(orbit index, the 2k bits) of each report, checked: the shape and spare bits (``_Subset._packed``, the
+        """(orbit index, the 2k bits) of each report, checked: the shape and spare bits (``SubsetFamily._packed``, the
         orbit index being two whole bytes), and an orbit this design has."""
         reports = super()._packed(reports)
         orbit = reports[:, :2].copy().view("<u2")[:, 0].astype(np.int64)
@@ -596,7 +596,7 @@ class ClassSymmetricLIP(_Subset):
                  f"{self.epsilons['LIP for X']:.6g} at {where}, LDP for X {self.epsilons['LDP']:.6g}",
                  f"  accuracy: n x sum of the variances of the unbiased estimate (weighted at the class prior) at "
                  f"{where.split(' (')[0]}, given the users' values: {self.mse:.6g}"]
-        return "\n".join(lines + _design_lines(self))
+        return "\n".join(lines + design_lines(self))
 
     def audit_plan(self):
         """A class-symmetric design: inputs u and v (``ClassSymmetricLIP.pair``) and one value per class for the rest

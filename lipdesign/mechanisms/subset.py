@@ -82,11 +82,12 @@ def random_subsets(excluded, size, k, rng):
     return chosen
 
 
-def _pack(bits):
+def pack_bits(bits):
+    """Rows of bits packed 8 to a byte, little-endian (the subset families' reports)."""
     return np.packbits(bits, axis=1, bitorder="little")
 
 
-class _Subset(Mechanism):
+class SubsetFamily(Mechanism):
     """What the two subset families share: k, the labels, the packed reports, the bit sums, and the design
     provenance ``ld.design`` records (``optimality``, ``baselines``)."""
 
@@ -145,7 +146,7 @@ class _Subset(Mechanism):
         return frequencies
 
 
-class SubsetSelection(_Subset):
+class SubsetSelection(SubsetFamily):
     """d-subset selection (docs/math.md §8, §11), eps-LDP: the report is a d-subset S of the k values holding the
     user's value with probability p = d e/(d e + k - d) (e = e^eps as implemented, realised on numpy's 2^-53 grid),
     the rest of S uniform among the other values. Optimal (A-optimal) among all eps-LDP mechanisms at the uniform
@@ -158,7 +159,7 @@ class SubsetSelection(_Subset):
 
     family = "subset"
     design_family = "rr"
-    parameter_rules = _Subset.parameter_rules + (("d", "integer in 1..k-1 (None: the best at the uniform prior)"),
+    parameter_rules = SubsetFamily.parameter_rules + (("d", "integer in 1..k-1 (None: the best at the uniform prior)"),
                                                  ("design_prior", "None, or k probabilities summing to 1"))
     client_cost = "O(k) per report (k bits; d bounded integers)"
 
@@ -216,7 +217,7 @@ class SubsetSelection(_Subset):
             rows = np.flatnonzero(holds)
             chosen[rows] = random_subsets(values[rows, None], size, self.k, rng)
         chosen[np.flatnonzero(inside), values[inside]] = True
-        return _pack(chosen)
+        return pack_bits(chosen)
 
     def _statistics(self, reports):
         reports = self._packed(reports)
@@ -249,7 +250,7 @@ class SubsetSelection(_Subset):
         lines = [f"{self!r}\n{self.verify().summary()}",
                  f"  accuracy: n x sum of the variances of the unbiased estimate at the uniform prior, given the "
                  f"users' values: {self.mse:.6g}"]
-        return "\n".join(lines + _design_lines(self))
+        return "\n".join(lines + design_lines(self))
 
     def audit_plan(self):
         """Subset selection: inputs 0 and 1; classes by whether the subset holds 0 and whether it holds 1 (the exact
@@ -268,7 +269,7 @@ class SubsetSelection(_Subset):
         return f"randomized response: subset selection, d = {self.d}"
 
 
-class SubsetLIP(_Subset):
+class SubsetLIP(SubsetFamily):
     """The eps-LIP design for X at the uniform prior over k values (docs/math.md §11): one permutation orbit of the
     slice vertex with j values at e^eps, k - 1 - j at e^-eps and the free value f = k - j e^eps - (k - 1 - j) e^-eps
     (e^eps as implemented). A report (z, H): the case is drawn with one uniform (the user's value is z with
@@ -281,7 +282,7 @@ class SubsetLIP(_Subset):
 
     family = "subset-lip"
     design_family = "rr"
-    parameter_rules = _Subset.parameter_rules + (("j", "integer in 0..k-1 with a free value in [e^-eps, e^eps] "
+    parameter_rules = SubsetFamily.parameter_rules + (("j", "integer in 0..k-1 with a free value in [e^-eps, e^eps] "
                                                        "(None: the best)"),)
     client_cost = "O(k) per report (2k bits; j + 1 bounded integers)"
 
@@ -468,7 +469,7 @@ class SubsetLIP(_Subset):
         chosen[np.flatnonzero(high), values[high]] = True
         one_hot = np.zeros((values.size, self.k), dtype=bool)
         one_hot[np.arange(values.size), free] = True
-        return _pack(np.concatenate([chosen, one_hot], axis=1))
+        return pack_bits(np.concatenate([chosen, one_hot], axis=1))
 
     def _statistics(self, reports):
         reports = self._packed(reports)
@@ -541,7 +542,7 @@ class SubsetLIP(_Subset):
                  f"  posterior ratios at the uniform prior by case: {', '.join(f'{n} {v:.6g}' for n, v in rho.items())}",
                  f"  accuracy: n x sum of the variances of the unbiased estimate at the uniform prior, given the "
                  f"users' values: {self.mse:.6g}"]
-        return "\n".join(lines + _design_lines(self))
+        return "\n".join(lines + design_lines(self))
 
     def audit_plan(self):
         """The LIP orbit: inputs 0, 1 and (k >= 3) 2, which stands for every value but 0 and 1 (their classes have the
@@ -579,7 +580,7 @@ class SubsetLIP(_Subset):
         return "randomized response: the LIP orbit (closed form)"
 
 
-def _design_lines(mechanism):
+def design_lines(mechanism):
     """The optimality and baselines ``ld.design`` recorded, if it made this mechanism."""
     lines = []
     optimality = mechanism.optimality

@@ -1,0 +1,37 @@
+"""The stable API that docs/stable-api.md names: every exported name resolves, and each deprecated name warns with
+the release that removes it."""
+
+import importlib
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+import lipdesign as ld
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLIC = ("lipdesign.mechanisms", "lipdesign.model", "lipdesign.verification", "lipdesign.io", "lipdesign.learn",
+          "lipdesign.designer")
+
+
+@pytest.mark.parametrize("package", ["lipdesign", *PUBLIC])
+def test_every_exported_name_resolves(package):
+    module = importlib.import_module(package)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the deprecated names are exported until removed
+        missing = [name for name in module.__all__ if getattr(module, name, None) is None]
+    assert not missing
+
+
+def test_the_documented_deprecations_warn_with_their_removal_release():
+    text = (ROOT / "docs" / "stable-api.md").read_text()
+    table = text[text.index("| name | since |"):]
+    rows = re.findall(r"^\| `([^`]+)`.*?\| ([0-9.]+) \| ([0-9.]+) \|", table, flags=re.MULTILINE)
+    assert [row[0] for row in rows] == ["lipdesign.harmony", "ld.Histogram", "ld.estimate_with_errors(mech, agg)",
+                                        'TableMechanism.estimate(..., what="histogram")']
+    for name in ("Histogram", "WeightedSum"):
+        with pytest.warns(DeprecationWarning, match="since 0.3.0 and will be removed in 0.4.0"):
+            getattr(ld, name)
+    assert all(removed == "0.4.0" for _, _, removed in rows)
+    assert "_solvers" not in " ".join(dir(ld)) and ld.__version__ == "0.3.0"
