@@ -33,7 +33,7 @@ def dag(**overrides):
     (lambda: ld.LDP(800), r"epsilon is 800; it must lie in \(0, 30\]"),
     (lambda: ld.SecretModel.from_dag(dag(), "G", "G"), "must differ"),
     (lambda: ld.SecretModel.from_dag(dag(parents=["G", "G"]), "G", "X"), "differ from its in-edges"),
-    (lambda: ld.WeightedSum([1e308, 0, 0]), "within"),
+    (lambda: ld.BayesSum([1e308, 0, 0]), "within"),
     (lambda: ld.design(PRIOR, ld.LIP(1.0), np.array([1, 2])), "objective"),
     (lambda: ld.design(PRIOR, ld.LIP(1.0), max_rays="10"), "max_rays"),
     (lambda: ld.verify(np.eye(3), "LDP"), "notion is 'LDP'; verify needs"),

@@ -29,7 +29,7 @@ def lp_optimum_clarabel(rays, prior, objective):
 
 
 def second_moment(prior, objective):
-    functions = ld.Histogram().functions(len(prior)) if objective == "histogram" else np.array([objective.values])
+    functions = ld.BayesHistogram().functions(len(prior)) if objective == "histogram" else np.array([objective.values])
     return float((functions**2 @ prior).sum())
 
 
@@ -39,7 +39,7 @@ def test_reference_values_of_math_section_5():
     assert lip.mse == pytest.approx(0.15646, abs=5e-6)
     assert lip.baselines["optimal LDP"] == pytest.approx(0.34207, abs=5e-6)
     binary = ld.Prior([0.2, 0.8])
-    values = ld.WeightedSum([0.0, 1.0])
+    values = ld.BayesSum([0.0, 1.0])
     assert ld.design(binary, ld.LIP(0.6), values).mse == pytest.approx(0.14516, abs=5e-6)
     assert ld.design(binary, ld.LDP(0.6), values).mse == pytest.approx(0.15104, abs=5e-6)
 
@@ -68,7 +68,7 @@ def test_grr_baseline_matches_the_uniform_prior_closed_form():
 def test_binary_closed_form_equals_the_lp(p_rare, epsilon):
     # A one-member prior set sends the same problem through the double description + LP path.
     prior = ld.Prior([p_rare, 1 - p_rare])
-    for objective in ("histogram", ld.WeightedSum([0.0, 1.0])):
+    for objective in ("histogram", ld.BayesSum([0.0, 1.0])):
         closed = ld.design(prior, ld.LIP(epsilon), objective, baselines=False)
         via_lp = ld.design(prior, ld.LIP(epsilon, prior_set=ld.PriorSet.finite([prior])), objective,
                            baselines=False)
@@ -94,7 +94,7 @@ def test_lip_design_equals_brute_force_over_extreme_rays(k, rng):
     for trial in range(2):
         prior = rng.dirichlet(np.ones(k))
         epsilon = float(rng.uniform(0.3, 2.0))
-        objective = "histogram" if trial == 0 else ld.WeightedSum(rng.normal(size=k))
+        objective = "histogram" if trial == 0 else ld.BayesSum(rng.normal(size=k))
         rays = brute_force_vertices(lip_rows(prior, epsilon), k)
         best = second_moment(prior, objective) - lp_optimum_clarabel(rays, prior, objective)
         assert ld.design(prior, ld.LIP(epsilon), objective, baselines=False).mse == pytest.approx(best, abs=2e-7)
@@ -184,7 +184,7 @@ def problems(draw):
         "worst-case secret": lambda: ld.WorstCaseLIP(epsilon, secret=secret),
     }[kind]()
     objective = draw(st.sampled_from(["histogram", "values"]))
-    objective = "histogram" if objective == "histogram" else ld.WeightedSum(np.arange(k, dtype=float))
+    objective = "histogram" if objective == "histogram" else ld.BayesSum(np.arange(k, dtype=float))
     return prior, notion, objective
 
 
@@ -271,7 +271,7 @@ def test_too_large_problems_are_refused_before_enumeration():
 
 def test_bad_objective_and_family_are_clear_errors():
     with pytest.raises(ld.ValidationError, match="objective.values has 2 entries"):
-        ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), ld.WeightedSum([1.0, 2.0]))
+        ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), ld.BayesSum([1.0, 2.0]))
     with pytest.raises(ld.ValidationError, match="family"):
         ld.design([0.2, 0.3, 0.5], ld.LIP(1.0), family="tables")
     with pytest.raises(ld.ValidationError, match="objective"):

@@ -89,6 +89,14 @@ def test_errors_at_a_negative_raw_estimate_are_those_at_its_projection():
     at = {name: np.sqrt(np.diag(inverse @ report_covariance(table, plug_in, values.size) @ inverse.T))
           for name, plug_in in (("projection", project(raw)), ("raw", raw))}
     assert np.abs(at["projection"] / at["raw"] - 1).max() > 1e-3  # far above the rel=1e-6 compared below
-    estimate = mechanism.estimate(reports, what="histogram")
+    estimate = mechanism.estimate(reports, what="frequencies")
     assert np.asarray(estimate.raw) == pytest.approx(raw, abs=1e-9)
     assert np.asarray(estimate.standard_errors) == pytest.approx(at["projection"], rel=1e-6)
+
+
+def test_what_histogram_is_the_old_name_of_what_frequencies():
+    mechanism = ld.design(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0), baselines=False)
+    reports = mechanism.perturb(np.arange(300) % 3, rng=4)
+    with pytest.warns(DeprecationWarning, match='what="frequencies"'):
+        old = mechanism.estimate(reports, what="histogram")
+    assert np.array_equal(old.values, mechanism.estimate(reports, what="frequencies").values)

@@ -28,7 +28,9 @@ def design():
 
 def test_the_default_objective_is_the_population_histogram(design):
     assert design.objective == ld.Frequencies() and design.default_method == "unbiased"
-    assert ld.Histogram is ld.BayesHistogram and ld.WeightedSum is ld.BayesSum  # the old names
+    with pytest.warns(DeprecationWarning, match="removed in 0.4.0") as caught:  # the old names, deprecated
+        assert ld.Histogram is ld.BayesHistogram and ld.WeightedSum is ld.BayesSum
+    assert [w.filename for w in caught] == [__file__] * 2  # the warning points at the caller
     assert ld.BayesHistogram().to_dict() == {"kind": "histogram"}  # files written before keep their meaning
 
 
@@ -169,7 +171,7 @@ def test_the_summary_says_what_the_figures_mean(design):
     counts = np.random.default_rng(2).multinomial(200, zipf(6))
     bounded = ld.design(counts / 200, ld.LIP(1.0, prior_set=ld.PriorSet.from_counts(counts)), baselines=False)
     radius = bounded.notion.prior_set.parameters["radius"]
-    assert f"eps-LIP for X holds at every prior of the TV ball of radius {radius:.3g}" in bounded.summary()
+    assert f"eps-LIP for X holds at every prior of the set, the TV ball of radius {radius:.3g}" in bounded.summary()
     assert "if X's prior is off by up to TV 0.1 from the design prior" in bounded.summary()
     from lipdesign.demo import scenario
 
@@ -205,3 +207,14 @@ def test_the_mean_of_an_indicator_is_randomized_response_on_the_bit_under_ldp(va
     assert ldp.mse == pytest.approx(e / (e - 1) ** 2, rel=1e-6) and ldp.verify().passed
     lip = ld.design(zipf(5), ld.LIP(1.0), ld.Mean(values))
     assert lip.mse <= ldp.mse * (1 + 1e-9) and lip.baselines["optimal LDP"] == pytest.approx(ldp.mse, rel=1e-9)
+
+
+@pytest.mark.parametrize("family", ["rr", "unary", "hashing"])
+def test_variance_defaults_to_the_design_prior_in_every_designed_family(family):
+    """variance() and expected_estimate() with no frequencies are at the design prior for every designed family
+    (UnaryEncoding used the uniform distribution), and that differs from the uniform one at a skewed prior."""
+    prior = ld.Prior([0.55, 0.25, 0.12, 0.08])
+    mechanism = ld.design(prior, ld.LIP(1.0), family=family, baselines=False)
+    np.testing.assert_array_equal(mechanism.variance(), mechanism.variance(prior.probabilities))
+    np.testing.assert_array_equal(mechanism.expected_estimate(), mechanism.expected_estimate(prior.probabilities))
+    assert not np.allclose(mechanism.variance(), mechanism.variance(np.full(4, 0.25)))

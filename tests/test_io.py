@@ -22,7 +22,7 @@ def design():
     secret = ld.SecretModel(conditional, [0.5, 0.5], secret_labels=["no", "yes"])
     prior = ld.Prior([0.35, 0.3, 0.35], labels=["low", "mid", "high"])
     notion = ld.LIP(0.5, secret=secret, prior_set=ld.PriorSet.tv_ball(prior.probabilities, 0.02))
-    return ld.design(prior, notion, ld.WeightedSum([0.0, 1.0, 2.0]))
+    return ld.design(prior, notion, ld.BayesSum([0.0, 1.0, 2.0]))
 
 
 @pytest.fixture
@@ -207,7 +207,7 @@ def test_every_family_of_ours_has_its_parameters_in_the_format_schema():
     import jsonschema
 
     from lipdesign.io.schema import schema
-    from lipdesign.mechanisms import family_class, families
+    from lipdesign.mechanisms import families, family_class
 
     document = schema("mechanism")
     for family in families():

@@ -2,7 +2,9 @@
 new family cannot skip it), the registry, aggregates, immutability, and the layering rules of the package."""
 
 import ast
+import inspect
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +40,7 @@ def designed():
     prior = ld.Prior([0.35, 0.3, 0.35], labels=["low", "mid", "high"])
     return {
         "LIP histogram": ld.design(prior, ld.LIP(1.0), baselines=False),
-        "LDP weighted sum": ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.WeightedSum([0, 1, 2, 3]),
+        "LDP weighted sum": ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.BayesSum([0, 1, 2, 3]),
                                       baselines=False),
         "latent secret": ld.design(prior, ld.LIP(0.5, secret=secret), baselines=False),
         "BP-LIP box": ld.design(prior, ld.LIP(1.0, prior_set=ld.PriorSet.box([0.3, 0.25, 0.3], [0.4, 0.35, 0.4])),
@@ -128,7 +130,7 @@ def test_the_conformance_suite_reports_every_failing_check(monkeypatch):
     with pytest.raises(AssertionError) as caught:
         check_mechanism(_TwoFaults(1.0, 4))
     message = str(caught.value)
-    assert message.startswith("2 of 10 checks failed:")
+    assert message.startswith("2 of 11 checks failed:")
     assert "check_estimate_statistics: statistics:" in message and "check_audit_plan: audit plan:" in message
 
 
@@ -437,3 +439,32 @@ def test_an_unknown_cli_parameter_is_one_clear_line(tmp_path):
 
     code = main(["mechanism", "grr", "--epsilon", "1", "-p", "kk=5", "-o", str(tmp_path / "g.json")])
     assert code == 2 and not (tmp_path / "g.json").exists()
+
+
+# ----------------------------------------------------------------------------------- the README's contract table
+def _contract_table():
+    """{member as written in the README's contract table: its signature or None}."""
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| member | what it is |"):].split("\n\n", 1)[0]
+    members = {}
+    for row in table.splitlines()[2:]:
+        for written in re.findall(r"`([a-z_]+(?:\([^`]*\))?)`", row.split("|")[1]):
+            name, _, signature = written.partition("(")
+            members[name] = f"({signature}" if signature else None
+    return members
+
+
+def test_the_readme_contract_table_matches_base_py():
+    """Every public member of ld.Mechanism is in the README's table, every member there exists, and each signature
+    written there is the method's own (without self), so the table cannot document a call that raises TypeError."""
+    table = _contract_table()
+    public = {name for name in dir(ld.Mechanism) if not name.startswith("_") and not hasattr(object, name)}
+    assert public - set(table) == set(), "members of ld.Mechanism missing from the README table"
+    assert set(table) - public - {"input_domain"} == set(), "README table members that ld.Mechanism lacks"
+    for name, written in table.items():
+        if written is not None:
+            member = getattr(ld.Mechanism, name)
+            actual = str(inspect.signature(member)).replace("(self, ", "(").replace("(self)", "()")
+            assert written == actual, (name, written, actual)
+    families_row = (ROOT / "README.md").read_text().split("| `family` |", 1)[1].split("\n", 1)[0]
+    assert re.findall(r"`([a-z-]+)`", families_row.split("(`ld.mechanisms")[0]) == registry.families()

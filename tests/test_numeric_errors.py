@@ -12,11 +12,10 @@ import pytest
 from helpers import lipdesign
 from scipy import stats
 
-from lipdesign.engine import estimate_with_errors
 from lipdesign.errors import ValidationError
 from lipdesign.io import load
 from lipdesign.mechanisms import Aggregate, Duchi, HarmonyMixed, HarmonyNumeric, Hybrid, Laplace, Piecewise
-from lipdesign.mechanisms.numeric import sample_standard_errors
+from lipdesign.mechanisms.estimate import sample_standard_errors
 from lipdesign.mechanisms.sampling import public_index
 from lipdesign.reports import read_reports
 
@@ -82,12 +81,12 @@ def spread_term(means, members):
 
 
 def repeated(mechanism, values, user_ids, repetitions, seed):
-    """(values, standard errors) of estimate_with_errors over ``repetitions`` independent perturbations of the
+    """(values, standard errors) of mechanism.estimate over ``repetitions`` independent perturbations of the
     population (one call of perturb for all of them: every user's report is independent)."""
     n = values.shape[0]
     ids = None if user_ids is None else np.tile(user_ids, repetitions)
     reports = mechanism.perturb(np.tile(values, (repetitions, 1)), rng=seed, user_ids=ids)
-    results = [estimate_with_errors(mechanism, mechanism.aggregate(reports[r * n:(r + 1) * n]))
+    results = [mechanism.estimate(mechanism.aggregate(reports[r * n:(r + 1) * n]))
                for r in range(repetitions)]
     return np.array([result.values for result in results]), np.array([result.standard_errors for result in results])
 
@@ -159,8 +158,8 @@ def test_squares_survive_json_and_merge_as_the_concatenated_reports(name):
     for statistic, terms in (("sums", reports), ("squares", reports**2)):
         bound = 2 * (128 + np.log2(3000)) * np.finfo(float).eps * np.abs(terms).sum(axis=0)
         assert np.all(np.abs(merged[statistic] - whole[statistic]) <= bound)
-    np.testing.assert_allclose(estimate_with_errors(mechanism, merged).standard_errors,
-                               estimate_with_errors(mechanism, whole).standard_errors, rtol=1e-9)
+    np.testing.assert_allclose(mechanism.estimate(merged).standard_errors,
+                               mechanism.estimate(whole).standard_errors, rtol=1e-9)
 
 
 @pytest.mark.parametrize("name", ["duchi", "harmony-numeric private", "harmony-numeric public", "harmony-mixed"])
@@ -172,8 +171,8 @@ def test_integer_statistics_merge_exactly_and_gain_nothing(name):
     whole = mechanism.aggregate(reports)
     assert all(array.dtype == np.int64 for array in whole.statistics.values())
     assert mechanism.aggregate(reports[:700]) + mechanism.aggregate(reports[700:]) == whole
-    assert np.array_equal(estimate_with_errors(mechanism, whole).standard_errors,
-                          estimate_with_errors(mechanism, Aggregate.from_dict(whole.to_dict())).standard_errors,
+    assert np.array_equal(mechanism.estimate(whole).standard_errors,
+                          mechanism.estimate(Aggregate.from_dict(whole.to_dict())).standard_errors,
                           equal_nan=True)
 
 
@@ -183,11 +182,11 @@ def test_an_aggregate_without_squares_or_with_negative_ones_is_refused():
     older = Aggregate(whole.mechanism, whole.family, whole.n, {"sums": whole["sums"]})  # as written before "squares"
     with pytest.raises(ValidationError, match=r"aggregate statistics are sums \[2\] float64; the laplace mechanism's "
                                               r"are squares \[2\] float64, sums \[2\] float64"):
-        estimate_with_errors(mechanism, older)
+        mechanism.estimate(older)
     forged = Aggregate(whole.mechanism, whole.family, whole.n, {"sums": whole["sums"], "squares": [-1.0, 5.0]})
     with pytest.raises(ValidationError, match=r"statistics\['squares'\] reaches -1.0; a sum of squares is never "
                                               "negative"):
-        estimate_with_errors(mechanism, forged)
+        mechanism.estimate(forged)
 
 
 # -- fewer than 2 reports -----------------------------------------------------------------------------------------
@@ -198,7 +197,7 @@ def test_one_report_gives_nan_errors_and_says_why(name):
     user_ids = np.arange(1) if mechanism.uses_user_ids else None
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no division warnings either
-        result = estimate_with_errors(mechanism, mechanism.aggregate(mechanism.perturb(values, rng=7,
+        result = mechanism.estimate(mechanism.aggregate(mechanism.perturb(values, rng=7,
                                                                                        user_ids=user_ids)))
     assert result.n == 1 and np.isnan(result.standard_errors).all()
     assert "nan where fewer than 2 reports estimate an entry" in result.note
@@ -212,7 +211,7 @@ def test_a_public_bucket_of_fewer_than_2_users_has_a_nan_error():
     # 30 users in bucket 0, one in bucket 1, none in bucket 2
     ids = np.concatenate([np.flatnonzero(buckets == 0)[:30], np.flatnonzero(buckets == 1)[:1]])
     values = population(mechanism, ids.size, np.random.default_rng(9))
-    result = estimate_with_errors(mechanism, mechanism.aggregate(mechanism.perturb(values, rng=10, user_ids=ids)))
+    result = mechanism.estimate(mechanism.aggregate(mechanism.perturb(values, rng=10, user_ids=ids)))
     assert np.isfinite(result.standard_errors[0]) and np.isnan(result.standard_errors[1:]).all()
     assert np.isfinite(result.values[:2]).all() and np.isnan(result.values[2])
     assert "a bucket of fewer than 2 users" in result.note
@@ -221,7 +220,7 @@ def test_a_public_bucket_of_fewer_than_2_users_has_a_nan_error():
 def test_a_mixed_tuple_keeps_no_errors_for_its_frequencies():
     mechanism = FAMILIES["harmony-mixed"]()
     values = population(mechanism, 3000, np.random.default_rng(12))
-    result = estimate_with_errors(mechanism, mechanism.aggregate(mechanism.perturb(values, rng=13)))
+    result = mechanism.estimate(mechanism.aggregate(mechanism.perturb(values, rng=13)))
     numeric = numeric_entries(mechanism)
     assert np.isfinite(result.standard_errors[numeric]).all()
     assert np.isnan(np.delete(result.standard_errors, numeric)).all()
@@ -257,7 +256,7 @@ def test_a_mixed_tuple_shows_the_errors_it_has(tmp_path):
     mechanism = FAMILIES["harmony-mixed"]()
     values = population(mechanism, 3000, np.random.default_rng(14))
     aggregate = mechanism.aggregate(mechanism.perturb(values, rng=15))
-    result = estimate_with_errors(mechanism, aggregate)
+    result = mechanism.estimate(aggregate)
     numeric = numeric_entries(mechanism)
     low, high = result.confidence_interval(0.9)
     half = stats.norm.ppf(0.95) * result.standard_errors[numeric]

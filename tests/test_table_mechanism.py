@@ -53,7 +53,7 @@ def test_empirical_mse_matches_theory_within_the_confidence_interval():
     # theoretical MSE of docs/math.md §4 (false alarm 1e-4 per case).
     cases = [
         ld.design(ld.Prior([0.2, 0.3, 0.5]), ld.LIP(2.0), ld.BayesHistogram()),
-        ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.WeightedSum([0, 1, 2, 3])),
+        ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.BayesSum([0, 1, 2, 3])),
         ld.design(ld.Prior([0.35, 0.3, 0.35]), ld.LIP(0.5, secret=ld.SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]])), ld.BayesHistogram()),
     ]
     for seed, mechanism in enumerate(cases):
@@ -88,7 +88,7 @@ def test_estimates_recover_the_population(histogram_mechanism):
 
 
 def test_weighted_sum_estimate_is_a_sum():
-    mechanism = ld.design(ld.Prior([0.2, 0.8]), ld.LIP(0.6), ld.WeightedSum([0.0, 1.0]))
+    mechanism = ld.design(ld.Prior([0.2, 0.8]), ld.LIP(0.6), ld.BayesSum([0.0, 1.0]))
     n = 100_000
     values = np.random.default_rng(1).choice(2, size=n, p=[0.2, 0.8])
     estimate = mechanism.estimate(mechanism.perturb(values, rng=2), method="unbiased")
@@ -101,13 +101,13 @@ def test_weighted_sum_estimate_is_a_sum():
 
 def test_unbiased_needs_a_full_rank_table():
     # This weighted-sum design merges four values into three outputs: it cannot be inverted.
-    mechanism = ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LIP(0.5), ld.WeightedSum([0, 1, 2, 3]))
+    mechanism = ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LIP(0.5), ld.BayesSum([0, 1, 2, 3]))
     assert mechanism.table.shape == (4, 3)
     reports = mechanism.perturb(np.zeros(100, dtype=int), rng=0)
     with pytest.raises(ld.ValidationError, match="rank"):
-        mechanism.estimate(reports, method="unbiased", what="histogram")
+        mechanism.estimate(reports, method="unbiased", what="frequencies")
     # not identifiable: the likelihood is maximal on a ridge; the fit stops at a point of it, without errors
-    estimate = mechanism.estimate(reports, method="ibu", what="histogram")
+    estimate = mechanism.estimate(reports, method="ibu", what="frequencies")
     assert estimate.sum() == pytest.approx(1) and np.isnan(estimate.standard_errors).all()
     assert "no standard errors" in estimate.note and "rank" in estimate.note
     # the maximum's optimality conditions: g = Q (c/n / Q^T f) is at most 1, and 1 where f > 0
