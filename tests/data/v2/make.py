@@ -1,7 +1,9 @@
 """Writes tests/data/v2: files written by lipdesign 0.2.0, with seeded reports and estimates, for the legacy test."""
-import json, sys
+import sys
 from pathlib import Path
+
 import numpy as np
+
 import lipdesign as ld
 from lipdesign.mechanisms import families, family_class
 
