@@ -121,3 +121,15 @@ def packed_bernoulli(values, k, threshold, rng):
             out[start:start + chunk.size, first // 8:(last + 7) // 8] = np.packbits(bits, axis=1, bitorder="little")
     return out
 
+
+class PackedBitReports:
+    """The size of a report of k bits packed 8 to a byte (OUE, unary encoding): a mixin beside the mechanism base."""
+
+    @property
+    def report_bits(self):
+        return self.k
+
+    @property
+    def report_bytes(self):
+        """Bytes per report: the k bits packed, ceil(k / 8)."""
+        return (self.k + 7) // 8

@@ -5,14 +5,14 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.audit_plan import AuditPlan
-from lipdesign.mechanisms.bit_reports import check_spare_bits, packed_bernoulli
+from lipdesign.mechanisms.bit_reports import PackedBitReports, check_spare_bits, packed_bernoulli
 from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
 from lipdesign.mechanisms.sampling import realized_probability
 from lipdesign.validation import fmt
 
 
-class OUE(PureProtocol):
+class OUE(PackedBitReports, PureProtocol):
     """Optimised unary encoding (docs/math.md §8.3): one bit per value; the bit of the true value is 1 with
     probability p = 1/2, every other bit with q = ceil(2^53 fl(1/(e^eps + 1))) / 2^53 (the double rounded up to the
     2^-53 grid), both exactly as the sampler realises them (``packed_bernoulli``: a random byte per bit compared
@@ -25,15 +25,6 @@ class OUE(PureProtocol):
     family = "oue"
     parameter_rules = (("k", f"integer in 2..{MAX_K}"),)
     client_cost = "O(k) per report (k bits)"
-
-    @property
-    def report_bits(self):
-        return self.k
-
-    @property
-    def report_bytes(self):
-        """Bytes per report: the k bits packed, ceil(k / 8)."""
-        return (self.k + 7) // 8
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)

@@ -12,7 +12,12 @@ from lipdesign.mechanisms.base import (
     Guarantee,
     worst_over_vertices,
 )
-from lipdesign.mechanisms.bit_reports import PACK_BLOCK, check_spare_bits, packed_unary_reports
+from lipdesign.mechanisms.bit_reports import (
+    PACK_BLOCK,
+    PackedBitReports,
+    check_spare_bits,
+    packed_unary_reports,
+)
 from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate, shrinkage_note
 from lipdesign.mechanisms.oracle import pure_estimate, pure_variance
@@ -37,7 +42,7 @@ MAX_REDUCED_K = 2048
 UNARY_BITS = 10
 
 
-class UnaryEncoding(DesignedMechanism):
+class UnaryEncoding(PackedBitReports, DesignedMechanism):
     """Unary encoding with one pair of bit probabilities per value, designed for a prior (docs/math.md §7.1;
     ``ld.design(prior, notion, family="unary")``): bit j of the report is 1 with probability ``a[j]`` when j is the
     user's value and ``b[j]`` otherwise. Reports: the k bits packed 8 to a byte, uint8 (n, ceil(k / 8))
@@ -242,15 +247,6 @@ class UnaryEncoding(DesignedMechanism):
         ratio = 0.9 * (e - 0.2) / 0.8  # u / v with a = 1/2: (1/2 / b) / (1/2 / (1 - b)) = (1 - b)/b
         b = 1.0 / (1.0 + ratio)
         return cls(np.full(3, 0.5), np.full(3, b), LIP(1.0), Prior(prior))
-
-    @property
-    def report_bits(self):
-        return self.k
-
-    @property
-    def report_bytes(self):
-        """Bytes per report: the k bits packed, ceil(k / 8)."""
-        return (self.k + 7) // 8
 
     def _perturb(self, values, rng, user_ids):
         """Reports packed 8 bits to a byte (``packed_unary_reports``; ``bits`` unpacks them), with a and b as
