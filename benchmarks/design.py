@@ -4,8 +4,9 @@ side by side, never timed assertions.
 
 0. Design speed on a shared machine: ld.design (LIP eps, Zipf(1.1), no baselines) at k = 8, 12 and 64, alone and
    while another process spins on a core of its own (a pure-Python busy loop), with the designer's one BLAS thread
-   (lipdesign/_solvers/threads.py) and, for k <= 12, with the libraries' default threads (the undecorated function), all in one
-   run. Target (issue 24): k = 12 under 3 s alone, and under 3x its time alone beside the competing process.
+   (lipdesign/_solvers/threads.py) and, for k <= 12, with the libraries' default threads (the undecorated function),
+   all in one run. Target (issue 24): k = 12 under 3 s alone, and under 3x its time alone beside the competing
+   process.
 
 1. ld.Frequencies (the default objective) on Zipf(1.1): the design time of the A-optimal LIP and LDP tables and
    their figure (n x the sum of the variances of the unbiased GLS estimate at the prior, given the users' values),
@@ -18,8 +19,8 @@ side by side, never timed assertions.
 4. The sampler's throughput (``lipdesign.mechanisms.sampling.TablePerturber``, benchmarks/perturb.py).
 
 Run: ``python benchmarks/design.py`` (``--max-k 12``, ``--epsilon 1``). Targets (issue 8): k = 8 under 1 s,
-k = 10 under 2 s, k = 12 under 30 s on 2 cores; a survey prior set at k <= 10 under a minute; the closed forms in under a second; perturbing 10^7 values at most
-5x the cost of drawing 10^7 uniforms.
+k = 10 under 2 s, k = 12 under 30 s on 2 cores; a survey prior set at k <= 10 under a minute; the closed forms in
+under a second; perturbing 10^7 values at most 5x the cost of drawing 10^7 uniforms.
 """
 
 import argparse

@@ -106,7 +106,8 @@ def main():
             print(f"{name:36} {seconds:8.2f} {args.reports / seconds / 1e6:12.1f} "
                   f"{seconds / results['raw np.bincount'][0]:6.2f} {peak:9.0f} {np.array_equal(counts, reference)}")
         peaks = ", ".join(f"{value:.0f}" for value in workers.values())
-        print(f"{reference.sum()} reports counted; dask workers' peak MiB: {peaks} (+peak: growth of the process's peak RSS over its peak before aggregating)")
+        print(f"{reference.sum()} reports counted; dask workers' peak MiB: {peaks} "
+              "(+peak: growth of the process's peak RSS over its peak before aggregating)")
     if not args.no_oracles:  # the issue's second figure, measured in the same run
         print()
         oracles.main([])

@@ -12,8 +12,8 @@ realised sampler), and then
 Under LDP the populations are single inputs; under LIP (a designed table, unary encoding, local hashing) the
 numerator is an input (or, with a latent secret, the law of X given G = g) and the denominator the design prior
 (or a vertex of the prior set), sampled as a population. The per-family knowledge (inputs, classes, table) is each
-family's ``audit_plan()`` (``lipdesign.mechanisms.audit_plan``). Imports the mechanisms and scipy, so ``lipdesign.verification`` does not import
-this module.
+family's ``audit_plan()`` (``lipdesign.mechanisms.audit_plan``). Imports the mechanisms and scipy, so
+``lipdesign.verification`` does not import this module.
 """
 
 import math
@@ -104,7 +104,8 @@ class AuditResult:
                          f"epsilon exceeds about {upward(self.claimed_epsilon + slack, 4)}{more}")
         for event in self.events:
             lines.append(f"    {event['numerator']} vs {event['denominator']}, class {event['class']}: counts "
-                         f"{event['hits'][0]} and {event['hits'][1]}, table epsilon {upward(event['table_epsilon'], 4)}, "
+                         f"{event['hits'][0]} and {event['hits'][1]}, "
+                         f"table epsilon {upward(event['table_epsilon'], 4)}, "
                          f"bound {downward(event['empirical_epsilon'])}")
         distribution = self.distribution
         lines.append(f"  distribution test (chi-square, {distribution['df']} df over {distribution['cells']} cells): "

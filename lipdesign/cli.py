@@ -442,7 +442,8 @@ def build_parser():
     parser = _Parser(prog="lipdesign", description="Design, verify and run local privacy mechanisms.")
     parser.add_argument("--version", action="version", version=f"lipdesign {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    command = commands.add_parser("design", help="design the optimal table for a JSON spec (default objective: the population histogram)")
+    command = commands.add_parser(
+        "design", help="design the optimal table for a JSON spec (default objective: the population histogram)")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")

@@ -281,7 +281,8 @@ class MixedTuple(Immutable):
 
     def truth(self, values):
         """Per attribute, the mean (numeric) or the frequencies (categorical)."""
-        return [float(column.mean()) if attribute == "numeric" else np.bincount(column, minlength=attribute) / column.size
+        return [float(column.mean()) if attribute == "numeric"
+                else np.bincount(column, minlength=attribute) / column.size
                 for column, attribute in zip(self.validate(values), self.attributes)]
 
     def names(self):

@@ -204,12 +204,12 @@ def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetition
     frequencies or normal numeric values otherwise). Each repetition perturbs the same users afresh, so the spread of
     the estimates is their variance given the users' values. ``level``: the confidence of the intervals whose
     coverage is counted (the estimate's own interval, ``Estimate.confidence_interval``, where every entry has a
-    standard error, else the normal interval with the closed-form sd). ``drift=True`` (categorical inputs, no ``values`` or ``truth`` given) also
-    runs a population at TV distance DRIFT from the default (``result.drifted``), where an estimator that shrinks
-    toward the prior shows its bias. Users get ids 0..n-1 where public randomness is keyed by user id. ``method``:
-    the estimation method (None: the mechanism's default). ``progress``: None, or a callable receiving
-    ``(done, total)`` after every repetition: the repetitions run so far and in all (``repetitions``, twice that
-    with the drifted population), so it is called exactly ``total`` times, the last with ``done == total``.
+    standard error, else the normal interval with the closed-form sd). ``drift=True`` (categorical inputs, no ``values``
+    or ``truth`` given) also runs a population at TV distance DRIFT from the default (``result.drifted``), where an
+    estimator that shrinks toward the prior shows its bias. Users get ids 0..n-1 where public randomness is keyed by
+    user id. ``method``: the estimation method (None: the mechanism's default). ``progress``: None, or a callable
+    receiving ``(done, total)`` after every repetition: the repetitions run so far and in all (``repetitions``, twice
+    that with the drifted population), so it is called exactly ``total`` times, the last with ``done == total``.
     """
     generator = as_generator(rng)
     repetitions = integer(repetitions, "repetitions", low=1, high=MAX_REPETITIONS)

@@ -122,7 +122,8 @@ centre = ld.Prior(counts / counts.sum(), labels=prior1.labels)
 bounded = run(centre, ld.LIP(1.0, prior_set=ball))
 plain = run(centre, ld.LIP(1.0))
 print(f"counts {counts.tolist()}, TV radius {ball.parameters['radius']:.4f}")
-print(f"n x sum Var: BP-LIP {bounded.mse:.3f}, plain LIP {plain.mse:.3f}, optimal LDP {plain.baselines['optimal LDP']:.3f}")
+print(f"n x sum Var: BP-LIP {bounded.mse:.3f}, plain LIP {plain.mse:.3f}, "
+      f"optimal LDP {plain.baselines['optimal LDP']:.3f}")
 print("worst LIP over the ball: BP-LIP", round(ld.verify(bounded, prior=ball).epsilon, 4),
       "| plain LIP", round(ld.verify(plain, prior=ball).epsilon, 4))"""),
     ("md", r"""## 5. A latent secret

@@ -98,7 +98,8 @@ rounding's at most $1/M^2$ (in every case computed here). Its worst case over $t
 $\varepsilon = 1$, $d = 1$, and it approaches half the textbook value as $d/\varepsilon$ grows (most reports
 are then clamped; 0.504 of it at $\varepsilon = 1$, $d = 64$). It also depends on $t$, and it is not affine
 in $t^2$."""),
-    ("code", r"""EPS_STAR = bisect(lambda e: (math.exp(e / 2) + 3) / (3 * (math.exp(e / 2) - 1) ** 2) - c_of(e) ** 2, 0.1, 2.0)
+    ("code", r"""EPS_STAR = bisect(lambda e: (math.exp(e / 2) + 3) / (3 * (math.exp(e / 2) - 1) ** 2) - c_of(e) ** 2,
+                  0.1, 2.0)
 
 
 def pm_variance(t, eps):
@@ -388,11 +389,10 @@ $d = 1$ to $d = 2$ at $\varepsilon = 2$ (at $d = 1$ its worst case 1.63 is below
 textbook's 2 is not) and from $d = 9$ to $d = 13$ at $\varepsilon = 8$. For the population of section 1 at
 $\varepsilon = 2$, $d = 1$ one bit is still the better of the two (1.49 against 1.58: both are below their
 worst cases, Laplace's by less), a gap too small for those measurements to resolve. Duchi matches
-HarmonyNumeric at $d = 1$ and is worse by a factor approaching $\pi/2$ as $d$ grows. PM and HM pay the factor $d$ of attribute sampling on the
-second moment $\mathrm{Var}_1 + t^2$, so at $|t| = 1$ their worst case is comparable to the one-bit
-mechanisms for $d > 1$. At $d = 1$: PM is worse than Duchi for small $\varepsilon$ and better above the
-dashed line; HM, whose variance does not depend on $t$ above $\varepsilon^*$, is the best of the three
-there."""),
+HarmonyNumeric at $d = 1$ and is worse by a factor approaching $\pi/2$ as $d$ grows. PM and HM pay the factor $d$ of
+attribute sampling on the second moment $\mathrm{Var}_1 + t^2$, so at $|t| = 1$ their worst case is comparable to the
+one-bit mechanisms for $d > 1$. At $d = 1$: PM is worse than Duchi for small $\varepsilon$ and better above the dashed
+line; HM, whose variance does not depend on $t$ above $\varepsilon^*$, is the best of the three there."""),
     ("md", r"""## 2. Frequency estimation error
 
 $n = 1000$ users with fixed values from a Zipf-like distribution ($f_v \propto 1/(v+1)$) over $k = 4$ and
@@ -465,7 +465,8 @@ for k in KS:
     signs = mechanism.signs.astype(float)
     inverse = np.diag(np.linalg.inv(signs.T @ signs / mechanism.m))
     print(f"k = {k}: diagonal of G^-1 (variance factor of the unbiased method) from {inverse.min():.4f} to "
-          f"{inverse.max():.4f}; largest cross-talk |Gf - f| = {np.abs(signs.T @ signs / mechanism.m @ f - f).max():.5f}")
+          f"{inverse.max():.4f}; largest cross-talk |Gf - f| = "
+          f"{np.abs(signs.T @ signs / mechanism.m @ f - f).max():.5f}")
 
 print("n * mean squared error over values: closed form, and empirical / closed +- 1 se")
 for k in KS:
@@ -658,10 +659,10 @@ entries, and $|G| = 101$ at $\varepsilon = 1$. At $n = 3000$ that leaves only $T
 is too few steps even without noise: the noise-free run's test MSE there is 0.0300, while least squares on
 the same 3000 rows gets 0.0101. From $n = 10\,000$ on every seed beats the constant predictor (checked in
 the last cell); at $n = 3000$ one logistic-regression seed does not, significantly (test accuracy 0.553
-against the majority class's 0.548). With enough steps ($n = 100\,000$, $\varepsilon \ge 1$) the noise-free run is within 0.3% of
-the least-squares or Bayes error (at $\varepsilon = 0.5$ its 278 steps leave the regression 10% above least
-squares), so there the gap that remains is the privacy noise. The titles give the error of the best
-constant prediction, for scale.
+against the majority class's 0.548). With enough steps ($n = 100\,000$, $\varepsilon \ge 1$) the noise-free run is
+within 0.3% of the least-squares or Bayes error (at $\varepsilon = 0.5$ its 278 steps leave the regression 10% above
+least squares), so there the gap that remains is the privacy noise. The titles give the error of the best constant
+prediction, for scale.
 
 The table's last three columns measure that gap in the loss being minimised (squared, logistic or hinge, on
 the test set) and compare it with the prediction from the report variance. *excess loss* is the LDP models'
@@ -689,8 +690,8 @@ $\varepsilon = 4$; checked in the last cell)."""),
 
 This cell fails if any of the facts above stops holding. Each group of statistical checks uses
 $z$ = `z_bound(number of checks in the group)`."""),
-    ("code", r"""# --- Section 1: the notebook's closed forms are the library's variance(), to rounding (the library uses
-# e^eps (1 - EXP_MARGIN), see lipdesign.mechanisms.sampling).
+    ("code", r"""# --- Section 1: the notebook's closed forms are the library's variance(), to rounding (the library
+# uses e^eps (1 - EXP_MARGIN), see lipdesign.mechanisms.sampling).
 for g in list(grid.values()) + list(worst.values()):
     assert abs(g["library"] / g["closed"] - 1) < 1e-9, g
 assert abs(EPS_STAR - 0.6094) < 5e-5, EPS_STAR  # docs/math.md §9

@@ -17,9 +17,9 @@ CELLS = [
     ("md", r"""# The LIP paper's evaluation on Adult: priors from the training split, reports from the test split
 
 The UCI Adult census data (Becker and Kohavi 1996, doi:10.24432/C5XW20, CC BY 4.0; the compact file
-`lipdesign.datasets.adult_path()`, and how it was derived, are described in `lipdesign/datasets/README.md`) has a training
-split (30,162 complete records) and a test split (15,060). As the LIP paper does, the prior of each attribute is
-taken from the training split; unlike a Bayesian evaluation, the reports here come from the **test** records, a
+`lipdesign.datasets.adult_path()`, and how it was derived, are described in `lipdesign/datasets/README.md`) has a
+training split (30,162 complete records) and a test split (15,060). As the LIP paper does, the prior of each attribute
+is taken from the training split; unlike a Bayesian evaluation, the reports here come from the **test** records, a
 population that differs from the prior, and the figure of merit is the error of the estimate the collector
 actually computes, on that population:
 
@@ -260,7 +260,8 @@ Each measured population error must agree with its theoretical value within t st
 the `REPETITIONS` repetitions, t the two-sided Student quantile (REPETITIONS - 1 degrees of freedom) that gives the
 whole group a false-alarm probability of at most 1e-5 (Bonferroni). Every designed table is exactly verified at
 its claim, and every design's certified bound is below its figure."""),
-    ("code", r"""checks = [(r["measured"], r["se"], r["theory"], f"{r['attribute']} eps {r['eps']:g} {r['family']}") for r in rows]
+    ("code", r"""checks = [(r["measured"], r["se"], r["theory"], f"{r['attribute']} eps {r['eps']:g} {r['family']}")
+          for r in rows]
 checks += [(measured, se, theory, f"secret eps {epsilon:g} {protects}")
            for epsilon, protects, measured, se, theory, *_ in secret_rows]
 z = stats.t.ppf(1 - ALPHA / (2 * len(checks)), REPETITIONS - 1)

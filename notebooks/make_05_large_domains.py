@@ -92,7 +92,8 @@ for k in results:
                    and "at 2" not in name)
     for name, value in sorted(table.items(), key=lambda item: item[1]):
         print(f"  {name:<42} {value:10.2f}   {value / table['LIP design (rr)']:5.2f}x the design")
-    print(f"  the design is {best_ldp / table['LIP design (rr)']:.2f}x below the best eps-LDP protocol at the same eps")"""),
+    print(f"  the design is {best_ldp / table['LIP design (rr)']:.2f}x below the best eps-LDP protocol "
+          "at the same eps")"""),
     ("code", r"""rng = np.random.default_rng(2026)
 for k in results:
     design, truth = results[k]["design"], results[k]["truth"]

@@ -85,7 +85,8 @@ def test_demo_writes_the_table_and_the_plot(tmp_path):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ({"prior": {"probabilities": [0.5, 0.6]}, "notion": {"kind": "LIP", "epsilon": 1}}, "prior sums to 1.1; it must sum to 1"),
+    ({"prior": {"probabilities": [0.5, 0.6]}, "notion": {"kind": "LIP", "epsilon": 1}},
+     "prior sums to 1.1; it must sum to 1"),
     ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LIP", "epsilon": 0}}, "notion/epsilon"),
     ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "DP", "epsilon": 1}}, "notion/kind"),
     ({"prior": {"probabilities": [0.5, 0.5]}}, "'notion' is a required property"),

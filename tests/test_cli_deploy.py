@@ -86,7 +86,8 @@ def test_dask_aggregate_equals_local(designed):
 
 
 def test_numeric_mechanism_reads_value_columns(tmp_path):
-    assert lipdesign("mechanism", "duchi", "--epsilon", 1, "-p", "d=2", "-o", "duchi.json", cwd=tmp_path).returncode == 0
+    assert lipdesign("mechanism", "duchi", "--epsilon", 1, "-p", "d=2", "-o", "duchi.json",
+                     cwd=tmp_path).returncode == 0
     rows = np.random.default_rng(0).uniform(-1, 1, size=(4000, 2))
     (tmp_path / "v.csv").write_text("value_0,value_1\n" + "".join(f"{a},{b}\n" for a, b in rows))
     assert lipdesign("perturb", "duchi.json", "v.csv", "-o", "r.parquet", "--seed", 3, cwd=tmp_path).returncode == 0

@@ -100,4 +100,5 @@ def test_compare_takes_local_hashing_buckets():
     comparison = ld.compare(zipf(6), ld.LIP(2.0), buckets=4)
     hashing = comparison.rows[2]
     assert hashing.mechanism.family == "table" and hashing.mechanism.provenance["buckets"] == 4
-    assert hashing.figure == pytest.approx(hashing.mechanism.mse) and "local hashing (g = 4, pool of 42)" in str(comparison)
+    assert (hashing.figure == pytest.approx(hashing.mechanism.mse)
+            and "local hashing (g = 4, pool of 42)" in str(comparison))

@@ -266,7 +266,8 @@ def test_bad_input(binary):
     cases = [
         (lambda: ld.compose([]), "^mechanisms is empty"),
         (lambda: ld.compose(GRR(1.0, 2)), "^mechanisms is GRR"),
-        (lambda: ld.compose([GRR(1.0, 3), GRR(1.0, 4)]), r"^mechanisms\[1\] takes 4 values and mechanisms\[0\] takes 3"),
+        (lambda: ld.compose([GRR(1.0, 3), GRR(1.0, 4)]),
+         r"^mechanisms\[1\] takes 4 values and mechanisms\[0\] takes 3"),
         (lambda: ld.compose([GRR(1.0, 2), np.eye(2)]), r"^mechanisms\[1\] is a ndarray; it must be an ld.Mechanism"),
         (lambda: ld.compose([GRR(1.0, 2)], notion="LIP"), "^prior is None and none of the mechanisms has a design"),
         (lambda: ld.compose([binary, other]), r"^prior is None and mechanisms\[0\] and mechanisms\[1\] have diff"),

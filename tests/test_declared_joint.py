@@ -82,7 +82,8 @@ def test_a_file_whose_declared_joint_breaks_the_claim_is_refused(tmp_path):
     stored = data["parameters"]["notion"]["secret"]["secret_prior"]
     breaking = [moved for moved in ([stored[0] + 1e-8, stored[1] - 1e-8], [stored[0] - 1e-8, stored[1] + 1e-8])
                 if _secret_ratio(mechanism.privacy_table(), secret.conditional,
-                                 _declared_marginal(moved, secret.conditional)) > Fraction(np.exp(0.5)) * (1 + Fraction(1, 10**12))]
+                                 _declared_marginal(moved, secret.conditional))
+                > Fraction(np.exp(0.5)) * (1 + Fraction(1, 10**12))]
     assert breaking, "one of the two edits must break the claim at the joint"
     data["parameters"]["notion"]["secret"]["secret_prior"] = breaking[0]
     data["fingerprint"] = content_fingerprint(data["family"], data["parameters"])

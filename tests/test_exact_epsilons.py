@@ -373,6 +373,7 @@ def test_compose_of_many_large_epsilon_designs_is_finite():
 
 
 @pytest.mark.parametrize("ratio", [Fraction(3**2000, 7**3), Fraction(2**1024), Fraction(2**1024 + 1, 1),
-                                   Fraction(3**5000, 2**6000), Fraction(10**400 + 7, 3), Fraction(2**3000, 2**1500 - 1)])
+                                   Fraction(3**5000, 2**6000), Fraction(10**400 + 7, 3),
+                                   Fraction(2**3000, 2**1500 - 1)])
 def test_log_upper_of_a_rational_beyond_the_double_range(ratio):
     check_printed(log_upper(ratio), ratio)

@@ -216,4 +216,5 @@ def test_every_family_of_ours_has_its_parameters_in_the_format_schema():
         parameters = json.loads(json.dumps(family_class(family).example().parameters()))
         jsonschema.validate(parameters, {**document, "$ref": f"#/$defs/parameters_{family}"})
         with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate({**parameters, "no such parameter": 1}, {**document, "$ref": f"#/$defs/parameters_{family}"})
+            jsonschema.validate({**parameters, "no such parameter": 1},
+                                {**document, "$ref": f"#/$defs/parameters_{family}"})

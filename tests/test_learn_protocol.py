@@ -196,7 +196,8 @@ def test_rounds_are_applied_once_in_order():
     first = next(iterator)
     with pytest.raises(ValidationError, match="round 1 was not updated"):
         next(iterator)
-    altered = Task(**{**{name: getattr(first, name) for name in first.__dataclass_fields__}, "model": (1.0,) * len(first.model)})
+    altered = Task(**{**{name: getattr(first, name) for name in first.__dataclass_fields__},
+                      "model": (1.0,) * len(first.model)})
     with pytest.raises(ValidationError, match="task is round 1; the trainer is at round 1"):
         trainer.update(altered, trainer.aggregate(_plus_one()))
     with pytest.raises(ValidationError, match="round 1 of 5 is not updated yet"):

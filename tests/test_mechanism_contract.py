@@ -111,7 +111,8 @@ class _StaleDeviceNumbers(mechanisms.GRR):
         return {"k": self.k, "alpha": float("nan")}
 
 
-@pytest.mark.parametrize("cls, message", [(_LyingVariance, "statistics"), (_IgnoresSeed, "perturbs differently|reproducible"),
+@pytest.mark.parametrize("cls, message", [(_LyingVariance, "statistics"),
+                                          (_IgnoresSeed, "perturbs differently|reproducible"),
                                           (_StaleEstimate, "aggregate"), (_SwappedAuditPlan, "audit plan: x=0 gave"),
                                           (_StaleDeviceNumbers, "device numbers: not JSON")])
 def test_the_conformance_suite_catches_broken_mechanisms(cls, message, monkeypatch):
@@ -137,8 +138,8 @@ def test_the_conformance_suite_reports_every_failing_check(monkeypatch):
 # ------------------------------------------------------------------------------------------------- registry
 def test_the_registry_holds_every_family_under_a_stable_id():
     assert registry.families() == ["class-lip", "duchi", "grr", "hadamard", "harmony-categorical", "harmony-mixed",
-                                   "harmony-numeric", "hashing", "hybrid", "laplace", "olh", "oue", "piecewise", "subset",
-                                   "subset-lip", "table", "unary"]
+                                   "harmony-numeric", "hashing", "hybrid", "laplace", "olh", "oue", "piecewise",
+                                   "subset", "subset-lip", "table", "unary"]
     for family in registry.families():
         assert registry.family_class(family).family == family
 
@@ -352,7 +353,8 @@ def test_the_old_module_names_still_work_for_one_release():
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
         "    import lipdesign as ld, lipdesign.harmony as harmony, lipdesign.runtime as runtime\n"
-        "assert [str(w.message).split(' is deprecated')[0] for w in caught] == ['lipdesign.harmony', 'lipdesign.runtime']\n"
+        "assert [str(w.message).split(' is deprecated')[0] for w in caught] == "
+        "['lipdesign.harmony', 'lipdesign.runtime']\n"
         "assert all(w.category is DeprecationWarning for w in caught)\n"
         "assert harmony.GRR is ld.mechanisms.GRR and harmony.Range is ld.Range\n"
         "assert harmony.LDPLinearRegression is ld.learn.LDPLinearRegression\n"

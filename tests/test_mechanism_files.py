@@ -44,7 +44,8 @@ MECHANISMS = [
     HarmonyCategorical(1.0, k=5, m=64, seed=3),
     HarmonyMixed(1.0, ["numeric", 4], m=32, seed=5),
 ]
-FINITE = {"Laplace", "Duchi", "HarmonyNumeric", "Piecewise", "Hybrid", "GRR", "OUE", "OLH", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed"}
+FINITE = {"Laplace", "Duchi", "HarmonyNumeric", "Piecewise", "Hybrid", "GRR", "OUE", "OLH", "HadamardResponse",
+          "HarmonyCategorical", "HarmonyMixed"}
 
 
 def v1_copy(name, tmp_path):
@@ -248,7 +249,8 @@ def test_the_one_bit_sampler_as_realised_in_floating_point_is_eps_ldp(epsilon):
     assert plus[1.0] / plus[-1.0] >= bound * (1 - 1e-9)  # and the mechanism does spend its epsilon
 
 
-PUBLIC_RANDOMNESS = {"HarmonyNumeric": ("harmony-numeric-public", HarmonyNumeric(2.0, d=5, coordinates="public", seed=17)),
+PUBLIC_RANDOMNESS = {"HarmonyNumeric": ("harmony-numeric-public",
+                                         HarmonyNumeric(2.0, d=5, coordinates="public", seed=17)),
                      "HarmonyCategorical": ("harmony-categorical", HarmonyCategorical(1.0, k=5, m=64, seed=3)),
                      "HarmonyMixed": ("harmony-mixed", HarmonyMixed(1.0, ["numeric", 4], m=32, seed=5))}
 SEED_CHANGES = (lambda p: p.pop("seed"), lambda p: p.update(seed=None))

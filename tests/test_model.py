@@ -78,7 +78,8 @@ def test_dag_with_a_bad_cpt_is_refused():
     graph.add_node("G", states=2, cpt=[0.5, 0.4])
     graph.add_node("X", states=2, cpt=[[0.5, 0.5], [0.5, 0.5]])
     graph.add_edge("G", "X")
-    with pytest.raises(ld.ValidationError, match=r"node 'G' cpt\[\] sums to 0.9 with smallest entry 0.4; cpt entries must be >= 0 and sum to 1"):
+    with pytest.raises(ld.ValidationError, match=r"node 'G' cpt\[\] sums to 0.9 with smallest entry 0.4; "
+                                                 r"cpt entries must be >= 0 and sum to 1"):
         ld.SecretModel.from_dag(graph, "G", "X")
 
 

@@ -852,7 +852,8 @@ def test_malformed_harmony_reports():
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("coordinate", 0.9, r"reports\['coordinate'\] has dtype float64; every field of the reports must be a scalar integer"),
+    ("coordinate", 0.9,
+     r"reports\['coordinate'\] has dtype float64; every field of the reports must be a scalar integer"),
     ("coordinate", np.nan, r"reports\['coordinate'\] has dtype float64"),
     ("sign", 1.5, r"reports\['sign'\] has dtype float64; every field of the reports must be a scalar integer"),
     ("sign", True, r"reports\['sign'\] has dtype bool; every field of the reports must be a scalar integer"),
@@ -888,7 +889,8 @@ def test_harmony_reports_need_exactly_its_fields():
     unsigned = np.zeros(reports.size, dtype=[("coordinate", "<u8"), ("sign", "<u8")])
     unsigned["coordinate"], unsigned["sign"] = reports["coordinate"], 1
     unsigned["sign"][1] = np.iinfo(np.uint64).max
-    with pytest.raises(ValidationError, match=r"reports\['sign'\]\[1\] is 18446744073709551615; every sign must be -1 or \+1"):
+    with pytest.raises(ValidationError,
+                       match=r"reports\['sign'\]\[1\] is 18446744073709551615; every sign must be -1 or \+1"):
         mechanism.estimate(unsigned)
 
 

@@ -108,7 +108,8 @@ def random_problems():
 
 
 @pytest.mark.parametrize("problem", random_problems(),
-                         ids=lambda problem: f"{problem[0]}-k{len(problem[1])}-{'mean' if problem[4] is not None else 'f'}")
+                         ids=lambda problem: (f"{problem[0]}-k{len(problem[1])}-"
+                                              f"{'mean' if problem[4] is not None else 'f'}"))
 def test_the_design_matches_an_independent_solver_and_its_bounds_are_valid(problem):
     _, prior, notion, vertices, values = problem
     objective = ld.Frequencies() if values is None else ld.Mean(values)

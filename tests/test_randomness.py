@@ -63,7 +63,8 @@ def test_plain_chacha20_matches_the_rfc_8439_block_vector():
     assert words.astype("<u8").tobytes() == expected
 
 
-@pytest.mark.parametrize("key", [0, 1, 2**256 - 1, 0x0123456789ABCDEF_FEDCBA9876543210_0F1E2D3C4B5A6978_8796A5B4C3D2E1F0])
+@pytest.mark.parametrize("key", [0, 1, 2**256 - 1,
+                                 0x0123456789ABCDEF_FEDCBA9876543210_0F1E2D3C4B5A6978_8796A5B4C3D2E1F0])
 def test_secure_generator_is_chacha20_under_its_key(key):
     generator = secure_generator(key)
     assert isinstance(generator.bit_generator, ChaCha)

@@ -65,7 +65,8 @@ def output_index(mechanism, reports, outputs):
 
 
 CASES = [SubsetSelection(1.0, 5, 2), SubsetSelection(0.4, 6, 3), SubsetSelection(2.0, 4, 3),
-         SubsetLIP(1.0, 5), SubsetLIP(0.5, 6, 2), SubsetLIP(2.0, 4, 0), SubsetLIP(0.3, 5, 2), SubsetLIP(1.0, 2), SubsetLIP(3.0, 3)]
+         SubsetLIP(1.0, 5), SubsetLIP(0.5, 6, 2), SubsetLIP(2.0, 4, 0), SubsetLIP(0.3, 5, 2), SubsetLIP(1.0, 2),
+         SubsetLIP(3.0, 3)]
 
 
 @pytest.mark.parametrize("mechanism", CASES, ids=repr)

@@ -54,7 +54,8 @@ def test_empirical_mse_matches_theory_within_the_confidence_interval():
     cases = [
         ld.design(ld.Prior([0.2, 0.3, 0.5]), ld.LIP(2.0), ld.BayesHistogram()),
         ld.design(ld.Prior([0.1, 0.2, 0.3, 0.4]), ld.LDP(1.0), ld.BayesSum([0, 1, 2, 3])),
-        ld.design(ld.Prior([0.35, 0.3, 0.35]), ld.LIP(0.5, secret=ld.SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]])), ld.BayesHistogram()),
+        ld.design(ld.Prior([0.35, 0.3, 0.35]), ld.LIP(0.5, secret=ld.SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]])),
+                  ld.BayesHistogram()),
     ]
     for seed, mechanism in enumerate(cases):
         errors = per_user_mmse_errors(mechanism, 200_000, seed)

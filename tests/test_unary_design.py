@@ -361,7 +361,8 @@ def _secret_example(k=5, m=3, seed=0):
 
 
 def brute_force_secret_epsilon(a, b, prior, conditional):
-    """LIP of the latent secret by listing all 2^k reports: Pr[G = g | y]/Pr[G = g] = T[g] . Pr[y | .] / P . Pr[y | .]."""
+    """LIP of the latent secret by listing all 2^k reports:
+    Pr[G = g | y]/Pr[G = g] = T[g] . Pr[y | .] / P . Pr[y | .]."""
     k, worst = len(a), 0.0
     for report in itertools.product((0, 1), repeat=k):
         y = np.array(report, dtype=bool)
@@ -455,7 +456,8 @@ def _binary_mmse(prior, a, b):
 def test_the_bayesian_design_degenerates_to_one_bit_on_a_skewed_prior():
     """Zipf(1.1), k = 8, eps = 1 (docs/math.md §7.1): the best found design under the posterior-mean objective keeps
     one informative bit, for the mode; its figure is the joint posterior mean's MSE (listing all 2^8 reports), above
-    the §10 bound and the optimal RR table; its per-bit MMSE is the recorded objective; there is no unbiased estimate."""
+    the §10 bound and the optimal RR table; its per-bit MMSE is the recorded objective; there is no unbiased
+    estimate."""
     prior = zipf(8)
     mechanism = ld.design(prior, ld.LIP(1.0), ld.BayesHistogram(), family="unary")
     a, b = mechanism.bit_probabilities

@@ -62,7 +62,8 @@ def test_exact_mode_catches_what_floating_point_forgives():
     table[0, 1] = 1 / (1 + math.exp(epsilon))
     table[0, 0] = 1 - table[0, 1]
     table[1] = table[0, ::-1]
-    ratio = (Fraction(table[0, 0]) / sum(map(Fraction, table[0]))) / (Fraction(table[1, 0]) / sum(map(Fraction, table[1])))
+    ratio = ((Fraction(table[0, 0]) / sum(map(Fraction, table[0])))
+             / (Fraction(table[1, 0]) / sum(map(Fraction, table[1]))))
     bumped = table.copy()
     bumped[0, 0] = math.nextafter(math.nextafter(table[0, 0], 2), 2)
     bumped[0, 1] = 1 - bumped[0, 0]
@@ -94,7 +95,8 @@ def test_exact_mode_reads_rows_as_the_distributions_a_perturber_samples():
 def test_exp_bounds_bracket_and_log_upper_rounds_up():
     for epsilon in (1e-6, 0.5, 1.0, 7.0):
         low, high = exp_bounds(epsilon)
-        assert low < high and float(low) <= math.exp(epsilon) * (1 + 1e-15) and float(high) >= math.exp(epsilon) * (1 - 1e-15)
+        assert (low < high and float(low) <= math.exp(epsilon) * (1 + 1e-15)
+                and float(high) >= math.exp(epsilon) * (1 - 1e-15))
         assert (high - low) / low < Fraction(1, 10**40)
     for ratio in (Fraction(3, 2), Fraction(10**20 + 1, 10**20), Fraction(7)):
         assert log_upper(ratio) >= math.log(float(ratio))

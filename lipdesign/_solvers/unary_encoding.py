@@ -78,7 +78,8 @@ def bit_probabilities(alpha, beta):
 
 class _ValueRows:
     """The LIP rows of G = X (docs/math.md §7.1): at each x, a local part in (alpha_x, beta_x) plus a part shared by
-    every row, e P . beta (upper side) or P . alpha (lower side). 2k rows whose Hessian is block-diagonal plus rank 4."""
+    every row, e P . beta (upper side) or P . alpha (lower side). 2k rows whose Hessian is block-diagonal plus
+    rank 4."""
 
     def __init__(self, prior, e):
         self.prior, self.e = prior, e
@@ -351,8 +352,8 @@ def _block_solver(h_aa, h_bb, h_ab):
 
 
 def per_bit_mmse(alpha, beta, prior):
-    """sum_j of the MSE of E[B_j | Y_j] (docs/math.md §7.1): P(1-P) - P^2 (1-P)^2 alpha beta / ((1 + P alpha)(1 - P beta))
-    per bit; alpha = beta = 0 is an uninformative bit (a = b)."""
+    """sum_j of the MSE of E[B_j | Y_j] (docs/math.md §7.1): P(1-P) - P^2 (1-P)^2 alpha beta /
+    ((1 + P alpha)(1 - P beta)) per bit; alpha = beta = 0 is an uninformative bit (a = b)."""
     q = prior * (1 - prior)
     return float(np.sum(q - q**2 * alpha * beta / ((1 + prior * alpha) * (1 - prior * beta))))
 

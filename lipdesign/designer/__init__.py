@@ -1,13 +1,14 @@
 """Design: the optimal mechanism for a prior, a notion and an objective (docs/math.md §5-§7, §10-§12).
 
 The modules, by what they compute: ``design`` validates a problem and dispatches it to its family's designer
-(``rr`` for randomized-response tables, ``unary_encoding``, ``local_hashing``); ``compare`` sets every family side by side;
-``bounds`` holds the lower bounds valid for every mechanism of a notion; ``weights`` the weight problems over given
-columns (criterion, column-generation loop, the pricer over enumerated rays); ``columns`` column generation over a
+(``rr`` for randomized-response tables, ``unary_encoding``, ``local_hashing``); ``compare`` sets every family side by
+side; ``bounds`` holds the lower bounds valid for every mechanism of a notion; ``weights`` the weight problems over
+given columns (criterion, column-generation loop, the pricer over enumerated rays); ``columns`` column generation over a
 notion's slice (pricing, seeds, stopping); ``baselines`` the figures of the fixed protocols beside a design; ``rays``
 the extreme-ray builders; ``repair`` the exact repair of the stored numbers. Closed forms are plain functions of
 arrays in ``lipdesign.mechanisms.closed_forms`` (the mechanisms build their numbers from them); the numerical
-back-ends are in the private ``lipdesign._solvers``, which knows no privacy words. Needs scipy (HiGHS) and, for the bounds and the fallback solver, cvxpy (Clarabel).
+back-ends are in the private ``lipdesign._solvers``, which knows no privacy words. Needs scipy (HiGHS) and, for the
+bounds and the fallback solver, cvxpy (Clarabel).
 """
 
 from lipdesign.designer.baselines import fixed_protocols, subset_selection_variance

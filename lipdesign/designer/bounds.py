@@ -171,7 +171,8 @@ def relaxation_dual_bound(prior, notion, objective):
     skewed priors by 5.5 % at k = 64 and 1.2 % at k = 1024 (Zipf(1.1), eps = 1) and never falls below it (s = 0 is
     the per-bin bound)."""
     p = prior.probabilities
-    if objective.kind != "frequencies" or getattr(notion, "secret", None) is not None or prior.k > MAX_RELAXATION_DUAL_K:
+    if (objective.kind != "frequencies" or getattr(notion, "secret", None) is not None
+            or prior.k > MAX_RELAXATION_DUAL_K):
         return None
     if (p <= 0).any():
         return None

@@ -119,7 +119,8 @@ def class_symmetric_design(prior, epsilon, *, progress=None, time_limit=None):
     for c in range(layout.m):
         members = np.flatnonzero(classes == c)
         halves[c, members[:max(1, members.size // 2)]] = 1.0
-    starts = np.concatenate([indicator * p, (1.0 - indicator) * p, halves * p, rng.random((RANDOM_STARTS, prior.k)) * p])
+    starts = np.concatenate([indicator * p, (1.0 - indicator) * p, halves * p,
+                             rng.random((RANDOM_STARTS, prior.k)) * p])
     specs, start = {}, time.perf_counter()
 
     def add(points):

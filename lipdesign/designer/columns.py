@@ -9,8 +9,9 @@ and LDP, a warm-started HiGHS simplex over the polytope of a latent secret or a 
 columns start from designs that are already good and feasible (GRR, subset selection, the per-bin test columns of
 the bound, the one-value columns), so the result is never worse than the best combination of them (up to the
 barrier's tolerance). Rounds stop when the figure is within ``target_gap`` of the best certified lower bound, when it
-stalls, when pricing finds nothing better, or when ``max_rounds`` have run; the gap is reported either way. Pricing is a heuristic here, so the equivalence-theorem dual bound over the
-columns found is not a certificate and is not reported as one.
+stalls, when pricing finds nothing better, or when ``max_rounds`` have run; the gap is reported either way. Pricing
+is a heuristic here, so the equivalence-theorem dual bound over the columns found is not a certificate and is not
+reported as one.
 """
 
 import itertools

@@ -72,13 +72,14 @@ class Comparison:
                 lines.append(f"{name:<46} {'-':>10} {'':>8} {'':>7} {'':>5} {row.seconds:8.2f}  {row.note}")
                 continue
             ratio = f"{row.figure / best.figure:7.2f}x" if best.figure > 0 else ("1.00x" if row.figure == 0 else "inf")
-            gap = "" if self.bound is None or row.figure == 0 else f"{max(0.0, (row.figure - self.bound) / row.figure):7.1%}"
+            gap = ("" if self.bound is None or row.figure == 0
+                   else f"{max(0.0, (row.figure - self.bound) / row.figure):7.1%}")
             bits = "" if row.report_bits is None else str(row.report_bits)
             lines.append(f"{name:<46} {row.figure:10.4g} {ratio:>8} {gap:>7} {bits:>5} {row.seconds:8.2f}  "
                          f"{row.client_cost}" + (f"; {row.note}" if row.note else ""))
         if self.bound is not None:
-            lines.append(f"gap: to {self.bound:.6g}, a lower bound over every {self.notion.kind} eps={self.notion.epsilon:g} "
-                         f"mechanism ({self.bound_name})")
+            lines.append(f"gap: to {self.bound:.6g}, a lower bound over every {self.notion.kind} "
+                         f"eps={self.notion.epsilon:g} mechanism ({self.bound_name})")
         if isinstance(self.notion, LIP) and self.notion.secret is not None:
             lines.append("eps-LIP holds for the latent secret at the design prior; X itself may be released more "
                          "freely (docs/math.md §2); every row here has the same guarantee")
@@ -120,10 +121,10 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
     for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
     §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
     ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``buckets`` is local hashing's
-    g (3..8: the pooled design); ``method``, ``target_gap``, ``max_rounds`` and ``time_limit`` choose how the randomized-response
-    table is designed (exactly, or by column generation past enumeration: docs/math.md §12). ``progress`` receives
-    a line per family (a ``ProgressLine`` of phase "compare": the families done before it, of all), and the design's
-    own lines."""
+    g (3..8: the pooled design); ``method``, ``target_gap``, ``max_rounds`` and ``time_limit`` choose how the
+    randomized-response table is designed (exactly, or by column generation past enumeration: docs/math.md §12).
+    ``progress`` receives a line per family (a ``ProgressLine`` of phase "compare": the families done before it, of
+    all), and the design's own lines."""
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
     families = tuple(families)
@@ -144,7 +145,8 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
         except ValidationError as error:
             if family == "rr":
                 raise  # the inputs themselves are wrong: say so, as ld.design does
-            rows.append(Row(family, None, None, None, None, "", time.perf_counter() - start, f"does not apply: {error}"))
+            rows.append(Row(family, None, None, None, None, "", time.perf_counter() - start,
+                            f"does not apply: {error}"))
             continue
         except LipdesignError as error:
             rows.append(Row(family, None, None, None, None, "", time.perf_counter() - start, f"not designed: {error}"))
@@ -163,7 +165,8 @@ def _note(mechanism):
 
 def _common_bound(prior, notion, objective, rows):
     """The best bound valid for every mechanism of the notion: the per-bin bound or the relaxation dual
-    (docs/math.md §11; §10's per-bin bound for the posterior mean), or the RR table's certified bound, which §7.3 makes valid for every finite-output mechanism."""
+    (docs/math.md §11; §10's per-bin bound for the posterior mean), or the RR table's certified bound, which §7.3
+    makes valid for every finite-output mechanism."""
     candidates = {}
     plain = getattr(notion, "secret", None) is None
     if objective.kind == "frequencies" and plain:

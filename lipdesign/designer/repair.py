@@ -21,8 +21,9 @@ REPAIR_ATTEMPTS = 60
 
 def polished(weights, rays):
     """The weights moved by the least change (minimum-norm least squares, relative to each weight when there are more
-    columns than rows) that makes the columns w_r r sum to exactly 1 in every row (solvers meet the row sums only to ~1e-9), so that normalising the rows barely moves the columns
-    off their rays; the given weights if that turns one negative or does not reduce the error."""
+    columns than rows) that makes the columns w_r r sum to exactly 1 in every row (solvers meet the row sums only to
+    ~1e-9), so that normalising the rows barely moves the columns off their rays; the given weights if that turns one
+    negative or does not reduce the error."""
     if len(weights) <= rays.shape[1]:  # at most k columns (the MMSE basis): the least-squares solution is unique
         moved = np.linalg.lstsq(rays.T, np.ones(rays.shape[1]), rcond=None)[0]
     else:  # more columns than rows (an A-optimal support): the least relative change w (1 + d) of the solver's

@@ -56,7 +56,8 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
     past ``max_rays``), "columns" (column generation), "classes" (class-symmetric, docs/math.md §11) or "auto"
     (exact where it fits)."""
     plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
-    matching = prior_matching_channel(prior.probabilities, notion.epsilon) if plain_lip and objective.population else None
+    matching = (prior_matching_channel(prior.probabilities, notion.epsilon)
+                if plain_lip and objective.population else None)
     uniform = objective.kind == "frequencies" and prior.k > 2 and np.ptp(prior.probabilities) == 0
     if uniform and matching is None and (plain_lip or isinstance(notion, LDP)):
         return _orbit_design(prior, notion, baselines)

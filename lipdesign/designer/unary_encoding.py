@@ -1,6 +1,7 @@
 """Unary encoding designed for a prior (docs/math.md §7.1): under eps-LIP (for X, a latent secret or a prior set) the
-convex program of ``_solvers.unary_encoding`` for the unbiased estimate of the population histogram, or the Bayesian design
-for its posterior mean; under eps-LDP the symmetric design; each with its certificate and the baselines beside it."""
+convex program of ``_solvers.unary_encoding`` for the unbiased estimate of the population histogram, or the Bayesian
+design for its posterior mean; under eps-LDP the symmetric design; each with its certificate and the baselines beside
+it."""
 
 import math
 
@@ -61,8 +62,8 @@ TRY_INSTEAD = ("try a larger epsilon, a smaller prior set (a narrower box or TV 
 
 
 def _barrier_design(p, epsilon, conditional=None, vertices=None):
-    """_solvers.unary_encoding.design_unary at the first of BARRIER_TOLERANCES whose Newton steps all solve; SolverError (with
-    what to try) if none does."""
+    """_solvers.unary_encoding.design_unary at the first of BARRIER_TOLERANCES whose Newton steps all solve;
+    SolverError (with what to try) if none does."""
     failure = None
     for tolerance in BARRIER_TOLERANCES:
         try:

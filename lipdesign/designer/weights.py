@@ -196,11 +196,11 @@ def column_generation(columns, criterion, pricer, *, max_rounds=RAY_ROUNDS, tole
     """(columns, weights, multipliers, solver, rounds, ended): the restricted weight problem solved on
     ``columns``, priced by ``pricer`` (``RayPricer`` or a slice's), and the best candidates added, until no candidate
     would improve the design (``ended`` "converged"), ``done(value)`` returns a reason to stop (``ended`` that
-    reason), or ``max_rounds`` rounds have run (``ended`` "budget"). The columns that carry weight stay, all of them for a c-optimal design (whose optimum may need
-    tiny weights; dropping them made the rounds cycle), so the restricted optimum only improves; the last optimum is
-    a feasible start of the next round. ``progress(round, columns, value)`` hears about each round; A-optimal
-    columns whose weight is below ``keep_floor`` times the largest leave the restricted problem, and so do the
-    lightest past ``max_columns`` (None: no cap)."""
+    reason), or ``max_rounds`` rounds have run (``ended`` "budget"). The columns that carry weight stay, all of them for
+    a c-optimal design (whose optimum may need tiny weights; dropping them made the rounds cycle), so the restricted
+    optimum only improves; the last optimum is a feasible start of the next round. ``progress(round, columns, value)``
+    hears about each round; A-optimal columns whose weight is below ``keep_floor`` times the largest leave the
+    restricted problem, and so do the lightest past ``max_columns`` (None: no cap)."""
     k = columns.shape[1]
     previous, ended = None, "budget"
     for rounds in range(1, max_rounds + 1):

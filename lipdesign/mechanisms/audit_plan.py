@@ -28,7 +28,8 @@ def index_plan(mechanism, classify, class_names=None):
     class; ``classify`` maps a report to its column."""
     k, table = mechanism.prior.k, np.asarray(mechanism.privacy_table(), dtype=float)
     names = class_names or [f"y={y}" for y in range(table.shape[1])]
-    return AuditPlan(np.arange(k), table, classify, [f"x={label}" for label in mechanism.prior.labels], names, np.eye(k))
+    return AuditPlan(np.arange(k), table, classify, [f"x={label}" for label in mechanism.prior.labels], names,
+                     np.eye(k))
 
 
 def sign_plan(inputs, row_classes, one_bit):

@@ -15,7 +15,8 @@ A mechanism is an immutable object built in one step. It has
 - ``variance(frequencies=None, n=1, *, method=None)`` and ``expected_estimate(frequencies=None, n=1, *, method=None)``:
   for a categorical input domain, at the true frequencies (default: the ``prior`` of a mechanism that has one,
   the design prior of every designed family; the uniform distribution otherwise) of ``n`` users (default 1: the
-  per-user variance), given their values (docs/math.md §8, §11); for a numeric domain the first argument is the users' values, on which the variance depends;
+  per-user variance), given their values (docs/math.md §8, §11); for a numeric domain the first argument is the
+  users' values, on which the variance depends;
 - ``term_moments(aggregate)`` (numeric families, optional): (sum Y, sum Y^2, users) per entry of the estimate, a mean
   of independent per-user terms Y, from which ``estimate`` gives sample-variance standard errors (docs/math.md
   §15);
@@ -197,7 +198,8 @@ class Mechanism(Immutable):
     def summary(self):
         """What the mechanism is and what it guarantees, as printed by the CLI (designed families say more)."""
         if not self.finite:
-            return f"{self!r}\ncontinuous output space, no finite table to verify; guarantee: {self.guarantee.summary()}"
+            return (f"{self!r}\ncontinuous output space, no finite table to verify; "
+                    f"guarantee: {self.guarantee.summary()}")
         return f"{self!r}\n{self.verify().summary()}"
 
     def verified_epsilons(self):
@@ -240,7 +242,8 @@ class Mechanism(Immutable):
 
     def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None):
         """E[estimate] at the true ``frequencies`` (categorical; None: as for ``variance``) or the users' values
-        (numeric): the truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on it)."""
+        (numeric): the truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on
+        it)."""
         population, _ = self._population(frequencies, n)
         return self._expected(population, self._method(method), self._user_ids(user_ids))
 

@@ -274,7 +274,8 @@ class ClassSymmetricLIP(SubsetFamily):
     def parameters(self):
         return {"epsilon": self.epsilon, "classes": list(self.classes), "probabilities": list(self.probabilities),
                 "orbits": [{"weight": o["weight"], "free": o["free"], "high": list(o["high"])} for o in self.orbits],
-                "labels": self.labels, "level_epsilon": None if self.level_epsilon == self.epsilon else self.level_epsilon,
+                "labels": self.labels,
+                "level_epsilon": None if self.level_epsilon == self.epsilon else self.level_epsilon,
                 "prior": None if self.claim_prior is None else list(self.claim_prior)}
 
     def certificate_at(self, prior):
@@ -410,7 +411,8 @@ class ClassSymmetricLIP(SubsetFamily):
         return {"k": self.k, "classes": list(self.classes),
                 "thresholds": [draw[0].tolist() for draw in self._draws],
                 "case_ends": [draw[1].tolist() for draw in self._draws],
-                "free": [orbit["free"] for orbit in self.orbits], "high": [list(orbit["high"]) for orbit in self.orbits]}
+                "free": [orbit["free"] for orbit in self.orbits],
+                "high": [list(orbit["high"]) for orbit in self.orbits]}
 
     # -- reports ----------------------------------------------------------------------------------------------
     def _members(self):
@@ -424,7 +426,8 @@ class ClassSymmetricLIP(SubsetFamily):
 
     def _perturb_block(self, values, rng):
         """The draws of the module docstring, in this order for the whole block: the orbit uniforms, the case
-        uniforms, then orbit by orbit (those drawn) the free values and class by class the values at e^eps (docs/runtime.md §6)."""
+        uniforms, then orbit by orbit (those drawn) the free values and class by class the values at e^eps
+        (docs/runtime.md §6)."""
         n, k = values.size, self.k
         own = self._class_of[values]
         members = self._members()

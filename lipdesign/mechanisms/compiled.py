@@ -67,7 +67,8 @@ def add_columns(words, out):
         for bit in range(64):
             shift = np.uint64(bit)
             column = ((ones[w] >> shift) & np.uint64(1)) + np.uint64(2) * ((twos[w] >> shift) & np.uint64(1)) \
-                + np.uint64(4) * ((fours[w] >> shift) & np.uint64(1)) + np.uint64(8) * ((eights[w] >> shift) & np.uint64(1))
+                + np.uint64(4) * ((fours[w] >> shift) & np.uint64(1)) \
+                + np.uint64(8) * ((eights[w] >> shift) & np.uint64(1))
             for r in range(row, n):
                 column += (words[r, w] >> shift) & np.uint64(1)
             out[64 * w + bit] += column

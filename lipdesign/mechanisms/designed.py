@@ -111,8 +111,8 @@ class DesignedMechanism(Mechanism):
         try:  # a ball's vertices are listed, which limits k (PriorSet's vertex budget)
             worst = verify(self, prior=PriorSet.tv_ball(self.prior.probabilities, SUMMARY_DRIFT)).epsilon
         except ValidationError:
-            return [f"  at another prior LIP may be larger (never above the LDP level {upward(self.epsilons['LDP'], 4)})"
-                    ": ld.verify(mech, prior=...) computes it exactly"]
+            return [f"  at another prior LIP may be larger (never above the LDP level "
+                    f"{upward(self.epsilons['LDP'], 4)}): ld.verify(mech, prior=...) computes it exactly"]
         secret = getattr(self.notion, "secret", None)
         return drift_lines("the secret" if secret is not None else "X", SUMMARY_DRIFT, worst, self.epsilon,
                            self.epsilons["LDP"])
@@ -144,7 +144,8 @@ def notion_lines(notion, epsilons):
 
 def labelled_epsilons(epsilons, notion, show):
     """``name value, ...`` of a designed mechanism's verified ``epsilons``, each named by the variable it protects
-    (the claim is the secret's under a latent secret, X's otherwise; LDP always protects X); ``show`` formats a value."""
+    (the claim is the secret's under a latent secret, X's otherwise; LDP always protects X); ``show`` formats a
+    value."""
     protected = "X" if getattr(notion, "secret", None) is None else "the secret"
     names = {"claimed": f"{notion.kind} for {protected} (claimed)", "LDP": "LDP for X"}
     shown = {names.get(name, name): value for name, value in epsilons.items()}
@@ -158,7 +159,8 @@ def drift_lines(protected, drift, worst, epsilon, ldp):
     or "the secret") over that ball, exactly verified, and a warning when it reaches twice the designed ``epsilon``
     (docs/math.md §2: LIP rests on the prior; ``ldp`` is X's LDP level, above every prior's LIP)."""
     lines = [f"  if X's prior is off by up to TV {drift:g} from the design prior: LIP for {protected} at worst "
-             + f"{upward(worst, 4)} (never above X's LDP level {upward(ldp, 4)}); ld.verify(mech, prior=...) for others"]
+             + f"{upward(worst, 4)} (never above X's LDP level {upward(ldp, 4)}); "
+             "ld.verify(mech, prior=...) for others"]
     if worst >= 2 * epsilon:
         lines.append(f"  WARNING: LIP for {protected} jumps from {epsilon:g} to {upward(worst, 4)} if X's prior is off "
                      f"by TV {drift:g}: the guarantee holds at the design prior; to hold it near there, design over a "

@@ -3,8 +3,8 @@
 An ``Estimate`` behaves as the numpy array of its values (``np.asarray(est)``, arithmetic, indexing), and also
 carries ``standard_errors``, ``n``, ``method`` and ``confidence_interval(level)``; the estimate of a mixed tuple
 (Harmony's mixed mechanism) is one flat vector whose ``attribute(j)`` gives attribute j's mean or frequencies.
-Families whose estimator has its own errors build it themselves; ``with_standard_errors`` gives the others theirs. Numpy only (the normal quantile
-of an interval is scipy's, imported when an interval is asked for).
+Families whose estimator has its own errors build it themselves; ``with_standard_errors`` gives the others theirs. Numpy
+only (the normal quantile of an interval is scipy's, imported when an interval is asked for).
 """
 
 import numpy as np

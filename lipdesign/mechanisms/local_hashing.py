@@ -361,7 +361,8 @@ class LocalHashing(DesignedMechanism):
                 odds = likelihood / prior_chance[:, None]
                 block_t2 += chance[:, None] * t * t
                 posterior2 += self._by_value(in_zero, chance[:, None] * odds**2)
-                risk += prior_chance * (zero_squares * odds[:, 0] ** 2 + (squares.sum() - zero_squares) * odds[:, 1] ** 2)
+                risk += prior_chance * (zero_squares * odds[:, 0] ** 2
+                                        + (squares.sum() - zero_squares) * odds[:, 1] ** 2)
                 pair += likelihood[:, :, None] * odds[:, None, :]
             t2 += self._by_value(in_zero, block_t2)
             zeros = in_zero.sum(axis=1)

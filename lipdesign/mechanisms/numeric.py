@@ -385,7 +385,8 @@ class Duchi(NumericReports):
             return np.select([balance > 0, balance < 0], [0, 1], 2)
 
         table = self.privacy_table()
-        return AuditPlan(extremes(d), table, classify, ["t=+1", "t=-1"], ["s.1 > 0", "s.1 < 0", "s.1 = 0"][:table.shape[1]])
+        return AuditPlan(extremes(d), table, classify, ["t=+1", "t=-1"],
+                         ["s.1 > 0", "s.1 < 0", "s.1 = 0"][:table.shape[1]])
 
     def device_numbers(self):
         """docs/runtime.md §8."""

@@ -76,7 +76,8 @@ class OLH(PureProtocol):
       the idealised q = 1/g is not). Aggregating costs O(n k): every report is tested against every value
       (compiled, on every core, when numba is installed).
     - ``pool=S``: a public pool of S hashes (a_s, b_s), derived from the public ``seed`` (``pool_members``; None
-      draws one, again while the pool is singular, up to ``SEED_DRAWS`` times); the user draws s uniform in [0, S) and reports (s, y), structured [("s", "<i4"), ("y", "<i4")].
+      draws one, again while the pool is singular, up to ``SEED_DRAWS`` times); the user draws s uniform in [0, S)
+      and reports (s, y), structured [("s", "<i4"), ("y", "<i4")].
       Aggregation is a bincount over (s, y) and one pass over the S x k hash values, O(n + S k); the estimate
       solves with the pool's exact collision matrix C[v, w] = #{s: h_s(v) = h_s(w)} / S (docs/math.md §8.4), so it
       is unbiased for the pool actually used, and ``variance`` is its exact variance. C is built, in O(S k^2), and

@@ -171,8 +171,8 @@ class HarmonyCategorical(Mechanism):
         """Harmony's categorical self: inputs 0 and 1; classes (row class of the public signs of 0 and 1, sign)."""
         classes, frequencies = row_classes(self.signs)
         inputs, table, names = sign_plan(np.array([0, 1]), frequencies[None], one_bit_table(self.exp_epsilon))
-        return AuditPlan(inputs, table, lambda reports: 2 * classes[reports["row"]] + (reports["sign"] < 0), ["x=0", "x=1"],
-                     names)
+        return AuditPlan(inputs, table, lambda reports: 2 * classes[reports["row"]] + (reports["sign"] < 0),
+                         ["x=0", "x=1"], names)
 
     def projection_numbers(self):
         """The projection's shape and its signs as the 64-bit words of ``projection_signs``, 16 hex digits each

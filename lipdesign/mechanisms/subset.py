@@ -539,7 +539,8 @@ class SubsetLIP(SubsetFamily):
                  f"value{'' if self.j == 1 else 's'} at e^eps, {self.k - 1 - self.j} at e^-eps (docs/math.md §11)",
                  f"  guarantee (exactly verified on the realised case probabilities, rounded up): LIP for X "
                  f"{self.epsilons['LIP for X']:.6g} at the uniform prior, LDP for X {self.epsilons['LDP']:.6g}",
-                 f"  posterior ratios at the uniform prior by case: {', '.join(f'{n} {v:.6g}' for n, v in rho.items())}",
+                 f"  posterior ratios at the uniform prior by case: "
+                 f"{', '.join(f'{n} {v:.6g}' for n, v in rho.items())}",
                  f"  accuracy: n x sum of the variances of the unbiased estimate at the uniform prior, given the "
                  f"users' values: {self.mse:.6g}"]
         return "\n".join(lines + design_lines(self))
@@ -585,7 +586,8 @@ def design_lines(mechanism):
     lines = []
     optimality = mechanism.optimality
     if optimality:
-        lines.append(f"    lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), gap {optimality['gap']:.2e}")
+        lines.append(f"    lower bound {optimality['lower_bound']:.6g} ({optimality['bound']}), "
+                     f"gap {optimality['gap']:.2e}")
     for name, figure in mechanism.baselines.items():
         lines.append(f"    {name}: {figure:.6g}")
     if mechanism.provenance and mechanism.provenance.get("method"):

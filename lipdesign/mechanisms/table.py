@@ -133,11 +133,11 @@ def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=N
     g = Q @ ((c/n) / (Q^T f)) and sum_x f_x g_x = 1, so max_x g_x - 1 bounds l(f*) - l(f) (the Frank-Wolfe gap).
     The fit stops when that bound is below ``tol``, or when the Newton decrement (the second-order estimate of the
     same distance, far tighter near the maximum) is, with no value at 0 worth bringing back; a RuntimeWarning if
-    ``max_iter`` steps, or rounding, stop it first (the last iterate is returned). From the uniform distribution (or ``init``), a few EM steps f <- f * g, then Newton steps
-    on the values in use (EM alone crawls when the table hides much of X), dropping a value that a step takes to 0
-    and bringing back, by a line search, a value at 0 whose g_x exceeds 1. Every iterate is a distribution and
-    every step raises l. Counts on an output the table can never produce are refused, and ``init`` must give
-    positive probability to every output that was reported.
+    ``max_iter`` steps, or rounding, stop it first (the last iterate is returned). From the uniform distribution (or
+    ``init``), a few EM steps f <- f * g, then Newton steps on the values in use (EM alone crawls when the table hides
+    much of X), dropping a value that a step takes to 0 and bringing back, by a line search, a value at 0 whose g_x
+    exceeds 1. Every iterate is a distribution and every step raises l. Counts on an output the table can never produce
+    are refused, and ``init`` must give positive probability to every output that was reported.
     """
     q = check_table(table)
     k, n_out = q.shape
@@ -429,8 +429,8 @@ class TableMechanism(DesignedMechanism):
             return {"mean": "mean", "weighted_sum": "sum"}.get(self.objective.kind, "frequencies")
         if what == "histogram":
             warnings.warn('what="histogram" is deprecated since 0.3.0 and will be removed in 0.4.0: say '
-                          'what="frequencies" (ld.Histogram names the Bayesian objective, not this)', DeprecationWarning,
-                          stacklevel=3)
+                          'what="frequencies" (ld.Histogram names the Bayesian objective, not this)',
+                          DeprecationWarning, stacklevel=3)
             what = "frequencies"
         what = choice(what, "what", WHAT)
         if what != "frequencies" and values is None:
@@ -471,9 +471,9 @@ class TableMechanism(DesignedMechanism):
         objective's values over the users (``"mean"``, ``"sum"``; the default for Mean and BayesSum designs).
 
         ``method``: "unbiased" (GLS weighted at the design prior: unbiased at every true distribution; the default
-        for the population objectives), "mle" (maximum likelihood: EM, then Newton steps to the
-        maximum, ``ibu_frequencies``; "ibu" is its old name), "mmse" (posterior means under the design prior: biased toward it, so it
-        warns; the default of the Bayesian objectives). Standard errors are plug-in, given the users' values (the
+        for the population objectives), "mle" (maximum likelihood: EM, then Newton steps to the maximum,
+        ``ibu_frequencies``; "ibu" is its old name), "mmse" (posterior means under the design prior: biased toward it,
+        so it warns; the default of the Bayesian objectives). Standard errors are plug-in, given the users' values (the
         convention of ``variance`` and ``mse``): the covariance of the report frequencies at the estimated
         frequencies, (diag(Q^T f^) - Q^T diag(f^) Q)/n, through the linear estimator (for the MLE, the GLS estimator
         weighted at the MLE). ``consistency="norm-sub"`` projects the frequencies onto the simplex (Euclidean,
@@ -490,7 +490,8 @@ class TableMechanism(DesignedMechanism):
             note = shrinkage_note("'unbiased' or 'mle'")
         n, observed = aggregate.n, aggregate["counts"] / aggregate.n
         report_covariance = None if method == "mmse" else self._plug_in_covariance(aggregate, n)
-        linear = self._linear("mmse" if method == "mmse" else "unbiased", what) if method not in ("mle", "ibu") else None
+        linear = (self._linear("mmse" if method == "mmse" else "unbiased", what)
+                  if method not in ("mle", "ibu") else None)
         if linear is None:
             mle = ibu_frequencies(self.table, aggregate["counts"])
             raw = mle if what == "frequencies" else np.atleast_1d(self._values() @ mle)

@@ -1,7 +1,7 @@
 """The joint posterior mean of unary encoding and its moments (docs/math.md §7.1), by 1/S = int_0^inf e^(-tS) dt:
 with S = sum_x P_x rho_x(y_x) and the bits independent, every expectation of a ratio over the 2^k reports becomes one
-integral in t of a product over bits. Numpy, and scipy's adaptive quadrature of vector integrands imported when an integral is taken (the mechanisms
-import numpy only)."""
+integral in t of a product over bits. Numpy, and scipy's adaptive quadrature of vector integrands imported when an
+integral is taken (the mechanisms import numpy only)."""
 
 import numpy as np
 

@@ -146,8 +146,8 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
         raise ValidationError(f"secret.dag is a {type(graph).__name__}; it must be a networkx DiGraph without cycles")
     for name in (secret, observed):
         if name not in graph:
-            raise ValidationError(f"secret.dag has no node {name!r}; the secret and the observed node must be nodes of the "
-                                  "graph")
+            raise ValidationError(f"secret.dag has no node {name!r}; the secret and the observed node must be nodes "
+                                  "of the graph")
     if secret == observed:
         raise ValidationError(f"secret.dag: the secret and the observed node are both {secret!r}; they must differ")
     order = list(nx.topological_sort(graph))
@@ -186,7 +186,8 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
                                       f"entry {cpt[at].min():g}; cpt entries must be >= 0 and sum to 1 over the "
                                       "node's states")
         else:
-            raise ValidationError(f"secret.dag node {node!r} has neither 'cpt' nor 'function'; a node needs one of them")
+            raise ValidationError(f"secret.dag node {node!r} has neither 'cpt' nor 'function'; "
+                                  "a node needs one of them")
         parent_axes = "".join(letter[parent] for parent in parents)
         joint = np.einsum(f"{axes},{parent_axes}{letter[node]}->{axes}{letter[node]}", joint, cpt)
         axes += letter[node]

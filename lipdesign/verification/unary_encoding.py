@@ -31,7 +31,8 @@ def joint_lip_bound(a, b, prior):
         total = sum(weights)
         prior = [w / total for w in weights]
         high, low = _decimal_extremes(a, b)
-        rest_low, rest_high = _others([p * x for p, x in zip(prior, low)]), _others([p * x for p, x in zip(prior, high)])
+        rest_low, rest_high = (_others([p * x for p, x in zip(prior, low)]),
+                               _others([p * x for p, x in zip(prior, high)]))
         margin = 1 + (2 * k + 20) * delta
         best = (Decimal(0), "upper", 0)
         for x in range(k):
