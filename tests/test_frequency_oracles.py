@@ -1,4 +1,4 @@
-"""Frequency oracles of lipdesign.mechanisms (rr, oue, olh, hadamard, projection): GRR, OUE, OLH,
+"""Frequency oracles of lipdesign.mechanisms (rr, oue, olh, hadamard, harmony_categorical): GRR, OUE, OLH,
 HadamardResponse (docs/math.md §8) and Harmony's categorical mechanism (Alg. 3, docs/math.md §9).
 
 Expected values come from the closed forms of docs/math.md §8/§9 or from independent computations in this file (full
@@ -24,8 +24,8 @@ from lipdesign.mechanisms import (
     HadamardResponse,
     HarmonyCategorical,
     bit_reports,
+    harmony_categorical,
     olh,
-    projection,
     rr,
 )
 from lipdesign.mechanisms.postprocess import norm_sub
@@ -548,7 +548,7 @@ def test_chunked_projection_and_gram_agree(monkeypatch):
     mechanism = HarmonyCategorical(1.0, 5, m=12, seed=8)
     reports = mechanism.perturb(np.arange(5).repeat(30), rng=1)
     direct = mechanism.estimate(reports)
-    monkeypatch.setattr(projection, "BLOCK", 13)  # one column / one row per chunk
+    monkeypatch.setattr(harmony_categorical, "BLOCK", 13)  # one column / one row per chunk
     chunked = HarmonyCategorical(1.0, 5, m=12, seed=8)
     assert np.allclose(chunked.estimate(reports), direct, rtol=1e-13, atol=1e-13)
     assert np.allclose(chunked.gram, gram(mechanism))

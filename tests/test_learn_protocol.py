@@ -23,7 +23,7 @@ from lipdesign.learn import (
     client_report,
 )
 from lipdesign.mechanisms import Aggregate, HarmonyNumeric
-from lipdesign.mechanisms.projection import projection_signs
+from lipdesign.mechanisms.harmony_categorical import projection_signs
 from lipdesign.mechanisms.rr import one_bit_table
 from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.notions import LDP

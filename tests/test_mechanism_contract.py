@@ -364,7 +364,7 @@ def test_the_old_module_names_still_work_for_one_release():
     assert _run(code) == "ok"
 
 
-# ------------------------------------------------------------------------------------------------ review fixes
+# --------------------------------- more of the contract: held values, aggregates, simulation, imports, CLI parameters
 def test_what_a_mechanism_holds_cannot_be_changed_either():
     mechanism = ld.design([0.3, 0.3, 0.4], ld.LIP(1.0), baselines=False)
     with pytest.raises(AttributeError, match="immutable"):

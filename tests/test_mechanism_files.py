@@ -337,7 +337,7 @@ def test_harmony_runs_with_numpy_only():
 
 
 def test_mixed_projections_share_one_memory_cap():
-    from lipdesign.mechanisms.projection import MAX_SIGNS
+    from lipdesign.mechanisms.harmony_categorical import MAX_SIGNS
 
     with pytest.raises(ld.ValidationError, match="projection signs"):
         HarmonyMixed(1.0, [4096] * 3, m=MAX_SIGNS // 4096 // 2, seed=1)

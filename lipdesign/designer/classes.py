@@ -14,7 +14,7 @@ from lipdesign._solvers.class_orbits import ClassLayout, orbit_weights, pricing_
 from lipdesign._solvers.slices import BoxSlice, ascend
 from lipdesign.designer.columns import PRICING_SEED, RANDOM_STARTS, announce
 from lipdesign.errors import SolverError
-from lipdesign.mechanisms.class_subset import (
+from lipdesign.mechanisms.class_lip import (
     MAX_CLASS_K,
     MAX_CLASSES,
     ClassSymmetricLIP,

@@ -11,7 +11,7 @@ from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.designer.rr import design_table
 from lipdesign.designer.unary_encoding import MAX_RR_BASELINE_K, check_unary, unary_design
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
-from lipdesign.mechanisms.class_subset import MAX_CLASS_K
+from lipdesign.mechanisms.class_lip import MAX_CLASS_K
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies, as_objective

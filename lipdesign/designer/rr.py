@@ -36,7 +36,7 @@ from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 from lipdesign.designer.weights import population_table, ray_lp_table
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError
-from lipdesign.mechanisms.class_subset import MAX_CLASS_K, MAX_CLASSES, ClassSymmetricLIP
+from lipdesign.mechanisms.class_lip import MAX_CLASS_K, MAX_CLASSES, ClassSymmetricLIP
 from lipdesign.mechanisms.closed_forms import binary_lip_table, prior_matching_channel
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection

@@ -252,7 +252,7 @@ class LDPLinearRegression(_LDPLinearModel):
       int >= 0 (PCG64 streams on SeedSequence children of it: reproducible, for simulation) or a numpy Generator
       or BitGenerator (128 bits drawn from it stand for the int).
     - ``projection_seed=None``: the public seed of the projection (an int in [0, 2**63);
-      ``lipdesign.mechanisms.projection.projection_signs``), never drawn from the users' noise (docs/math.md
+      ``lipdesign.mechanisms.harmony_categorical.projection_signs``), never drawn from the users' noise (docs/math.md
       §3.8). None: derived from a seeded ``random_state`` (a SeedSequence child, so a seeded fit is
       reproducible), otherwise drawn from the OS CSPRNG. A seeded random_state is for simulation only: the
       published seed is a function of it.

@@ -34,8 +34,8 @@ from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, check_parameter_names
+from lipdesign.mechanisms.harmony_categorical import projection_signs
 from lipdesign.mechanisms.numeric import REPORT_DTYPE, HarmonyNumeric
-from lipdesign.mechanisms.projection import projection_signs
 from lipdesign.mechanisms.sampling import MAX_SEED, as_generator, one_bit_epsilon, public_seed
 from lipdesign.validation import choice, document_header, float_array, fmt, integer, real_number
 

@@ -3,30 +3,31 @@
 One module per family, named as the field names it: ``table`` (designed and loaded tables, family "table"), ``rr``
 (binary randomized response, GRR), ``oue`` (OUE), ``unary_encoding`` (unary encoding designed under LIP, family
 "unary"), ``olh`` (OLH), ``local_hashing`` (local hashing designed under LIP, family "hashing"), ``hadamard``
-(Hadamard response), ``projection`` (Harmony's categorical mechanism), ``numeric`` (Laplace, Duchi, Harmony's numeric
-mechanism), ``piecewise`` (Piecewise, Hybrid), ``mixed`` (Harmony's mixed tuples), ``subset`` (subset selection under
-LDP and the LIP orbit at a uniform prior), ``class_subset`` (class-symmetric LIP designs). Shared by them: ``base``
-(the contract), ``designed`` (what the designed families share), ``closed_forms`` (their closed forms),
-``estimate`` (the estimate with its standard errors), ``oracle`` (the pure frequency oracles), ``sampling`` (the
-randomness), ``bit_reports`` and ``bitsums`` (bit-vector reports and their column sums), ``aggregate`` (the mergeable
-sufficient statistics), ``postprocess`` (the consistency step), ``registry`` (the family ids).
+(Hadamard response), ``harmony_categorical`` (Harmony's categorical mechanism), ``numeric`` (Laplace, Duchi,
+Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``harmony_mixed`` (Harmony's mixed tuples),
+``subset`` (subset selection under LDP and the LIP orbit at a uniform prior), ``class_lip`` (class-symmetric LIP
+designs, family "class-lip"). Shared by them: ``base`` (the contract), ``designed`` (what the designed families
+share), ``closed_forms`` (their closed forms), ``estimate`` (the estimate with its standard errors), ``oracle`` (the
+pure frequency oracles), ``sampling`` (the randomness), ``bit_reports`` and ``bitsums`` (bit-vector reports and
+their column sums), ``aggregate`` (the mergeable sufficient statistics), ``postprocess`` (the consistency step),
+``registry`` (the family ids).
 """
 
 from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Guarantee, Mechanism, verify
-from lipdesign.mechanisms.class_subset import ClassSymmetricLIP
+from lipdesign.mechanisms.class_lip import ClassSymmetricLIP
 from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
+from lipdesign.mechanisms.harmony_categorical import HarmonyCategorical
+from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
 from lipdesign.mechanisms.local_hashing import LocalHashing
-from lipdesign.mechanisms.mixed import HarmonyMixed
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.oue import OUE
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
 from lipdesign.mechanisms.postprocess import norm_sub
-from lipdesign.mechanisms.projection import HarmonyCategorical
 from lipdesign.mechanisms.registry import families, family_class, register
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.sampling import TablePerturber, as_generator

@@ -21,7 +21,7 @@ from lipdesign.domains import Box
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.audit_plan import AuditPlan, extremes
 from lipdesign.mechanisms.base import COMPOSITION, EXACT_TABLE, SEED_RULE, Guarantee, Mechanism
-from lipdesign.mechanisms.projection import signed_counts
+from lipdesign.mechanisms.harmony_categorical import signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     ONE_BIT_MIN_EPSILON,

@@ -6,15 +6,15 @@ import inspect
 
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import Mechanism
-from lipdesign.mechanisms.class_subset import ClassSymmetricLIP
+from lipdesign.mechanisms.class_lip import ClassSymmetricLIP
 from lipdesign.mechanisms.hadamard import HadamardResponse
+from lipdesign.mechanisms.harmony_categorical import HarmonyCategorical
+from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
 from lipdesign.mechanisms.local_hashing import LocalHashing
-from lipdesign.mechanisms.mixed import HarmonyMixed
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.oue import OUE
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
-from lipdesign.mechanisms.projection import HarmonyCategorical
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism

@@ -14,7 +14,7 @@ import lipdesign as ld
 from lipdesign.designer.classes import class_symmetric_design, grouped_design
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms import unbiased_frequencies
-from lipdesign.mechanisms.class_subset import ClassSymmetricLIP, balanced_orbits
+from lipdesign.mechanisms.class_lip import ClassSymmetricLIP, balanced_orbits
 from lipdesign.testing import check_mechanism
 from lipdesign.verification import verify_table
 

@@ -12,8 +12,8 @@ from lipdesign.domains import MixedTuple
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.audit_plan import AuditPlan, row_classes, sign_plan
 from lipdesign.mechanisms.base import SEED_RULE, Mechanism
+from lipdesign.mechanisms.harmony_categorical import MAX_SIGNS, HarmonyCategorical, signed_counts
 from lipdesign.mechanisms.postprocess import consistent
-from lipdesign.mechanisms.projection import MAX_SIGNS, HarmonyCategorical, signed_counts
 from lipdesign.mechanisms.rr import one_bit, one_bit_scale, one_bit_table
 from lipdesign.mechanisms.sampling import (
     implemented_exp,
