@@ -83,9 +83,10 @@ def _same_epsilon(baselines):
 
 
 def mechanism_figure(mechanism, name, epsilons=None, progress=None):
-    """A mechanism file's figure: a designed one redesigned at each epsilon from its stored prior, notion and
-    objective (``design_figure``); a fixed categorical one beside GRR, OUE and OLH over its k (``fixed_figure``)."""
-    if mechanism.provenance is None or mechanism.design_family is None:
+    """A mechanism file's figure: a family ``ld.design`` makes (``design_family``) redesigned at each epsilon from its
+    stored prior, notion and objective (``design_figure``: a design's numbers hold at its own epsilon only); a fixed
+    categorical one beside GRR, OUE and OLH over its k (``fixed_figure``)."""
+    if mechanism.design_family is None:  # a fixed mechanism: its parameters hold at every epsilon
         return fixed_figure(mechanism, name, epsilons)
     options = {"family": mechanism.design_family}
     return design_figure(mechanism.prior, mechanism.notion, getattr(mechanism, "objective", None), options, name,

@@ -398,3 +398,18 @@ def test_plot_draws_mechanism_files(capsys, tmp_path):
     assert out.endswith(": t.json: k = 4, LIP for a latent secret, objective frequencies\n")
     code, _, err = run_main(capsys, "plot", tmp_path / "t.json", "-o", tmp_path / "t.png", "--epsilons", "1,x")
     assert code == 2 and "--epsilons" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("method, prior", [("classes", [0.3, 0.3, 0.1, 0.1, 0.1, 0.1]), ("auto", [0.25] * 4)])
+def test_plot_redesigns_a_class_symmetric_or_subset_design_at_each_epsilon(method, prior, capsys, tmp_path):
+    """Their numbers hold at their own epsilon only, so a file is redesigned (it failed: orbits outside the slice)."""
+    from lipdesign.plot import mechanism_figure
+
+    mechanism = ld.design(ld.Prior(prior), ld.LIP(1.0), method=method, baselines=False)
+    assert mechanism.family == ("class-lip" if method == "classes" else "subset-lip")
+    mechanism.to_json(tmp_path / "m.json")
+    code, _, err = run_main(capsys, "plot", tmp_path / "m.json", "-o", tmp_path / "m.png", "--epsilons", "0.5,2", "-q")
+    assert code == 0 and png_written(tmp_path / "m.png"), err
+    figures = mechanism_figure(ld.load(tmp_path / "m.json"), "m.json", epsilons=[0.5, 2.0]).axes[0].get_lines()[0]
+    assert list(figures.get_ydata()) == pytest.approx(
+        [ld.design(ld.Prior(prior), ld.LIP(eps), method=method, baselines=False).mse for eps in (0.5, 2.0)])
