@@ -64,7 +64,10 @@ _EXPORTS = {
 _SUBPACKAGES = ("designer", "domains", "engine", "harmony", "io", "learn", "mechanisms", "model", "reports",
                 "runtime", "testing", "vectors", "verification")
 
-__all__ = [*_EXPORTS, *_SUBPACKAGES, "__version__"]  # noqa: PLE0604 (names are the keys of _EXPORTS)
+#: Reachable for old code but left out of ``__all__`` (``from lipdesign import *`` would warn): removed in 0.4.0.
+_DEPRECATED = ("Histogram", "WeightedSum", "estimate_with_errors", "harmony", "runtime")
+
+__all__ = [name for name in (*_EXPORTS, *_SUBPACKAGES, "__version__") if name not in _DEPRECATED]
 
 
 def __getattr__(name):

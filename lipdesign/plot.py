@@ -83,14 +83,24 @@ def _same_epsilon(baselines):
 
 
 def mechanism_figure(mechanism, name, epsilons=None, progress=None):
-    """A mechanism file's figure: a family ``ld.design`` makes (``design_family``) redesigned at each epsilon from its
-    stored prior, notion and objective (``design_figure``: a design's numbers hold at its own epsilon only); a fixed
-    categorical one beside GRR, OUE and OLH over its k (``fixed_figure``)."""
-    if mechanism.design_family is None:  # a fixed mechanism: its parameters hold at every epsilon
+    """A mechanism file's figure: a design (``design_family``, with its provenance) redesigned at each epsilon from
+    its stored prior, notion and objective (``design_figure``); a fixed categorical one beside GRR, OUE and OLH over
+    its k (``fixed_figure``), and so one built by hand, unless its numbers hold at its own epsilon only (a
+    class-symmetric or LIP orbit), which is redesigned."""
+    from lipdesign.errors import ValidationError
+
+    def redesigned():
+        return design_figure(mechanism.prior, mechanism.notion, getattr(mechanism, "objective", None),
+                             {"family": mechanism.design_family}, name, epsilons, progress)
+
+    if mechanism.design_family is not None and mechanism.provenance is not None:
+        return redesigned()
+    try:  # a mechanism built by hand keeps its parameters, where they hold at every epsilon
         return fixed_figure(mechanism, name, epsilons)
-    options = {"family": mechanism.design_family}
-    return design_figure(mechanism.prior, mechanism.notion, getattr(mechanism, "objective", None), options, name,
-                         epsilons, progress)
+    except ValidationError:
+        if mechanism.design_family is None:
+            raise
+        return redesigned()  # numbers that hold at their own epsilon only (an orbit's levels): redesigned
 
 
 def fixed_figure(mechanism, name, epsilons=None):

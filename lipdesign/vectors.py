@@ -125,6 +125,15 @@ def read_vectors(path):
     return read_json(path)
 
 
+def device_numbers(mechanism):
+    """Deprecated since 0.3.0, removed in 0.4.0: ``mechanism.device_numbers()``, each family's own."""
+    import warnings
+
+    warnings.warn("lipdesign.vectors.device_numbers(mechanism) is deprecated since 0.3.0 and will be removed in "
+                  "0.4.0: call mechanism.device_numbers()", DeprecationWarning, stacklevel=2)
+    return mechanism.device_numbers()
+
+
 # -- shared steps ------------------------------------------------------------------------------------------------
 def _check_mechanism(mechanism):
     if not isinstance(mechanism, Mechanism):

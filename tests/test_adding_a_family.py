@@ -84,3 +84,12 @@ def test_a_new_family_saves_loads_and_verifies(coin_flip, tmp_path):
     loaded = ld.load(tmp_path / "m.json")
     assert type(loaded) is CoinFlip and loaded == coin_flip
     assert loaded.verify().passed and loaded.verify().epsilon <= 1.0
+
+
+def test_a_hook_that_raises_is_reported_as_a_failing_check_not_a_crash(coin_flip, monkeypatch):
+    def broken(self):
+        raise ld.ValidationError("k is 80; the audit plan is built for at most 4096 hashes")
+
+    monkeypatch.setattr(CoinFlip, "audit_plan", broken)
+    with pytest.raises(AssertionError, match="1 of 11 checks failed:\ncheck_audit_plan: ValidationError: k is 80"):
+        check_mechanism(coin_flip)

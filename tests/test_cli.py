@@ -413,3 +413,13 @@ def test_plot_redesigns_a_class_symmetric_or_subset_design_at_each_epsilon(metho
     figures = mechanism_figure(ld.load(tmp_path / "m.json"), "m.json", epsilons=[0.5, 2.0]).axes[0].get_lines()[0]
     assert list(figures.get_ydata()) == pytest.approx(
         [ld.design(ld.Prior(prior), ld.LIP(eps), method=method, baselines=False).mse for eps in (0.5, 2.0)])
+
+
+def test_plot_keeps_a_hand_built_subset_selection_as_it_is():
+    """Its d holds at every epsilon, so it is drawn as a fixed mechanism (not redesigned with another d)."""
+    from lipdesign.plot import mechanism_figure
+
+    axes = mechanism_figure(ld.mechanisms.SubsetSelection(1.0, 6, d=2), "ss.json", epsilons=[0.5, 1.0]).axes[0]
+    assert [text.get_text() for text in axes.get_legend().get_texts()] == ["SubsetSelection", "GRR", "OUE", "OLH"]
+    assert list(axes.get_lines()[0].get_ydata()) == pytest.approx(
+        [float(np.sum(ld.mechanisms.SubsetSelection(eps, 6, d=2).variance())) for eps in (0.5, 1.0)])

@@ -218,3 +218,12 @@ def test_variance_defaults_to_the_design_prior_in_every_designed_family(family):
     np.testing.assert_array_equal(mechanism.variance(), mechanism.variance(prior.probabilities))
     np.testing.assert_array_equal(mechanism.expected_estimate(), mechanism.expected_estimate(prior.probabilities))
     assert not np.allclose(mechanism.variance(), mechanism.variance(np.full(4, 0.25)))
+
+
+def test_a_worst_case_lip_summary_says_it_holds_at_every_prior():
+    prior = ld.Prior([0.5, 0.3, 0.2])
+    text = ld.design(prior, ld.WorstCaseLIP(1.0), baselines=False).summary()
+    assert "WC-LIP for X holds at every prior of X: it is eps-LDP" in text and "at the design prior; it" not in text
+    secret = ld.SecretModel([[0.6, 0.3, 0.1], [0.2, 0.3, 0.5]], [0.75, 0.25])
+    text = ld.design(ld.Prior(secret.marginal), ld.WorstCaseLIP(1.0, secret=secret), baselines=False).summary()
+    assert "WC-LIP protects the latent secret (2 values) at every prior of X, not X itself" in text

@@ -35,3 +35,15 @@ def test_the_documented_deprecations_warn_with_their_removal_release():
             getattr(ld, name)
     assert all(removed == "0.4.0" for _, _, removed in rows)
     assert "_solvers" not in " ".join(dir(ld)) and ld.__version__ == "0.3.0"
+
+
+def test_a_star_import_warns_nothing_and_the_old_vectors_function_warns():
+    import subprocess
+    import sys
+
+    code = "from lipdesign import *\nprint(sorted(name for name in ('Histogram', 'harmony') if name in dir()))"
+    result = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
+    mechanism = ld.mechanisms.GRR(1.0, 4)
+    with pytest.warns(DeprecationWarning, match="mechanism.device_numbers()"):
+        assert ld.vectors.device_numbers(mechanism) == mechanism.device_numbers()

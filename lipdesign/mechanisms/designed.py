@@ -8,7 +8,7 @@ from types import MappingProxyType
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import Mechanism, verify
 from lipdesign.model import PriorSet
-from lipdesign.notions import LDP, LIP
+from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.validation import upward
 
 #: The TV distance from the design prior at which a summary shows the worst LIP.
@@ -132,6 +132,11 @@ def notion_lines(notion, epsilons):
     secret = getattr(notion, "secret", None)
     if isinstance(notion, LDP):
         return ["  eps-LDP holds whatever the prior (and so does eps-LIP, docs/math.md §2)"]
+    if isinstance(notion, WorstCaseLIP):
+        if secret is None:
+            return ["  WC-LIP for X holds at every prior of X: it is eps-LDP (docs/math.md §2)"]
+        return [f"  WC-LIP protects the latent secret ({secret.m} values) at every prior of X, not X itself: X is "
+                f"only LIP {upward(epsilons['LIP for X'], 4)} at the design prior (docs/math.md §2)"]
     if secret is not None:
         return [f"  {notion.kind} protects the latent secret ({secret.m} values) at the design prior, not X: X itself "
                 f"is only LIP {upward(epsilons['LIP for X'], 4)} there (docs/math.md §2)"]

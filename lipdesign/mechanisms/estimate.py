@@ -3,9 +3,12 @@
 An ``Estimate`` behaves as the numpy array of its values (``np.asarray(est)``, arithmetic, indexing), and also
 carries ``standard_errors``, ``n``, ``method`` and ``confidence_interval(level)``; the estimate of a mixed tuple
 (Harmony's mixed mechanism) is one flat vector whose ``attribute(j)`` gives attribute j's mean or frequencies.
-Families whose estimator has its own errors build it themselves; ``with_standard_errors`` gives the others theirs. Numpy
-only (the normal quantile of an interval is scipy's, imported when an interval is asked for).
+Families whose estimator has its own errors build it themselves; ``with_standard_errors`` gives the others theirs.
+Numpy and the standard library only (the normal quantile of an interval is ``statistics.NormalDist``'s, so a runtime
+install needs no scipy).
 """
+
+from statistics import NormalDist
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
@@ -33,6 +36,12 @@ def shrinkage_note(alternatives="'unbiased'"):
     return SHRINKAGE
 
 
+def _frozen(numbers):
+    array = np.array(numbers, dtype=float)
+    array.setflags(write=False)
+    return array
+
+
 class Estimate(NDArrayOperatorsMixin):
     """An estimate from ``n`` reports by ``method``: ``values`` (the frequencies, or one mean or sum), their
     ``standard_errors`` (nan where the method has none: an MMSE estimate is biased toward the design prior, so an
@@ -44,12 +53,20 @@ class Estimate(NDArrayOperatorsMixin):
         self.values = np.array(values, dtype=float)
         #: For a tuple: (kind, size) of each attribute's block of ``values``, in order.
         self.parts = tuple((part_kind, int(size)) for part_kind, size in parts) if parts is not None else None
-        self.standard_errors = np.array(standard_errors, dtype=float)
+        # a callable is computed on first use: plug-in errors cost a variance, which some families pay dearly for
+        self._standard_errors = standard_errors if callable(standard_errors) else _frozen(standard_errors)
         self.raw = self.values if raw is None else np.array(raw, dtype=float)
         self.n, self.method, self.kind, self.note = int(n), method, kind, note
         self.names = list(names) if names is not None else [str(i) for i in range(self.values.size)]
-        for array in (self.values, self.standard_errors, self.raw):
+        for array in (self.values, self.raw):
             array.setflags(write=False)
+
+    @property
+    def standard_errors(self):
+        """The standard error of each entry (nan where the method has none)."""
+        if callable(self._standard_errors):
+            self._standard_errors = _frozen(self._standard_errors())
+        return self._standard_errors
 
     @property
     def frequencies(self):
@@ -75,15 +92,13 @@ class Estimate(NDArrayOperatorsMixin):
         (``raw``) values, nan where an entry has no standard error (the note says why); frequencies are clipped to
         [0, 1], which keeps every interval that covered the truth covering it. ValidationError when no entry has a
         standard error."""
-        from scipy import stats
-
         level = real_number(level, "level")
         if not 0 < level < 1:
             raise ValidationError(f"level is {fmt(level)}; it must lie strictly between 0 and 1")
         if not np.isfinite(self.standard_errors).any():
             raise ValidationError(f"method is {self.method!r}; its estimate has no standard errors, so no confidence "
                                   "interval (use method='unbiased' or 'mle')")
-        half = stats.norm.ppf(0.5 + level / 2) * self.standard_errors
+        half = NormalDist().inv_cdf(0.5 + level / 2) * self.standard_errors
         low, high = self.raw - half, self.raw + half
         if self.kind == "frequencies":
             low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
@@ -162,7 +177,8 @@ PLUG_IN = "plug-in standard errors (the variance at the Norm-Sub estimate)"
 def with_standard_errors(mechanism, aggregate, raw, values, method):
     """The Estimate of a family whose estimator states no errors of its own (docs/math.md §15): ``raw`` its
     estimate, ``values`` the same after the consistency step. Frequencies: the plug-in standard errors, the square
-    roots of ``mechanism.variance`` at the Norm-Sub projection of ``raw`` (docs/math.md §8.1, §8.6). Means (and
+    roots of ``mechanism.variance`` at the Norm-Sub projection of ``raw`` (docs/math.md §8.1, §8.6), computed when
+    first asked for (a pooled OLH's variance costs seconds at k = 1000). Means (and
     mixed tuples): the sample-variance standard errors of the per-user terms (``term_moments``, Proposition 15.3),
     conservative when the users' values differ, exact in expectation when they share one value; nan where fewer
     than 2 reports estimate an entry, or where a family states no per-user terms."""
@@ -170,7 +186,9 @@ def with_standard_errors(mechanism, aggregate, raw, values, method):
 
     names, n = mechanism.estimand_names(), aggregate.n
     if mechanism.input_domain.kind == "categorical":
-        errors = np.sqrt(mechanism.variance(norm_sub(raw), n, method=method))
+        def errors():  # computed when first asked for
+            return np.sqrt(mechanism.variance(norm_sub(raw), n, method=method))
+
         return Estimate(values, errors, n=n, method=method, names=names, raw=raw, note=PLUG_IN)
     parts = None
     if isinstance(values, list):  # a mixed tuple: one block per attribute

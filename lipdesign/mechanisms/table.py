@@ -610,6 +610,6 @@ class TableMechanism(DesignedMechanism):
         provenance = self.provenance or {}
         if "buckets" in provenance:
             return f"local hashing (g = {provenance['buckets']}, pool of {len(provenance['hashes'])})"
-        if self.provenance is None:
+        if not self.provenance:  # a table built by hand records no design
             return f"table mechanism, {self.table.shape[1]} outputs"
         return f"randomized response (optimal table), {self.table.shape[1]} outputs"
