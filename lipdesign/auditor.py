@@ -22,14 +22,17 @@ from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
 
 import numpy as np
-from scipy import stats
 
-from lipdesign.errors import ValidationError
+from lipdesign.errors import ValidationError, require
 from lipdesign.mechanisms.audit_plan import audited_values
 from lipdesign.mechanisms.sampling import as_generator
 from lipdesign.notions import LDP
 from lipdesign.validation import fmt, integer, real_number, upward
 from lipdesign.verification.exact import log_upper
+
+require("ld.audit", "design", "scipy")
+
+from scipy import stats  # noqa: E402 (after the check that names the extra)
 
 #: Default number of reports drawn per audited population.
 DEFAULT_REPORTS = 200_000

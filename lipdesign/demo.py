@@ -11,11 +11,10 @@ secret (the owner's age band G, with G -> raw hours -> X declared as a networkx 
 
 import warnings
 
-import networkx as nx
 import numpy as np
 
 from lipdesign.designer import design
-from lipdesign.errors import ShrinkageWarning
+from lipdesign.errors import ShrinkageWarning, require
 from lipdesign.model import Prior, PriorSet, SecretModel
 from lipdesign.notions import LIP
 from lipdesign.objectives import BayesHistogram
@@ -33,6 +32,9 @@ SURVEY = 200
 
 def scenario():
     """(prior of X, secret model) of the demo: age band -> screen hours (0..7) -> bucket."""
+    require("the demo's latent secret (a DAG)", "design", "networkx")
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_node("age", states=["18-29", "30-49", "50+"], cpt=[0.3, 0.45, 0.25])
     graph.add_node("hours", states=8, parents=["age"], cpt=[

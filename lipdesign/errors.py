@@ -37,6 +37,22 @@ class EngineError(LipdesignError):
     returned, and the message says whether running the same call again is safe."""
 
 
+class MissingDependencyError(LipdesignError, ImportError):
+    """A part of lipdesign that needs packages the install left out (the base install is the runtime: load, verify,
+    perturb, aggregate in memory, estimate); the message names the packages and the extra that brings them."""
+
+
+def require(what, extra, *modules):
+    """Raise MissingDependencyError unless every module in ``modules`` is installed: ``what`` needs them, and
+    ``pip install "lipdesign[<extra>]"`` installs them."""
+    from importlib.util import find_spec
+
+    missing = [name for name in modules if find_spec(name) is None]
+    if missing:
+        raise MissingDependencyError(f"{what} needs {', '.join(missing)}, which this install leaves out: "
+                                     f'pip install "lipdesign[{extra}]"')
+
+
 class ShrinkageWarning(UserWarning):
     """An MMSE estimate was computed: posterior means under the design prior shrink toward it, so on a population
     that has drifted from the prior they are biased (docs/math.md §4, §11)."""

@@ -23,6 +23,9 @@ def accuracy_figure(epsilons, curves, *, title, ylabel, dashed=()):
     """A matplotlib Figure of each curve (label -> figures at ``epsilons``, nan where a mechanism has none) against
     epsilon, log scale; the labels in ``dashed`` (bounds, comparisons at 2 eps) are drawn dashed. No pyplot: the
     Figure saves a PNG through Agg, with no display and no global state."""
+    from lipdesign.errors import require
+
+    require("a plot", "design", "matplotlib")
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(7, 4.5))

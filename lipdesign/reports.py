@@ -23,11 +23,14 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from lipdesign.errors import FormatError, ValidationError
+from lipdesign.errors import FormatError, ValidationError, require
 from lipdesign.validation import integer
+
+require("report files (and ld.aggregate, ld.perturb_file over them)", "files", "pyarrow")
+
+import pyarrow as pa  # noqa: E402 (after the check that names the extra)
+import pyarrow.parquet as pq  # noqa: E402
 
 FORMAT = "lipdesign.reports"
 FORMAT_VERSION = 2  # 2: fixed_size_binary 2-D uint8 reports, page checksums (1 was written by no release)

@@ -13,12 +13,15 @@ import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats
 
-from lipdesign.errors import ShrinkageWarning, ValidationError
+from lipdesign.errors import ShrinkageWarning, ValidationError, require
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.sampling import as_generator
 from lipdesign.validation import fmt, integer, probability_vector, real_number
+
+require("ld.simulate", "design", "scipy")
+
+from scipy import stats  # noqa: E402 (after the check that names the extra)
 
 #: Largest simulated population.
 MAX_USERS = 10**8

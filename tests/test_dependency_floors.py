@@ -46,9 +46,11 @@ def _parse(line):
 
 
 def declared_floors(pyproject_text):
-    """{name: floor} of [project.dependencies]; a dependency without exactly one '>=' floor is an error."""
+    """{name: floor} of [project.dependencies] and of the "design" extra (the full install, what the floors job
+    installs); a dependency without exactly one '>=' floor is an error."""
     floors, problems = {}, []
-    for line in tomllib.loads(pyproject_text)["project"]["dependencies"]:
+    project = tomllib.loads(pyproject_text)["project"]
+    for line in project["dependencies"] + project.get("optional-dependencies", {}).get("design", []):
         name, specifiers = _parse(line)
         lower = [version for operator, version in specifiers if operator == ">="]
         if len(lower) != 1:

@@ -11,6 +11,10 @@ back-ends are in the private ``lipdesign._solvers``, which knows no privacy word
 bounds and the fallback solver, cvxpy (Clarabel).
 """
 
+from lipdesign.errors import require
+
+require("ld.design and ld.compare", "design", "scipy", "cvxpy", "highspy", "threadpoolctl")
+
 from lipdesign.designer.baselines import fixed_protocols, subset_selection_variance
 from lipdesign.designer.bounds import per_bin_bound, uniform_prior_optimum
 from lipdesign.designer.compare import Comparison, compare

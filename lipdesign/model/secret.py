@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from lipdesign.errors import ValidationError
+from lipdesign.errors import ValidationError, require
 from lipdesign.immutable import Immutable
 from lipdesign.model.prior import frozen
 from lipdesign.validation import (
@@ -140,6 +140,7 @@ def _node_states(graph, node):
 
 
 def _dag_marginal(graph, secret, observed, max_entries=10**7):
+    require("a secret model given as a DAG", "design", "networkx")
     import networkx as nx
 
     if not isinstance(graph, nx.DiGraph) or not nx.is_directed_acyclic_graph(graph):
@@ -198,6 +199,7 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
 
 def dag_from_dict(data):
     """Build the networkx DAG of a spec file: ``{"nodes": {name: {states, parents, cpt | function}}, ...}``."""
+    require("a secret model given as a DAG", "design", "networkx")
     import networkx as nx
 
     graph = nx.DiGraph()
