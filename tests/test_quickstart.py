@@ -31,3 +31,8 @@ def test_the_installed_version_is_the_one_files_record():
     import lipdesign
 
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == lipdesign.__version__
+
+
+def test_contributing_gives_the_same_two_commands():
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    assert all(command in text for command in quick_start_commands())
