@@ -342,6 +342,27 @@ def _check_perturb_file_arguments(mechanism, values_path, reports_path, seed, st
     return seed, int(start)
 
 
+def _placed(mechanism, values, values_path, done):
+    """The ValidationError of the first bad value of a chunk that starts after ``done`` data rows, placed in the
+    file: its data row (from 1) and, in a CSV with its header line, its line."""
+    low, high = 0, len(values)  # the shortest invalid prefix, by bisection (an error path: log n validations)
+    while high - low > 1:
+        middle = (low + high) // 2
+        try:
+            mechanism.input_domain.validate(values[:middle])
+            low = middle
+        except ValidationError:
+            high = middle
+    try:
+        mechanism.input_domain.validate(values[high - 1:high])
+        message = "values: a value breaks the input domain's rule"  # not reached: the prefix check found it
+    except ValidationError as error:
+        message = str(error).replace("values[0]", "values").replace(" at position 0", "")
+    row = done + high
+    line = f" (line {row + 1})" if Path(values_path).suffix.lower() == ".csv" else ""
+    return ValidationError(f"{values_path}, data row {row}{line}: {message}")
+
+
 def perturb_file(mechanism, values_path, reports_path, *, seed=None, start=None, progress=None):
     """Perturb every value of a CSV or Parquet file into a Parquet report file of ``mechanism``, one chunk of rows at
     a time (what ``lipdesign perturb`` runs).
@@ -406,9 +427,8 @@ def perturb_file(mechanism, values_path, reports_path, *, seed=None, start=None,
                 values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
                 try:  # checked here first, so that a bad value is placed in the file, not in a block
                     mechanism.input_domain.validate(values)
-                except ValidationError as error:
-                    where = "" if done == 0 else f", the rows from data row {done} on (positions count from there)"
-                    raise ValidationError(f"{values_path}{where}: {error}") from None
+                except ValidationError:
+                    raise _placed(mechanism, values, values_path, done) from None
                 if seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
                     reports = mechanism.perturb(values, user_ids=user_ids)
                 else:

@@ -302,7 +302,8 @@ def test_perturb_file_names_the_field_and_the_value_it_refuses(tmp_path):
         ld.perturb_file(mechanism, nocolumn, out, seed=1)
     assert str(caught.value) == f"{nocolumn} has columns ['label']; table reads column(s) value (missing: value)"
     bad = write_labels(tmp_path / "bad.csv", ["low", "none"])
-    with pytest.raises(ValidationError, match=r"bad\.csv: values\[1\] is 'none'; it must be one of the labels "
+    with pytest.raises(ValidationError, match=r"bad\.csv, data row 2 \(line 3\): values is 'none'; it must be one "
+                                              r"of the labels "
                                               r"\['low', 'mid', 'high'\]"):
         ld.perturb_file(mechanism, bad, out, seed=1)
     with pytest.raises(ValidationError, match=r"empty\.csv holds no values; it must hold at least one row"):

@@ -122,7 +122,8 @@ def test_cli_refuses_a_numeric_parquet_column_for_number_spelling_labels(files):
 def test_cli_refuses_text_that_is_not_a_label(files):
     (files / "bad.csv").write_text("value\n02\n2\n", encoding="utf-8")
     done = lipdesign("perturb", "mech.json", "bad.csv", "-o", "b.parquet", cwd=files)
-    assert done.returncode == 2 and "values[1] is '2'; it must be one of the labels" in done.stderr, done.stderr
+    placed = "bad.csv, data row 2 (line 3): values is '2'; it must be one of the labels"
+    assert done.returncode == 2 and placed in done.stderr, done.stderr
 
 
 def test_a_mechanism_without_labels_reads_a_csv_column_as_integers(tmp_path):
