@@ -405,7 +405,8 @@ class TableMechanism(DesignedMechanism):
         errors = np.atleast_1d(np.sqrt(np.maximum(self.variance(n=self.SUMMARY_N), 0.0)))
         shown = ", ".join(f"{value:.2g}" for value in errors[:self.SUMMARY_VALUES])
         if errors.size > self.SUMMARY_VALUES:
-            shown += f", ... (the first {self.SUMMARY_VALUES} of {errors.size}; mech.variance(n=...) gives them all)"
+            shown += (f", ... (the first {self.SUMMARY_VALUES} of {errors.size}: smallest {errors.min():.2g}, median "
+                      f"{np.median(errors):.2g}, largest {errors.max():.2g}; mech.variance(n=...) gives them all)")
         return [f"  standard error{'s of the frequencies' if errors.size > 1 else ''} at n = {self.SUMMARY_N:.0e} "
                 f"(design prior): {shown}"]
 
