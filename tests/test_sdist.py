@@ -35,9 +35,10 @@ NAMED = ("tests/conftest.py", "tests/helpers.py", "tests/brute_force.py", "tests
          "lipdesign/datasets/adult.csv.gz")
 
 
-#: What the copy of the tree leaves out: build products (an old SOURCES.txt above all), environments and caches.
-NOT_COPIED = shutil.ignore_patterns("*.egg-info", ".git", ".venv*", "build", "dist", "__pycache__", "*.py[cod]",
-                                    ".pytest_cache", ".ruff_cache", ".hypothesis", "lipdesign-demo")
+#: What the copy of the tree leaves out: build products (an old SOURCES.txt above all; the HTML docs in docs/_build,
+#: which MANIFEST.in prunes), environments and caches.
+NOT_COPIED = shutil.ignore_patterns("*.egg-info", ".git", ".venv*", "build", "dist", "_build", "__pycache__",
+                                    "*.py[cod]", ".pytest_cache", ".ruff_cache", ".hypothesis", "lipdesign-demo")
 
 
 def _expected(root):
