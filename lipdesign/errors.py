@@ -58,6 +58,11 @@ class ShrinkageWarning(UserWarning):
     that has drifted from the prior they are biased (docs/math.md §4, §11)."""
 
 
+class SampleSizeWarning(UserWarning):
+    """Too few users for the dimension and the epsilon: an LDP learner keeps only part of the features (docs/math.md
+    §9.10); ``lipdesign.learn.users_needed`` says how many keep them all."""
+
+
 class LegacyFileWarning(UserWarning):
     """A lipdesign 0.1.0 file was loaded: it carries no fingerprint, so an edit that keeps its claim true (a public
     seed, a table entry) cannot be detected; its guarantee is still re-verified exactly (docs/math.md §3.9)."""

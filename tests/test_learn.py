@@ -437,3 +437,26 @@ def test_predict_checks_fitting_and_shapes():
 def test_ragged_features_and_unordered_or_nested_classes_are_refused(fit, message):
     with pytest.raises(ValidationError, match=message):
         fit()
+
+
+def test_too_few_users_for_the_dimension_and_epsilon_are_named_with_the_number_needed():
+    """users_needed = 50 mini-batches of the default size at every feature (docs/math.md §9.10): at d = 5, eps = 1,
+    m = 6 entries, c = (e + 1)/(e - 1): |G| = ceil(2 * 6 * ln 6 * c^2) = ceil(100.7) = 101, so 5050 users."""
+    import math
+    import warnings
+
+    from lipdesign.errors import SampleSizeWarning
+    from lipdesign.learn import users_needed
+
+    c = (math.e + 1) / (math.e - 1)
+    assert users_needed(5, 1.0) == 50 * math.ceil(2 * 6 * math.log(6) * c * c) == 5050
+    X = np.random.default_rng(0).uniform(-1, 1, (3000, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.warns(SampleSizeWarning, match=r"n = 3000 users at eps = 1 give 29 mini-batches of 101 users .* "
+                                                r"users_needed\(5, 1\) = 5050") as caught:
+        LDPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    assert caught[0].filename == __file__  # the warning points at the caller's fit
+    X = np.random.default_rng(1).uniform(-1, 1, (5050, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SampleSizeWarning)
+        LDPLogisticRegression(epsilon=1.0, random_state=0).fit(X, np.where(X[:, 0] > 0, 1, -1))

@@ -8,8 +8,9 @@ from lipdesign.learn.linear import (
     LDPLogisticRegression,
     default_batch_size,
     default_reduced_dim,
+    users_needed,
 )
 from lipdesign.learn.protocol import REPORT_DTYPE, Task, Trainer, client_report, learning_guarantee
 
 __all__ = ["REPORT_DTYPE", "LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "Task", "Trainer",
-           "client_report", "default_batch_size", "default_reduced_dim", "learning_guarantee"]
+           "client_report", "default_batch_size", "default_reduced_dim", "learning_guarantee", "users_needed"]
