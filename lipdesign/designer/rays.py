@@ -43,7 +43,7 @@ def extreme_rays(prior, notion, max_rays, progress=None):
     LDP (and worst-case LIP without a secret): the 2^k - 2 staircases {1, e^eps}^k; LIP with G = X: the vertices
     of the box slice [e^-eps, e^eps]^k cut by P.q = 1; otherwise a double description enumeration. Raises
     ProblemTooLargeError before the expensive work when more than ``max_rays`` rays would be needed. ``progress``
-    (None or a callable taking a line of text) hears about the double description's steps (``ProgressLine``s of
+    (None or a callable taking a line of text) hears about the double description's steps (``ProgressLine``\\ s of
     phase "double description", counting constraints added out of at most all of them).
     """
     k, e = prior.k, math.exp(notion.epsilon)

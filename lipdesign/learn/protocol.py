@@ -290,9 +290,9 @@ class Trainer:
     """The server's side of Alg. 4 for ``estimator`` (an unfitted LDPLinearRegression, LDPLogisticRegression or
     LDPLinearSVC, whose parameters it reads) over ``n_users`` users with ``n_features`` features each.
 
-    It validates the parameters, fixes r, the batch size |G| and T = n_users // |G| rounds, publishes the
-    projection's seed and draws the plan: a random permutation of the users cut into T batches of |G| (the
-    n_users - T |G| left over never report). ``classes``: a classifier's 2 public labels (None: the estimator's
+    It validates the parameters, fixes r, the batch size ``|G|`` and T = ``n_users // |G|`` rounds, publishes the
+    projection's seed and draws the plan: a random permutation of the users cut into T batches of ``|G|`` (the
+    ``n_users - T |G|`` left over never report). ``classes``: a classifier's 2 public labels (None: the estimator's
     ``classes``, which a deployment must then give). Round by round: ``tasks()`` / ``task()``,
     ``participants(task)``, ``aggregate(reports)``, ``update(task, aggregate)``; then ``result()``.
     """
@@ -372,7 +372,7 @@ class Trainer:
         return task.round
 
     def participants(self, task):
-        """The indices (in 0..n_users-1) of the |G| users who report in ``task``'s round; over all rounds each
+        """The indices (in 0..n_users-1) of the ``|G|`` users who report in ``task``'s round; over all rounds each
         user appears at most once."""
         t = self._round_of(task)
         return self._order[(t - 1) * self.batch_size:t * self.batch_size]
@@ -390,7 +390,7 @@ class Trainer:
 
     def update(self, task, aggregate):
         """Apply the current round: alpha <- alpha - gamma_t * (mean report), gamma_t = learning_rate / sqrt(t).
-        ``aggregate`` holds at most the round's |G| reports (fewer when devices dropped out: the mean stays
+        ``aggregate`` holds at most the round's ``|G|`` reports (fewer when devices dropped out: the mean stays
         unbiased)."""
         if self._round_of(task) != self.round or task != self.task():
             raise ValidationError(f"task is round {task.round}; the trainer is at round {self.round} and applies "
@@ -407,7 +407,7 @@ class Trainer:
         self._task = None
 
     def result(self):
-        """The estimator, fitted: coef_ = P^T alpha, intercept_, and the attributes its docstring lists."""
+        """The estimator, fitted: ``coef_`` = P^T alpha, ``intercept_``, and the attributes its docstring lists."""
         if self.round <= self.rounds:
             raise ValidationError(f"round {self.round} of {self.rounds} is not updated yet; result() needs every "
                                   "round")

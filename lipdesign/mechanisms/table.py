@@ -64,7 +64,7 @@ def _counts(counts, n_out, table=None):
 
 
 def posterior(table, *, prior):
-    """``post[y, x] = Pr[X=x | Y=y] = P_x Q[x, y] / (P . q_y)`` (docs/math.md §4), shape ``(n_out, k)``. An output
+    """``post[y, x] = Pr[X=x | Y=y] = P_x Q[x, y] / (P.q_y)`` (docs/math.md §4), shape ``(n_out, k)``. An output
     with ``Pr[Y=y] = 0`` gets the prior as its row, so every row is a distribution."""
     q = check_table(table)
     p = probability_vector(prior, "prior", length=q.shape[0])

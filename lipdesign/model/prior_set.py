@@ -155,7 +155,7 @@ class PriorSet(Immutable):
         (docs/math.md §11), around their frequencies P_hat:
 
         - ``kind="tv"``: the TV ball of radius t/2, t = sqrt(2 (ln(2^k - 2) + ln(1/delta)) / n), from Weissman et
-          al. (2003): Pr[|P_hat - P|_1 >= t] <= (2^k - 2) e^(-n t^2 / 2), delta = 1 - confidence;
+          al. (2003): Pr[``|P_hat - P|_1`` >= t] <= (2^k - 2) e^(-n t^2 / 2), delta = 1 - confidence;
         - ``kind="box"``: per-value Clopper-Pearson intervals at level 1 - delta/k each (Bonferroni over the k
           values), intersected with the simplex; tighter than the ball at large k.
         """

@@ -109,7 +109,7 @@ def log_upper(ratio):
     the double range (an exact ratio of 2^1100 gives 762.46..., never an OverflowError).
 
     The ratio n/d is read from the leading LOG_BITS bits of n and d, N 2^a and D 2^b, so ln(ratio) = ln(N/D) +
-    (a - b) ln 2 + delta with |delta| < 2^(2 - LOG_BITS); the logarithms of these rationals (ln(numerator) -
+    (a - b) ln 2 + delta with ``|delta|`` < 2^(2 - LOG_BITS); the logarithms of these rationals (ln(numerator) -
     ln(denominator) of a ratio of double-sized integers, computed without forming n/d) are evaluated at
     LOG_DIGITS digits (decimal's ln is correctly rounded), and the bound on every rounding and on delta is added
     before the result is rounded up to a double. Ratios within 10^-20 of 1 use ln(1 + x) <= x instead."""
