@@ -124,7 +124,7 @@ def aggregate(mechanism, sources, engine="local", scheduler=None, progress=None,
 
 # -- Dask ---------------------------------------------------------------------------------------------------------
 #: Mechanisms rebuilt in a worker process, by fingerprint (each is re-verified once per process).
-_WORKER_MECHANISMS = {}
+_WORKER_MECHANISMS: dict[str, Mechanism] = {}
 
 
 def _worker_mechanism(document):

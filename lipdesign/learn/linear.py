@@ -121,9 +121,9 @@ class _LDPLinearModel:
     """The shared estimator: parameters, validation, Algorithm 4, prediction. Subclasses set ``_loss`` (a key of
     ``protocol.LOSS_DERIVATIVES``) and how targets are read and scored."""
 
-    _loss = None
-    _estimator_type = None
-    _default_learning_rate = None
+    _loss: str | None = None
+    _estimator_type: str | None = None
+    _default_learning_rate: float | None = None
 
     def __init__(self, epsilon=1.0, *, regularization=1e-4, reduced_dim=None, batch_size=None,
                  learning_rate=None, fit_intercept=True, random_state=None, projection_seed=None):

@@ -117,7 +117,7 @@ class Aggregate:
             (other.mechanism, other.family, other.n) and self.statistics.keys() == other.statistics.keys() and \
             all(np.array_equal(array, other.statistics[name]) for name, array in self.statistics.items())
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as equality compares the arrays
 
     def to_dict(self):
         return {"format": FORMAT, "format_version": FORMAT_VERSION, "family": self.family,

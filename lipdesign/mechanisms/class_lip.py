@@ -338,7 +338,7 @@ class ClassSymmetricLIP(SubsetFamily):
                 best = (ratio, o, top, bottom)
         return best[1:]
 
-    def pair(self):
+    def pair(self) -> tuple[int, int]:
         """(u, v): the two inputs of ``privacy_table``, values of the classes whose output probabilities have the
         largest ratio (``_ldp_pair``), v the second value of u's class when both classes are the same."""
         _, (c, _), (d, _) = self._ldp_pair()
@@ -601,7 +601,7 @@ class ClassSymmetricLIP(SubsetFamily):
                  f"{where.split(' (')[0]}, given the users' values: {self.mse:.6g}"]
         return "\n".join(lines + design_lines(self))
 
-    def audit_plan(self):
+    def audit_plan(self) -> AuditPlan:
         """A class-symmetric design: inputs u and v (``ClassSymmetricLIP.pair``) and one value per class for the rest
         of it; classes of outputs by (orbit, u's case, v's case) (``ClassSymmetricLIP.privacy_table``)."""
         k, u, v = self.k, *self.pair()

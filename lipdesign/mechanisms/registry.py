@@ -21,7 +21,7 @@ from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 from lipdesign.validation import fmt
 
-_FAMILIES = {}
+_FAMILIES: dict[str, type[Mechanism]] = {}
 
 
 def register(cls):

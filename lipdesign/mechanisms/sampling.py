@@ -115,7 +115,7 @@ def as_generator(rng=None) -> np.random.Generator:
 
 
 #: BitGenerator types whose doubles were found to be the top 53 bits of their words (``_check_doubles``).
-_DOUBLES_CHECKED = set()
+_DOUBLES_CHECKED: set[type] = set()
 
 
 def _check_doubles(bit_generator):

@@ -18,6 +18,7 @@ Aggregates are the bit sums. Numpy and the standard library only.
 import math
 from fractions import Fraction
 from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 
@@ -91,7 +92,8 @@ class SubsetFamily(Mechanism):
     """What the two subset families share: k, the labels, the packed reports, the bit sums, and the design
     provenance ``ld.design`` records (``optimality``, ``baselines``)."""
 
-    parameter_rules = (("k", f"integer in 2..{MAX_SUBSET_K}"), ("labels", "None, or k distinct labels"))
+    parameter_rules: ClassVar[tuple[tuple[str, str], ...]] = (("k", f"integer in 2..{MAX_SUBSET_K}"),
+                                                    ("labels", "None, or k distinct labels"))
     records_provenance = True  # ld.design returns them at a uniform prior, and subset selection under LDP
 
     def _common(self, epsilon, k, labels, provenance):
