@@ -28,11 +28,14 @@ Subclasses implement ``parameters``, ``example``, ``_perturb``, ``_statistics``,
 ``_variance`` and, for a finite output space, ``privacy_table``. Numpy, randomgen and the standard library only.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -48,6 +51,24 @@ from lipdesign.notions import LDP, LIP
 from lipdesign.validation import choice, fmt, integer, probability_vector
 from lipdesign.validation import epsilon as epsilon_in
 from lipdesign.verification import verify_table
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    import os
+    from typing import Self, TypeAlias
+
+    import numpy.typing as npt
+
+    from lipdesign.domains import Box, Categorical, MixedTuple
+    from lipdesign.mechanisms.audit_plan import AuditPlan
+    from lipdesign.model import Prior
+    from lipdesign.notions import WorstCaseLIP
+    from lipdesign.verification import Certificate
+
+    #: An ``rng`` argument: an int seed (PCG64), a numpy Generator or BitGenerator, or None (ChaCha20 keyed from
+    #: the OS, docs/math.md §3.8).
+    RandomSource: TypeAlias = int | np.random.Generator | np.random.BitGenerator | None
+    #: What ``variance`` and ``expected_estimate`` give: an array, or one entry per attribute (HarmonyMixed).
+    Values: TypeAlias = npt.NDArray[np.float64] | list[Any]
 
 #: The envelope every mechanism is written in (``to_dict``); ``lipdesign.io`` reads it and the older ones.
 FORMAT = "lipdesign.mechanism"
@@ -73,10 +94,10 @@ class Guarantee:
     basis: str
     detail: str = ""
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"notion": self.notion, "epsilon": self.epsilon, "basis": self.basis, "detail": self.detail}
 
-    def summary(self):
+    def summary(self) -> str:
         return f"{self.notion} eps={self.epsilon:g} ({self.basis}{'; ' + self.detail if self.detail else ''})"
 
 
@@ -86,38 +107,48 @@ class Mechanism(Immutable):
     #: The stable id in JSON and in the registry.
     family: ClassVar[str] = ""
     #: Estimation methods; the first is the default (``default_method`` may choose per instance).
-    methods: ClassVar[tuple] = ("unbiased",)
+    methods: ClassVar[tuple[str, ...]] = ("unbiased",)
     #: Whether public randomness is keyed by user ids (``perturb(values, user_ids=...)``).
     uses_user_ids: ClassVar[bool] = False
     #: The epsilons the family accepts, [low, high] (low = 0 means any epsilon > 0). The default is the range of
     #: the mechanisms with a flip probability computed in floating point (``sampling.ONE_BIT_MIN_EPSILON``).
-    epsilon_range: ClassVar[tuple] = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
+    epsilon_range: ClassVar[tuple[float, float]] = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
     #: (name, rule) of each constructor argument but epsilon (``epsilon_range``): what it accepts, in words, from the
     #: constants the constructor checks with; ``registry.describe`` sets them beside the signature's defaults (the
     #: CLI's help and errors).
-    parameter_rules: ClassVar[tuple] = ()
+    parameter_rules: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: Design provenance written with the envelope (designed tables); None for the fixed mechanisms.
-    provenance = None
+    provenance: Mapping[str, Any] | None = None
 
     #: Whether ``ld.design`` may have made this family (with a provenance in its files that ``load`` checks for form
     #: and leaves out) although the mechanism itself can be built without one.
     records_provenance = False
     #: What a client computes per report, in words (``ld.compare`` shows it; empty where not stated).
     client_cost: ClassVar[str] = ""
+    #: Set by every family's constructor (annotations only).
+    epsilon: float
+    input_domain: Categorical | Box | MixedTuple
+    #: What every family implements (the module docstring); annotations only, so a family without one still fails
+    #: with AttributeError.
+    _perturb: Callable[..., npt.NDArray[Any]]
+    _statistics: Callable[..., tuple[int, dict[str, Any]]]
+    _estimate: Callable[..., Any]
+    _expected: Callable[..., Any]
+    _variance: Callable[..., Any]
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int | None:
         """Bits of information in one report (the log2 of the number of possible reports, rounded up), or None where
         a family does not state it (continuous reports)."""
         return None
 
     # -- what a family provides -----------------------------------------------------------------------------
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         """The constructor arguments (JSON-able), including the seeds of public randomness."""
         raise NotImplementedError
 
     @classmethod
-    def from_parameters(cls, parameters, provenance=None):
+    def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
         """The mechanism of ``parameters()`` (as read back from JSON), refused unless ``parameters`` names exactly
         what it writes (``check_parameter_names``: nothing defaulted); the fixed mechanisms record no provenance."""
         if provenance is not None:
@@ -127,28 +158,28 @@ class Mechanism(Immutable):
         return mechanism
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         """A small instance, for the conformance suite (``lipdesign.testing.check_mechanism``) and for docs."""
         raise NotImplementedError
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """The privacy claim; finite mechanisms rest it on their exactly verified ``privacy_table``."""
         return Guarantee("LDP", self.epsilon, EXACT_TABLE)
 
-    def privacy_table(self):
+    def privacy_table(self) -> npt.NDArray[Any] | None:
         """A finite table (rows: inputs, columns: outputs) whose exact epsilon is the mechanism's, or, for a
         composition of parts (basis COMPOSITION: Piecewise, Hybrid, Laplace with d > 1), one part's table, which
         ``_certify`` composes; None when the output space is continuous (the guarantee is then the documented
         closed form)."""
         return None  # noqa: RET501 (finite families return their table)
 
-    def _certify(self):
+    def _certify(self) -> Certificate:
         """The exact Certificate of the claim (finite families; override to compose parts)."""
         return verify_table(self.privacy_table(), LDP(self.epsilon), exact=True)
 
     @classmethod
-    def checked_epsilon(cls, value):
+    def checked_epsilon(cls, value: float) -> float:
         """``value`` as an epsilon of this family (``epsilon_range``), or ValidationError."""
         low, high = cls.epsilon_range
         return epsilon_in(value, low, high, include_low=low > 0)
@@ -158,77 +189,79 @@ class Mechanism(Immutable):
     #: plot``), None where ``ld.design`` does not make it.
     design_family: ClassVar[str | None] = None
 
-    def audit_plan(self):
+    def audit_plan(self) -> AuditPlan | None:
         """What ``ld.audit`` reads (docs/math.md §14): an ``audit_plan.AuditPlan`` of inputs, output classes and
         their probabilities from the realised sampler; None where the family states none (the audit refuses it)."""
         return None
 
-    def device_numbers(self):
+    def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads beyond ``parameters()``, exactly as ``perturb`` uses them (docs/runtime.md:
         floats in shortest round-trip form, tables of integers); written into the test vectors. {} where the
         parameters are all a device needs."""
         return {}
 
-    def display_name(self):
+    def display_name(self) -> str:
         """A short name of this mechanism for tables (``ld.compare``) and figures: the class name by default."""
         return type(self).__name__
 
     @property
-    def default_method(self):
+    def default_method(self) -> str:
         return self.methods[0]
 
     @property
-    def finite(self):
+    def finite(self) -> bool:
         """Whether the output space is finite, so that ``verify()`` is an exact certificate."""
         return self.guarantee.basis != CLOSED_FORM
 
     # -- the contract -----------------------------------------------------------------------------------------
     @cached_property
-    def certificate(self):
+    def certificate(self) -> Certificate:
         """The exact Certificate of the guarantee (computed once)."""
         if not self.finite:
             raise ValidationError(f"{type(self).__name__} has a continuous output space; its guarantee is the "
                                   f"{self.guarantee.basis} ({self.guarantee.detail}), not a finite table")
         return self._certify()
 
-    def verify(self):
+    def verify(self) -> Certificate:
         """The exact Certificate of the guarantee (docs/math.md §3); ValidationError for a continuous output."""
         return self.certificate
 
-    def summary(self):
+    def summary(self) -> str:
         """What the mechanism is and what it guarantees, as printed by the CLI (designed families say more)."""
         if not self.finite:
             return (f"{self!r}\ncontinuous output space, no finite table to verify; "
                     f"guarantee: {self.guarantee.summary()}")
         return f"{self!r}\n{self.verify().summary()}"
 
-    def verified_epsilons(self):
+    def verified_epsilons(self) -> dict[str, float]:
         """Exactly verified tightest epsilons, by name ({} for a continuous output space; inf when unbounded)."""
         if not self.finite:
             return {}
         return {"claimed": self.certificate.epsilon}
 
-    def perturb(self, values, *, rng=None, user_ids=None):
+    def perturb(self, values: npt.ArrayLike, *, rng: RandomSource = None,
+                user_ids: npt.ArrayLike | None = None) -> npt.NDArray[Any]:
         """One report per user for ``values`` (checked by ``input_domain``); ``rng``: an int seed (PCG64), a numpy
         Generator or BitGenerator, or None for ChaCha20 keyed from the OS (docs/math.md §3.8)."""
         values = self.input_domain.validate(values)
         return self._perturb(values, as_generator(rng), self._user_ids(user_ids))
 
-    def aggregate(self, reports):
+    def aggregate(self, reports: npt.ArrayLike) -> Aggregate:
         """The sufficient statistics of ``reports`` as an Aggregate (``+`` merges aggregates of the same mechanism;
         ``empty_reports()`` gives the zero aggregate)."""
         n, statistics = self._statistics(reports)
         return Aggregate(self.fingerprint, self.family, n, statistics)
 
-    def empty_reports(self):
+    def empty_reports(self) -> npt.NDArray[Any]:
         """A batch of no reports in this mechanism's report format (indices, unless a family says otherwise)."""
         return np.zeros(0, dtype=np.int64)
 
     @cached_property
-    def _zero(self):
+    def _zero(self) -> Aggregate:
         return self.aggregate(self.empty_reports())
 
-    def estimate(self, reports, *, method=None, consistency=None):
+    def estimate(self, reports: npt.ArrayLike | Aggregate, *, method: str | None = None,
+                 consistency: str | None = None) -> Estimate:
         """The estimate from reports or from their Aggregate (the same numbers either way), an ``ld.Estimate`` with
         standard errors for every family (docs/math.md §11, §15). ``method``: one of ``methods`` (None:
         ``default_method``); ``consistency="norm-sub"`` makes estimated frequencies non-negative and sum to 1
@@ -240,14 +273,16 @@ class Mechanism(Immutable):
         values = self._consistent(raw, consistency)
         return values if isinstance(values, Estimate) else with_standard_errors(self, aggregate, raw, values, method)
 
-    def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None):
+    def expected_estimate(self, frequencies: npt.ArrayLike | None = None, n: int | None = 1, *,
+                          method: str | None = None, user_ids: npt.ArrayLike | None = None) -> Values:
         """E[estimate] at the true ``frequencies`` (categorical; None: as for ``variance``) or the users' values
         (numeric): the truth for an unbiased estimator. ``n`` as for ``variance`` (only a sum estimate depends on
         it)."""
         population, _ = self._population(frequencies, n)
         return self._expected(population, self._method(method), self._user_ids(user_ids))
 
-    def variance(self, frequencies=None, n=1, *, method=None, user_ids=None):
+    def variance(self, frequencies: npt.ArrayLike | None = None, n: int | None = 1, *, method: str | None = None,
+                 user_ids: npt.ArrayLike | None = None) -> Values:
         """The exact variance of each entry of the estimate, given the users' values: for a categorical input domain
         at the true ``frequencies`` (None: the mechanism's ``prior`` where it has one, the design prior of a designed
         family, else uniform) of ``n`` users (default 1, the per-user variance); for a numeric one the first argument
@@ -266,18 +301,18 @@ class Mechanism(Immutable):
         """What the estimate targets for the population ``values`` (frequencies, means, or a list of both)."""
         return self.input_domain.truth(values)
 
-    def estimand_names(self):
+    def estimand_names(self) -> list[str]:
         """Names of the entries of the (flattened) estimate."""
         return self.input_domain.names()
 
     @cached_property
-    def fingerprint(self):
+    def fingerprint(self) -> str:
         """The sha256 (64 hex digits) of the canonical JSON of ``{"family", "parameters"}`` (docs/math.md §3.9): the
         mechanism's identity. Files carry it, ``load`` refuses a file whose mechanism is not the one it names, and
         aggregates merge and estimate only with the mechanism whose reports they count."""
         return content_fingerprint(self.family, self.parameters())
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The versioned JSON envelope with the ``fingerprint`` (``lipdesign.load`` reads it back and re-verifies)."""
         verified = {name: (value if np.isfinite(value) else None) for name, value in self.verified_epsilons().items()}
         document = {"format": FORMAT, "format_version": FORMAT_VERSION, "lipdesign_version": __version__,
@@ -287,7 +322,7 @@ class Mechanism(Immutable):
             document["provenance"] = json.loads(json.dumps(dict(self.provenance), default=float))
         return document
 
-    def to_json(self, path):
+    def to_json(self, path: str | os.PathLike[str]) -> None:
         """Write ``to_dict()`` to ``path`` (serialised first: a failure leaves no truncated file)."""
         text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
         with open(path, "w", encoding="utf-8") as handle:
@@ -357,14 +392,14 @@ class Mechanism(Immutable):
         return consistent(estimate, consistency)
 
 
-def canonical_json(content):
+def canonical_json(content: Any) -> str:
     """The canonical JSON text of ``content`` (docs/math.md §3.9): keys sorted, no whitespace, ASCII only (other
     characters as \\u escapes), floats as Python's repr (the shortest text that reads back as the same double),
     integers in decimal, NaN and infinities refused."""
     return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
-def content_fingerprint(family, parameters):
+def content_fingerprint(family: str, parameters: Mapping[str, Any]) -> str:
     """The fingerprint (``Mechanism.fingerprint``) of the mechanism of ``family`` with ``parameters``."""
     text = canonical_json({"family": family, "parameters": parameters})
     return hashlib.sha256(text.encode("ascii")).hexdigest()
@@ -396,7 +431,8 @@ def _size(values):
     return len(values[0]) if isinstance(values, list) else len(values)
 
 
-def verify(subject, notion=None, prior=None, *, exact=True):
+def verify(subject: Mechanism | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP | None = None,
+           prior: Prior | PriorSet | npt.ArrayLike | None = None, *, exact: bool = True) -> Certificate:
     """The exact Certificate of a mechanism's guarantee; of a designed table at another ``prior`` (a Prior or
     probabilities: the tightest LIP epsilon for its secret there) or over a PriorSet (the worst over the set, which
     for a TV ball or a box is attained at its vertices, docs/math.md §2, §3) when ``prior`` is given; or of a bare
