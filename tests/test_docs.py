@@ -1,0 +1,63 @@
+"""The docs site (docs/conf.py): the API pages list the stable API, and the site builds with warnings as errors.
+
+The build is the command of CONTRIBUTING.md's "Docs" section, run into a temporary directory; it needs the extra
+"docs" (sphinx, pydata-sphinx-theme, myst-nb, numpydoc) and is skipped without it.
+"""
+
+import importlib
+import inspect
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: The public modules of docs/stable-api.md whose ``__all__`` the API pages list, with their page; testing and
+#: vectors are listed by their functions (docs/api/testing.rst, vectors.rst).
+PAGES = {
+    "lipdesign": "lipdesign.rst",
+    "lipdesign.mechanisms": "mechanisms.rst",
+    "lipdesign.model": "model.rst",
+    "lipdesign.verification": "verification.rst",
+    "lipdesign.io": "io.rst",
+    "lipdesign.learn": "learn.rst",
+    "lipdesign.designer": "designer.rst",
+}
+
+
+def listed(page):
+    """The names an API page's autosummary tables list (``~model.Prior`` counts as ``Prior``)."""
+    text = (DOCS / "api" / page).read_text(encoding="utf-8")
+    return {line.strip().lstrip("~").rsplit(".", 1)[-1] for line in text.splitlines()
+            if re.match(r"^   ~?[A-Za-z_][\w.]*$", line)}
+
+
+@pytest.mark.parametrize("module", sorted(PAGES))
+def test_api_pages_list_every_stable_name(module):
+    package = importlib.import_module(module)
+    # the subpackages that the top level exports are pages of their own (or described there)
+    names = {name for name in package.__all__ if name != "__version__" and not inspect.ismodule(getattr(package, name))}
+    missing = names - listed(PAGES[module])
+    assert not missing, f"docs/api/{PAGES[module]} does not list {sorted(missing)} of {module}.__all__"
+
+
+@pytest.mark.slow
+def test_site_builds_without_warnings(tmp_path):
+    for package in ("sphinx", "pydata_sphinx_theme", "myst_nb", "numpydoc"):
+        pytest.importorskip(package, reason="the docs extra: pip install -e '.[docs]'")
+    out = tmp_path / "html"
+    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-d",
+                             str(tmp_path / "doctrees"), str(DOCS), str(out)],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    assert (out / "index.html").is_file()
+    design = out / "api" / "generated" / "lipdesign.design.html"
+    assert design.is_file()
+    assert "lipdesign.design" in design.read_text(encoding="utf-8")
+    notebook = (out / "notebooks" / "01-lip-vs-ldp.html").read_text(encoding="utf-8")
+    # the stored plot of the notebook, rendered from its outputs (nb_execution_mode = "off")
+    assert re.search(r'<img[^>]+src="[^"]*\.png"', notebook), "the notebook page has no plot"
