@@ -3,11 +3,14 @@
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
 with exit code 2 and one line on stderr, never a traceback; a verification or an audit that runs but fails exits 1.
+With --json, design, compare, verify, audit, simulate and estimate print one strict JSON document on stdout (inf and
+nan as null), their progress and notes on stderr. ``python -m lipdesign`` is the same command.
 """
 
 import argparse
 import inspect
 import json
+import math
 import os
 import sys
 import warnings
@@ -19,6 +22,41 @@ from lipdesign.errors import LipdesignError, ValidationError, VerificationError
 #: The most epsilons `lipdesign plot --epsilons` takes (each is a design).
 MAX_PLOT_EPSILONS = 32
 
+#: One example per command for its --help, run from the repository's root: the inputs are files of examples/ or the
+#: files an earlier command's example writes (tests/test_cli_json.py runs them all, in this order).
+EXAMPLES = {
+    "design": ("run from the repository's root",
+               ["lipdesign design examples/screen-time-lip.json -o screen-time.json"]),
+    "compare": ("run from the repository's root", ["lipdesign compare examples/screen-time-lip.json --json"]),
+    "verify": ("screen-time.json from `lipdesign design --help`", ["lipdesign verify screen-time.json --json"]),
+    "simulate": ("screen-time.json from `lipdesign design --help`",
+                 ["lipdesign simulate screen-time.json -n 20000 -r 5 --seed 1"]),
+    "plot": ("run from the repository's root",
+             ["lipdesign plot examples/screen-time-lip.json -o screen-time.png --epsilons 0.5,1,2"]),
+    "mechanism": ("GRR over k = 4 values at epsilon 1", ["lipdesign mechanism grr --epsilon 1 -p k=4 -o grr.json"]),
+    "vectors": ("grr.json from `lipdesign mechanism --help`",
+                ["lipdesign vectors grr.json -o vectors.json", "lipdesign vectors grr.json --check vectors.json"]),
+    "audit": ("grr.json from `lipdesign mechanism --help`", ["lipdesign audit grr.json --reports 50000 --seed 1"]),
+    "perturb": ("grr.json from `lipdesign mechanism --help`; printf writes four users' values",
+                ["printf 'value\\n0\\n1\\n3\\n1\\n' > values.csv",
+                 "lipdesign perturb grr.json values.csv -o reports.parquet --seed 1"]),
+    "aggregate": ("reports.parquet from `lipdesign perturb --help`",
+                  ["lipdesign aggregate grr.json reports.parquet -o aggregate.json"]),
+    "estimate": ("aggregate.json from `lipdesign aggregate --help`",
+                 ["lipdesign estimate grr.json aggregate.json --json"]),
+    "demo": ("writes the folder lipdesign-demo", ["lipdesign demo --out lipdesign-demo"]),
+}
+
+#: The help of every command's mechanism argument.
+MECHANISM_HELP = "mechanism JSON file (written by `lipdesign design` or `lipdesign mechanism`)"
+
+
+def _example(command):
+    """The epilog of ``command``'s --help: its example (``EXAMPLES``)."""
+    where, lines = EXAMPLES[command]
+    return f"Example ({where}):\n" + "\n".join(f"  {line}" for line in lines)
+
+
 #: The extensions an output may have, by the format a command writes.
 OUTPUT_SUFFIXES = {"JSON": (".json",), "Parquet": (".parquet",), "an image": (".png", ".pdf", ".svg")}
 
@@ -26,6 +64,32 @@ OUTPUT_SUFFIXES = {"JSON": (".json",), "Parquet": (".parquet",), "an image": (".
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"lipdesign: error: {message} (see lipdesign --help)\n")
+
+
+def _strict(value):
+    """``value`` as plain JSON: numpy numbers and arrays as Python ones and lists, tuples as lists, and every float
+    that is inf or nan as None (strict JSON has neither)."""
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, _np_types()):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_strict(item) for item in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return value
+
+
+def _np_types():
+    """numpy's array and scalar types (numpy imported only when a command prints JSON)."""
+    import numpy as np
+
+    return (np.ndarray, np.generic)
+
+
+def _print_json(document):
+    """The one JSON document of ``--json`` on stdout: strict (no NaN or Infinity: ``_strict``), indented by one."""
+    print(json.dumps(_strict(document), indent=1, allow_nan=False))
 
 
 def _design(args):
@@ -36,6 +100,11 @@ def _design(args):
     with _Progress(args) as progress:
         mechanism = design(prior, notion, objective, progress=progress.line, **options)
     mechanism.to_json(args.output)
+    if args.json:
+        _print_json({"mechanism": mechanism.fingerprint, "family": mechanism.family, "output": str(args.output),
+                     "figure": getattr(mechanism, "mse", None), "verified_epsilons": mechanism.verified_epsilons(),
+                     "envelope": mechanism.to_dict()})
+        return
     print(mechanism.summary())
     print(f"wrote {args.output} (fingerprint {mechanism.fingerprint})")
 
@@ -48,10 +117,14 @@ def _compare(args):
     with _Progress(args) as progress:
         comparison = compare(prior, notion, objective, progress=progress.line,
                              **{key: value for key, value in options.items() if key != "family"})
-    print(comparison.summary())
+    if args.json:
+        best = comparison.best
+        _print_json({**comparison.to_dict(), "best": None if best is None else best.family})
+    else:
+        print(comparison.summary())
     if "family" in options:
         print(f"(the spec names family {options['family']!r}; compare designs every family, `lipdesign design` "
-              "that one)")
+              "that one)", file=sys.stderr if args.json else sys.stdout)
 
 
 def _verify(args):
@@ -60,8 +133,17 @@ def _verify(args):
     try:
         mechanism = load(args.mechanism)
     except VerificationError as error:
-        print(f"FAIL: {error}")
+        if args.json:
+            _print_json({"mechanism": None, "passed": False, "error": str(error)})
+        else:
+            print(f"FAIL: {error}")
         return 1
+    if args.json:  # a continuous output space has no table: no certificate (passed and epsilon null)
+        certificate = mechanism.verify().to_dict() if mechanism.finite else {"passed": None, "epsilon": None}
+        _print_json({"mechanism": mechanism.fingerprint, "family": mechanism.family, "finite": mechanism.finite,
+                     **certificate, "verified_epsilons": mechanism.verified_epsilons(),
+                     "guarantee": mechanism.guarantee.to_dict()})
+        return 0
     if not mechanism.finite:
         print(f"{mechanism!r}: continuous output space, no finite table to verify; guarantee: "
               f"{mechanism.guarantee.summary()}")
@@ -81,7 +163,10 @@ def _audit(args):
     with _Progress(args, "reports", f"audit {mechanism.family}") as progress:
         result = audit(mechanism, reports=args.reports, confidence=args.confidence, rng=args.seed,
                        progress=progress.line, progress_reports=progress.count)
-    print(json.dumps(result.to_dict(), indent=1) if args.json else result.summary())
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(result.summary())
     return 0 if result.passed else 1
 
 
@@ -155,7 +240,7 @@ class _FamilyHelp(argparse.Action):
                          help="show this help (with a family: its parameters only) and exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.epilog = _families_help(_family_id(getattr(namespace, "family", None)))
+        parser.epilog = _families_help(_family_id(getattr(namespace, "family", None))) + "\n\n" + _example("mechanism")
         parser.print_help()
         parser.exit()
 
@@ -213,10 +298,26 @@ def _simulate(args):
         with _Progress(args, "repetitions", "simulate") as progress:
             result = simulate(mechanism, args.n, rng=args.seed, truth=truth, repetitions=args.repetitions,
                               method=args.method, drift=not args.no_drift, progress=progress.count)
-    print(repr(mechanism))
-    print(result.summary())
+    if args.json:
+        _print_json({"mechanism": mechanism.fingerprint, "family": mechanism.family, **_simulation(result)})
+    else:
+        print(repr(mechanism))
+        print(result.summary())
     for message in dict.fromkeys(str(warning.message) for warning in caught):
         print(f"lipdesign: warning: {message}", file=sys.stderr)
+
+
+def _simulation(result):
+    """The numbers of a Simulation's summary, per estimated quantity in ``names`` order (``estimates``: one row per
+    repetition), and its drifted run's the same way (None without one)."""
+    return {"n": result.n, "method": result.method, "population": result.population,
+            "repetitions": result.repetitions, "level": result.level, "interval": result.interval,
+            "names": list(result.names), "truth": result.truth, "expected": result.expected, "std": result.std,
+            "estimate": result.estimate, "bias": result.bias, "empirical_std": result.empirical_std,
+            "coverage": result.coverage, "estimates": result.estimates, "largest_z": result.largest_z,
+            "p_value": result.p_value, "squared_error": result.squared_error,
+            "expected_squared_error": result.expected_squared_error,
+            "drifted": None if result.drifted is None else _simulation(result.drifted)}
 
 
 def _bar(args, total, unit, desc=None):
@@ -441,42 +542,52 @@ def _plot(args):
 def build_parser():
     parser = _Parser(prog="lipdesign", description="Design, verify and run local privacy mechanisms.")
     parser.add_argument("--version", action="version", version=f"lipdesign {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    command = commands.add_parser(
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def add_command(name, **options):  # every command's --help ends with its example, as written
+        return subparsers.add_parser(name, epilog=_example(name), formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     **options)
+
+    command = add_command(
         "design", help="design the optimal table for a JSON spec (default objective: the population histogram)")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    command.add_argument("--json", action="store_true",
+                         help="print the fingerprint, figure, verified epsilons and envelope as JSON")
     command.set_defaults(run=_design, inputs=("spec",), output_format=("output", "JSON"))
-    command = commands.add_parser("compare", help="design every family (rr, unary, hashing) for a JSON spec and "
-                                                  "print their figures side by side")
+    command = add_command("compare", help="design every family (rr, unary, hashing) for a JSON spec and print "
+                                          "their figures side by side")
     command.add_argument("spec", help="spec file (JSON; see README and examples/)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    command.add_argument("--json", action="store_true", help="print the comparison as JSON (one row per family)")
     command.set_defaults(run=_compare, inputs=("spec",))
-    command = commands.add_parser("mechanism", aliases=["harmony"], add_help=False,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                  help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
+    command = add_command("mechanism", aliases=["harmony"], add_help=False,
+                          help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
     command.add_argument("-h", "--help", action=_FamilyHelp)
     command.add_argument("family", help="family id, listed below (lipdesign 0.1.0's class names work too)")
-    command.add_argument("--epsilon", type=float, required=True)
+    command.add_argument("--epsilon", type=float, required=True,
+                         help="the privacy level (each family's range: lipdesign mechanism FAMILY --help)")
     command.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                          help="constructor argument, VALUE read as JSON (repeat: -p d=4 -p seed=7)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.set_defaults(run=_mechanism, output_format=("output", "JSON"))
-    command = commands.add_parser("verify", help="re-verify a mechanism JSON exactly")
-    command.add_argument("mechanism")
+    command = add_command("verify", help="re-verify a mechanism JSON exactly")
+    command.add_argument("mechanism", help=MECHANISM_HELP)
+    command.add_argument("--json", action="store_true",
+                         help="print the certificate, verified epsilons and fingerprint as JSON")
     command.set_defaults(run=_verify, inputs=("mechanism",))
-    command = commands.add_parser("vectors", help="test vectors (input, random words, expected report) for another "
-                                                  "implementation of a mechanism JSON's sampler (docs/runtime.md)")
-    command.add_argument("mechanism")
+    command = add_command("vectors", help="test vectors (input, random words, expected report) for another "
+                                          "implementation of a mechanism JSON's sampler (docs/runtime.md)")
+    command.add_argument("mechanism", help=MECHANISM_HELP)
     command.add_argument("-o", "--output", help="VECTORS.json to write")
     command.add_argument("--cases", type=int, default=32, help="number of cases (default 32)")
     command.add_argument("--seed", type=int, default=0, help="ChaCha20 key of the recorded words (default 0)")
     command.add_argument("--check", metavar="VECTORS.json", help="replay these vectors instead of writing")
     command.set_defaults(run=_vectors, inputs=("mechanism",), output_format=("output", "JSON"))
-    command = commands.add_parser("audit", help="black-box statistical audit of a mechanism JSON's perturber: "
-                                                "empirical epsilon lower bound and distribution test")
-    command.add_argument("mechanism")
+    command = add_command("audit", help="black-box statistical audit of a mechanism JSON's perturber: empirical "
+                                        "epsilon lower bound and distribution test")
+    command.add_argument("mechanism", help=MECHANISM_HELP)
     command.add_argument("--reports", type=int, default=200_000,
                          help="reports drawn per audited population (default 200000)")
     command.add_argument("--confidence", type=float, default=0.99,
@@ -485,8 +596,8 @@ def build_parser():
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.add_argument("--json", action="store_true", help="print the result as JSON")
     command.set_defaults(run=_audit, inputs=("mechanism",))
-    command = commands.add_parser("simulate", help="perturb a simulated population and estimate; compare with theory")
-    command.add_argument("mechanism")
+    command = add_command("simulate", help="perturb a simulated population and estimate; compare with theory")
+    command.add_argument("mechanism", help=MECHANISM_HELP)
     command.add_argument("-n", type=int, default=100_000, help="number of users (default 100000)")
     command.add_argument("--seed", type=int, default=None, help="random seed (default: fresh entropy)")
     command.add_argument("--truth", default=None, metavar="JSON",
@@ -497,10 +608,12 @@ def build_parser():
     command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
     command.add_argument("--no-drift", action="store_true", help="skip the drifted population")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    command.add_argument("--json", action="store_true",
+                         help="print the estimates, expectations and standard deviations as JSON")
     command.set_defaults(run=_simulate, inputs=("mechanism",))
-    command = commands.add_parser("perturb", help="perturb the values in a CSV or Parquet file into a Parquet "
-                                                  "report file (simulation and gateway use)")
-    command.add_argument("mechanism")
+    command = add_command("perturb", help="perturb the values in a CSV or Parquet file into a Parquet report file "
+                                          "(simulation and gateway use)")
+    command.add_argument("mechanism", help=MECHANISM_HELP)
     command.add_argument("values", help="CSV or .parquet file with a column 'value' (labels or indices; numeric "
                                         "mechanisms with d > 1: columns value_0 .. value_{d-1}; and 'user_id' "
                                         "where the mechanism keys public randomness by user)")
@@ -514,9 +627,9 @@ def build_parser():
                               "the next file's --start)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_perturb, inputs=("mechanism", "values"), output_format=("output", "Parquet"))
-    command = commands.add_parser("aggregate", help="aggregate report files (streaming, any number, local or Dask) "
-                                                    "into an aggregate JSON")
-    command.add_argument("mechanism")
+    command = add_command("aggregate", help="aggregate report files (streaming, any number, local or Dask) into an "
+                                            "aggregate JSON")
+    command.add_argument("mechanism", help=MECHANISM_HELP + ", whose reports these are")
     command.add_argument("reports", nargs="+", help="report files (Parquet or NPY)")
     command.add_argument("-o", "--output", required=True, help="where to write the aggregate JSON")
     command.add_argument("--engine", choices=["local", "dask"], default="local",
@@ -527,17 +640,17 @@ def build_parser():
     command.add_argument("--batch-rows", type=int, default=1 << 20, help="reports read at a time (default 1048576)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_aggregate, inputs=("mechanism", "reports"), output_format=("output", "JSON"))
-    command = commands.add_parser("estimate", help="the estimate of an aggregate JSON, with standard errors and "
-                                                   "confidence intervals")
-    command.add_argument("mechanism")
-    command.add_argument("aggregate")
+    command = add_command("estimate", help="the estimate of an aggregate JSON, with standard errors and confidence "
+                                           "intervals")
+    command.add_argument("mechanism", help=MECHANISM_HELP + ", whose reports the aggregate counts")
+    command.add_argument("aggregate", help="aggregate JSON file (written by `lipdesign aggregate`)")
     command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
     command.add_argument("--consistency", default=None, choices=["norm-sub"], help="make frequencies consistent")
     command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     command.add_argument("--json", action="store_true", help="print the estimate as JSON")
     command.set_defaults(run=_estimate, inputs=("mechanism", "aggregate"))
-    command = commands.add_parser("plot", help="plot accuracy against epsilon of a spec's design (or of a mechanism "
-                                               "JSON) beside its LDP counterparts and the lower bound, as a PNG")
+    command = add_command("plot", help="plot accuracy against epsilon of a spec's design (or of a mechanism JSON) "
+                                       "beside its LDP counterparts and the lower bound, as a PNG")
     command.add_argument("input", help="spec file or mechanism JSON")
     command.add_argument("-o", "--output", required=True, help="where to write the PNG")
     command.add_argument("--epsilons", type=_epsilons, default=None, metavar="EPS,EPS,...",
@@ -545,7 +658,7 @@ def build_parser():
                               "the families' range)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_plot, inputs=("input",), output_format=("output", "an image"))
-    command = commands.add_parser("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
+    command = add_command("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
     command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")
     command.set_defaults(run=_demo)
     return parser
