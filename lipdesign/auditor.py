@@ -16,10 +16,13 @@ family's ``audit_plan()`` (``lipdesign.mechanisms.audit_plan``). Imports the mec
 ``lipdesign.verification`` does not import this module.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +32,11 @@ from lipdesign.mechanisms.sampling import as_generator
 from lipdesign.notions import LDP
 from lipdesign.validation import fmt, integer, real_number, upward
 from lipdesign.verification.exact import log_upper
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lipdesign.mechanisms.base import Mechanism, RandomSource
 
 require("ld.audit", "design", "scipy")
 
@@ -175,8 +183,9 @@ def empirical_epsilon(hits, other_hits, n, other_n, alpha):
     return log_lower(Fraction(lower) / Fraction(upper))
 
 
-def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, progress=None, events=EVENTS,
-          progress_reports=None):
+def audit(mechanism: Mechanism, *, reports: int = DEFAULT_REPORTS, confidence: float = 0.99, rng: RandomSource = None,
+          progress: Callable[[str], object] | None = None, events: int = EVENTS,
+          progress_reports: Callable[[int, int], object] | None = None) -> AuditResult:
     """Black-box audit of ``mechanism``'s perturber (docs/math.md §14): an AuditResult with the empirical epsilon
     lower bound beside the claim and the chi-square test of the sampled report classes against the table.
 
@@ -200,7 +209,7 @@ def audit(mechanism, *, reports=DEFAULT_REPORTS, confidence=0.99, rng=None, prog
     alpha = 1.0 - confidence
     chosen = _choose(plan, _pairs(mechanism, plan), reports, alpha / (4 * events), events)
     side = alpha / (4 * len(chosen))  # the events x 2 sides share alpha / 2 (chosen before any report is drawn)
-    needed = {}
+    needed: dict[str, Any] = {}
     for numerator, denominator, _ in chosen:
         for name, weights in (numerator, denominator):
             needed.setdefault(name, weights)

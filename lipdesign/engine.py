@@ -11,11 +11,14 @@ split over batches, files or machines. ``perturb_file`` perturbs a CSV or Parque
 file, chunk by chunk (``lipdesign perturb`` runs it).
 """
 
+from __future__ import annotations
+
 import logging
 import numbers
 import warnings
 from concurrent.futures import CancelledError
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +35,17 @@ from lipdesign.reports import (
     open_reports,
 )
 from lipdesign.validation import choice, fmt, integer
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Iterable, Sequence
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.estimate import Estimate
+
+    #: A source of reports: a report file (Parquet or NPY) or an array of reports.
+    ReportSource = str | os.PathLike[str] | npt.NDArray[Any]
 
 ENGINES = ("local", "dask")
 
@@ -93,7 +107,9 @@ def _piece_aggregate(mechanism, piece, batch_rows):
     return tree_sum(map(mechanism.aggregate, batches), Aggregate.__add__)
 
 
-def aggregate(mechanism, sources, engine="local", scheduler=None, progress=None, batch_rows=BATCH_ROWS):
+def aggregate(mechanism: Mechanism, sources: ReportSource | Iterable[ReportSource], engine: str = "local",
+              scheduler: str | None = None, progress: Callable[[int], object] | None = None,
+              batch_rows: int = BATCH_ROWS) -> Aggregate:
     """The Aggregate of every report in ``sources`` (paths of Parquet or NPY report files, or report arrays).
     ``engine``: "local" (this process, streaming) or "dask" (``distributed``: the cluster at ``scheduler``, or a
     2-worker LocalCluster started for the call); ``progress``: None or a callable receiving the number of reports
@@ -209,7 +225,9 @@ def block_generator(seed, block):
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block,))))
 
 
-def perturb_blocks(mechanism, values, seed, *, start=0, user_ids=None, block_rows=BLOCK_ROWS):
+def perturb_blocks(mechanism: Mechanism, values: npt.NDArray[Any] | Sequence[Any], seed: int, *, start: int = 0,
+                   user_ids: npt.NDArray[Any] | Sequence[Any] | None = None,
+                   block_rows: int = BLOCK_ROWS) -> npt.NDArray[Any]:
     """Reports of ``values``, the users ``start``, ``start + 1``, ... of a simulation keyed by ``seed`` (an int):
     block b (users b * block_rows to (b + 1) * block_rows - 1) draws from ``block_generator(seed, b)``, so the reports
     are the same however the users are split, as long as each part starts on a block (docs/math.md §15). A
@@ -363,7 +381,9 @@ def _placed(mechanism, values, values_path, done):
     return ValidationError(f"{values_path}, data row {row}{line}: {message}")
 
 
-def perturb_file(mechanism, values_path, reports_path, *, seed=None, start=None, progress=None):
+def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], reports_path: str | os.PathLike[str], *,
+                 seed: int | None = None, start: int | None = None,
+                 progress: Callable[[int, int], object] | None = None) -> int:
     """Perturb every value of a CSV or Parquet file into a Parquet report file of ``mechanism``, one chunk of rows at
     a time (what ``lipdesign perturb`` runs).
 
@@ -446,7 +466,8 @@ def perturb_file(mechanism, values_path, reports_path, *, seed=None, start=None,
 
 
 # -- estimates with standard errors -------------------------------------------------------------------------------
-def estimate_with_errors(mechanism, aggregate, *, method=None, consistency=None):
+def estimate_with_errors(mechanism: Mechanism, aggregate: Aggregate, *, method: str | None = None,
+                         consistency: str | None = None) -> Estimate:
     """Deprecated since 0.3.0, removed in 0.4.0: ``mechanism.estimate(aggregate)`` is now an ``ld.Estimate`` with
     standard errors for every family (docs/math.md §15), which this returns."""
     warnings.warn("lipdesign.estimate_with_errors is deprecated since 0.3.0 and will be removed in 0.4.0: "

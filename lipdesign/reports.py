@@ -19,13 +19,23 @@ a CRC checksum that the reader verifies, and files are read in batches of rows t
 buffer (``ReportFile.batches``): memory is bounded by the batch and the buffer, not by the row group or the file.
 """
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lipdesign.errors import FormatError, ValidationError, require
 from lipdesign.validation import integer
+
+if TYPE_CHECKING:
+    import os
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.base import Mechanism
 
 require("report files (and ld.aggregate, ld.perturb_file over them)", "files", "pyarrow")
 
@@ -152,7 +162,8 @@ class ReportWriter:
         self.close()
 
 
-def write_reports(path, mechanism, reports, *, row_group_rows=None):
+def write_reports(path: str | os.PathLike[str], mechanism: Mechanism, reports: npt.ArrayLike, *,
+                  row_group_rows: int | None = None) -> None:
     """Write ``reports`` of ``mechanism`` to ``path``: NPY if it ends in ``.npy`` (no metadata), Parquet otherwise."""
     reports = checked_reports(mechanism, reports)
     if Path(path).suffix == ".npy":
@@ -276,7 +287,7 @@ def open_reports(path, mechanism):
     return ReportFile(path, mechanism)
 
 
-def read_reports(path, mechanism):
+def read_reports(path: str | os.PathLike[str], mechanism: Mechanism) -> npt.NDArray[Any]:
     """Every report in ``path`` as one array (for files that fit in memory; aggregate larger ones with
     ``lipdesign.engine.aggregate``)."""
     report_file = open_reports(path, mechanism)

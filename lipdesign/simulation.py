@@ -8,9 +8,12 @@ and the squared error of the whole estimate: the accuracy of the estimate the us
 By default it also runs a population drifted away from the design prior, where a shrinking estimator shows.
 """
 
+from __future__ import annotations
+
 import itertools
 import warnings
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +21,13 @@ from lipdesign.errors import ShrinkageWarning, ValidationError, require
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.sampling import as_generator
 from lipdesign.validation import fmt, integer, probability_vector, real_number
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.base import Mechanism, RandomSource
 
 require("ld.simulate", "design", "scipy")
 
@@ -197,8 +207,10 @@ def _truth(mechanism, truth):
     return probability_vector(truth, "truth", length=domain.k)
 
 
-def simulate(mechanism, n=None, rng=None, *, values=None, truth=None, repetitions=1, method=None, level=0.95,
-             drift=True, progress=None):
+def simulate(mechanism: Mechanism, n: int | None = None, rng: RandomSource = None, *,
+             values: npt.ArrayLike | None = None, truth: npt.ArrayLike | None = None, repetitions: int = 1,
+             method: str | None = None, level: float = 0.95, drift: bool = True,
+             progress: Callable[[int, int], object] | None = None) -> Simulation:
     """Run ``mechanism`` on a population of ``n`` users ``repetitions`` times and compare every estimate with its
     closed form (the CLI's ``simulate``).
 

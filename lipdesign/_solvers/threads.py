@@ -9,17 +9,24 @@ library loaded in the process (numpy's, scipy's and cvxpy's OpenBLAS are separat
 previous limits on exit.
 """
 
+from __future__ import annotations
+
 import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 from threadpoolctl import threadpool_limits
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def one_thread(function):
+
+def one_thread(function: Callable[P, R]) -> Callable[P, R]:
     """``function`` run with every BLAS and OpenMP thread pool of the process limited to one thread (the previous
     limits come back when it returns or raises); the undecorated function stays reachable as ``__wrapped__``."""
 
     @functools.wraps(function)
-    def limited(*args, **kwargs):
+    def limited(*args: P.args, **kwargs: P.kwargs) -> R:
         with threadpool_limits(limits=1):
             return function(*args, **kwargs)
 

@@ -1,9 +1,12 @@
 """Choosing a family: ``compare(prior, notion, objective)`` designs every family that applies and sets their figures,
 bounds, report sizes, client costs and design times side by side (docs/math.md §7.3)."""
 
+from __future__ import annotations
+
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +21,14 @@ from lipdesign.model import Prior
 from lipdesign.notions import LIP
 from lipdesign.objectives import Frequencies, as_objective
 from lipdesign.progress import ProgressLine
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    import numpy.typing as npt
+
+    from lipdesign.notions import LDP, WorstCaseLIP
+    from lipdesign.objectives import BayesHistogram, BayesSum, Mean
 
 #: What each family is, in the table.
 NAMES = {"rr": "randomized response (optimal table)", "unary": "unary encoding", "hashing": "local hashing (g = 2)"}
@@ -115,8 +126,12 @@ def _own_bound(mechanism):
 
 
 @one_thread
-def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RAYS, progress=None, buckets=2,
-            method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS, time_limit=TIME_LIMIT):
+def compare(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
+            objective: Frequencies | Mean | BayesHistogram | BayesSum | str | Mapping[str, Any] | None = None, *,
+            families: Iterable[str] = FAMILIES, max_rays: int = MAX_RAYS,
+            progress: Callable[[str], object] | None = None, buckets: int = 2, method: str = "auto",
+            target_gap: float = TARGET_GAP, max_rounds: int = MAX_ROUNDS,
+            time_limit: float = TIME_LIMIT) -> Comparison:
     """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``
     for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
     §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
@@ -138,7 +153,7 @@ def compare(prior, notion, objective=None, *, families=FAMILIES, max_rays=MAX_RA
                                   total=len(families), unit="families", detail=NAMES[family]))
         start = time.perf_counter()
         try:
-            rr = {"method": method, "target_gap": target_gap, "max_rounds": max_rounds,
+            rr: dict[str, Any] = {"method": method, "target_gap": target_gap, "max_rounds": max_rounds,
                   "time_limit": time_limit} if family == "rr" else {}
             mechanism = design(prior, notion, objective, family=family, max_rays=max_rays, baselines=False,
                                progress=progress, buckets=buckets if family == "hashing" else 2, **rr)

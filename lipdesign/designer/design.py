@@ -2,6 +2,10 @@
 §12): the randomized-response table (``designer.rr``), the unary encoding (``designer.unary_encoding``) or local hashing
 (``designer.local_hashing``). Every designer runs with one BLAS thread (``_solvers.threads``)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from lipdesign._solvers.threads import one_thread
@@ -16,6 +20,14 @@ from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies, as_objective
 from lipdesign.validation import choice, fmt, integer, real_number
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.base import Mechanism
+    from lipdesign.objectives import BayesHistogram, BayesSum, Mean
 
 #: Design families (``design(..., family=...)``): "rr" is the randomized-response type (any table), "unary" a
 #: unary encoding with a pair of bit probabilities per value (docs/math.md §7.1), "hashing" local hashing into two
@@ -50,8 +62,11 @@ def _fraction(value, field):
 
 
 @one_thread
-def design(prior, notion, objective=None, *, family="rr", max_rays=MAX_RAYS, baselines=True, progress=None,
-           buckets=2, method="auto", target_gap=TARGET_GAP, max_rounds=MAX_ROUNDS, time_limit=TIME_LIMIT):
+def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
+           objective: Frequencies | Mean | BayesHistogram | BayesSum | str | Mapping[str, Any] | None = None, *,
+           family: str = "rr", max_rays: int = MAX_RAYS, baselines: bool = True,
+           progress: Callable[[str], object] | None = None, buckets: int = 2, method: str = "auto",
+           target_gap: float = TARGET_GAP, max_rounds: int = MAX_ROUNDS, time_limit: float = TIME_LIMIT) -> Mechanism:
     """The optimal mechanism of the randomized-response family under ``notion`` for ``objective`` (docs/math.md
     §5, §11): a TableMechanism, or at a uniform prior (LIP for X or LDP, ld.Frequencies) the optimal orbit at any k,
     ``SubsetLIP`` or ``SubsetSelection``; under LDP a column-generation table that ends above subset selection gives

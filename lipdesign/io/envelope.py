@@ -16,8 +16,11 @@ recomputed from the rebuilt mechanism: the design ``provenance`` (lipdesign 0.1.
 checked for form and left out (docs/math.md §3.9). No pickle anywhere.
 """
 
+from __future__ import annotations
+
 import math
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +33,12 @@ from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, notion_from_dict
 from lipdesign.objectives import as_objective
 from lipdesign.verification import verify_table
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping
+
+    from lipdesign.mechanisms.base import Mechanism
 
 #: The envelope of lipdesign 0.1.0's fixed mechanisms (read only).
 LEGACY_HARMONY_FORMAT = "lipdesign.harmony"
@@ -60,17 +69,17 @@ LEGACY_LAPLACE_GUARANTEE = "closed form, ideal real arithmetic (floating-point s
 MSE_RTOL, MSE_ATOL = 1e-9, 1e-12
 
 
-def save(mechanism, path):
+def save(mechanism: Mechanism, path: str | os.PathLike[str]) -> None:
     """Write ``mechanism``'s envelope to ``path`` (the same as ``mechanism.to_json(path)``)."""
     mechanism.to_json(path)
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> Mechanism:
     """The mechanism in ``path`` (any envelope this version reads), re-verified (see the module docstring)."""
     return mechanism_from_dict(read_json(path), str(path))
 
 
-def mechanism_from_dict(document, source="document"):
+def mechanism_from_dict(document: Mapping[str, Any], source: str = "document") -> Mechanism:
     """Rebuild and re-verify the mechanism of an envelope (``load`` for a document already parsed)."""
     kind = document.get("format") if isinstance(document, dict) else None
     if kind not in (FORMAT, LEGACY_HARMONY_FORMAT):

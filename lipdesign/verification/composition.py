@@ -11,9 +11,12 @@ library only; mechanisms are read through their contract (``guarantee``, ``verif
 ``privacy_table``), never imported.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +25,11 @@ from lipdesign.model.prior import Prior
 from lipdesign.notions import LDP, LIP
 from lipdesign.validation import fmt, integer
 from lipdesign.verification.exact import Certificate, integer_entries, log_upper
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy.typing as npt
 
 #: Largest product table (rows x joint outputs) whose joint LIP epsilon is computed exactly; past it the safe bound
 #: is used (docs/math.md §13; measured: 0.25 s at the cap for 14 binary tables, 0.02 s for two 4 x 64 tables).
@@ -202,7 +210,7 @@ def _joint_kind(parts, notion):
     return notion
 
 
-def _joint_prior(parts, prior):
+def _joint_prior(parts: Any, prior: Any) -> Prior:
     k = _domain(parts[0].mechanism)
     if k[0] != "categorical":
         raise ValidationError(f"notion is 'LIP'; LIP needs a prior over categorical values and these mechanisms "
@@ -354,7 +362,8 @@ def _bound(parts, prior):
     return (float(best) if len(parts) == 1 else math.nextafter(float(best), math.inf)), chosen, lips
 
 
-def compose(mechanisms, prior=None, *, notion=None, max_entries=MAX_JOINT_ENTRIES):
+def compose(mechanisms: Iterable[Any], prior: Prior | npt.ArrayLike | None = None, *, notion: str | None = None,
+            max_entries: int = MAX_JOINT_ENTRIES) -> JointCertificate:
     """JointCertificate of releasing every mechanism in ``mechanisms`` on the same input, with independent
     randomness (docs/math.md §13). ``notion``: "LDP" or "LIP" (LIP for X at ``prior``); default the mechanisms'
     common notion (a mix of LDP and LIP parts needs it said). ``prior`` (LIP only): a Prior or probabilities,
