@@ -10,6 +10,7 @@ does not pay for cvxpy and scipy).
 """
 
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.3.0"
 
@@ -70,7 +71,61 @@ _DEPRECATED = ("Histogram", "WeightedSum", "estimate_with_errors", "harmony", "r
 __all__ = [name for name in (*_EXPORTS, *_SUBPACKAGES, "__version__") if name not in _DEPRECATED]
 
 
-def __getattr__(name):
+if TYPE_CHECKING:  # what a type checker reads for the lazy names below (nothing is imported at run time)
+    from lipdesign import designer as designer
+    from lipdesign import domains as domains
+    from lipdesign import engine as engine
+    from lipdesign import io as io
+    from lipdesign import learn as learn
+    from lipdesign import mechanisms as mechanisms
+    from lipdesign import model as model
+    from lipdesign import reports as reports
+    from lipdesign import testing as testing
+    from lipdesign import vectors as vectors
+    from lipdesign import verification as verification
+    from lipdesign.auditor import audit as audit
+    from lipdesign.designer.compare import compare as compare
+    from lipdesign.designer.design import design as design
+    from lipdesign.engine import aggregate as aggregate
+    from lipdesign.engine import perturb_blocks as perturb_blocks
+    from lipdesign.engine import perturb_file as perturb_file
+    from lipdesign.errors import FormatError as FormatError
+    from lipdesign.errors import InfeasibleError as InfeasibleError
+    from lipdesign.errors import LipdesignError as LipdesignError
+    from lipdesign.errors import ProblemTooLargeError as ProblemTooLargeError
+    from lipdesign.errors import SolverError as SolverError
+    from lipdesign.errors import ValidationError as ValidationError
+    from lipdesign.errors import VerificationError as VerificationError
+    from lipdesign.io import load as load
+    from lipdesign.io import save as save
+    from lipdesign.mechanisms import Aggregate as Aggregate
+    from lipdesign.mechanisms import Estimate as Estimate
+    from lipdesign.mechanisms import Guarantee as Guarantee
+    from lipdesign.mechanisms import Mechanism as Mechanism
+    from lipdesign.mechanisms import TableMechanism as TableMechanism
+    from lipdesign.mechanisms import verify as verify
+    from lipdesign.model import Prior as Prior
+    from lipdesign.model import PriorSet as PriorSet
+    from lipdesign.model import Range as Range
+    from lipdesign.model import SecretModel as SecretModel
+    from lipdesign.notions import LDP as LDP
+    from lipdesign.notions import LIP as LIP
+    from lipdesign.notions import WorstCaseLIP as WorstCaseLIP
+    from lipdesign.objectives import BayesHistogram as BayesHistogram
+    from lipdesign.objectives import BayesSum as BayesSum
+    from lipdesign.objectives import Frequencies as Frequencies
+    from lipdesign.objectives import Mean as Mean
+    from lipdesign.objectives import mse as mse
+    from lipdesign.reports import read_reports as read_reports
+    from lipdesign.reports import write_reports as write_reports
+    from lipdesign.simulation import simulate as simulate
+    from lipdesign.verification import Certificate as Certificate
+    from lipdesign.verification import JointCertificate as JointCertificate
+    from lipdesign.verification import Ledger as Ledger
+    from lipdesign.verification import compose as compose
+
+
+def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(import_module(_EXPORTS[name]), name)
     if name in _SUBPACKAGES:
@@ -78,5 +133,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'lipdesign' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return __all__
