@@ -92,11 +92,16 @@ def _print_json(document):
     print(json.dumps(_strict(document), indent=1, allow_nan=False))
 
 
+#: The options of ``ld.design`` that ``lipdesign design`` also takes as flags (a flag overrides the spec's field).
+DESIGN_FLAGS = ("family", "method", "buckets", "target_gap", "max_rounds", "time_limit", "max_rays")
+
+
 def _design(args):
     from lipdesign.designer import design
     from lipdesign.io import read_json, spec_to_problem
 
     prior, notion, objective, options = spec_to_problem(read_json(args.spec), args.spec)
+    options.update({name: getattr(args, name) for name in DESIGN_FLAGS if getattr(args, name) is not None})
     with _Progress(args) as progress:
         mechanism = design(prior, notion, objective, progress=progress.line, **options)
     mechanism.to_json(args.output)
@@ -555,6 +560,21 @@ def build_parser():
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.add_argument("--json", action="store_true",
                          help="print the fingerprint, figure, verified epsilons and envelope as JSON")
+    options = command.add_argument_group("design options (each overrides the spec's field of the same name)")
+    options.add_argument("--family", choices=("rr", "unary", "hashing"),
+                         help="the design family: rr (any table, the default), unary (unary encoding), hashing "
+                              "(local hashing)")
+    options.add_argument("--method", choices=("auto", "exact", "columns", "classes"),
+                         help="how family rr is designed: auto (default), exact (every extreme ray), columns "
+                              "(column generation), classes (class-symmetric)")
+    options.add_argument("--buckets", type=int, help="family hashing: buckets g (2 = LIP local hashing; 3..8 pooled)")
+    options.add_argument("--target-gap", type=float, dest="target_gap",
+                         help="column generation stops within this relative gap of the certified bound (0.01)")
+    options.add_argument("--max-rounds", type=int, dest="max_rounds", help="column generation: at most these rounds (200)")
+    options.add_argument("--time-limit", type=float, dest="time_limit",
+                         help="column generation: stop after about these seconds (600)")
+    options.add_argument("--max-rays", type=int, dest="max_rays",
+                         help="the most extreme rays the exact method enumerates (200000)")
     command.set_defaults(run=_design, inputs=("spec",), output_format=("output", "JSON"))
     command = add_command("compare", help="design every family (rr, unary, hashing) for a JSON spec and print "
                                           "their figures side by side")

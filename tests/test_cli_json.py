@@ -204,3 +204,20 @@ def test_python_m_lipdesign_runs_the_command_line(tmp_path):
         assert "mechanism is 'missing.json'; no such file" in line or "frobnicate" in line
     # the same exit codes as the `lipdesign` command
     assert lipdesign("verify", "missing.json", cwd=tmp_path).returncode == 2
+
+
+def test_every_spec_field_is_documented_and_the_design_options_are_flags(tmp_path, capsys):
+    """Each property of the schema's spec is named in README's Spec files section; a flag overrides the field."""
+    import lipdesign as ld
+    from lipdesign.io.schema import schema
+
+    readme = (ROOT / "README.md").read_text().split("### Spec files", 1)[1].split("\n### ", 1)[0]
+    fields = schema("spec")["$defs"]["spec"]["properties"]
+    assert [field for field in fields if f"`{field}`" not in readme] == []
+    spec = ROOT / "examples" / "screen-time-lip.json"
+    code, _, err = run(capsys, "design", spec, "-o", tmp_path / "u.json", "--family", "unary", "-q")
+    assert code == 0, err
+    assert ld.load(tmp_path / "u.json").family == "unary"
+    code, _, err = run(capsys, "design", spec, "-o", tmp_path / "x.json", "--family", "unary", "--method", "exact",
+                       "-q")
+    assert code == 2 and "method is 'exact'" in err and err.count("\n") == 1
