@@ -570,7 +570,8 @@ def build_parser():
     options.add_argument("--buckets", type=int, help="family hashing: buckets g (2 = LIP local hashing; 3..8 pooled)")
     options.add_argument("--target-gap", type=float, dest="target_gap",
                          help="column generation stops within this relative gap of the certified bound (0.01)")
-    options.add_argument("--max-rounds", type=int, dest="max_rounds", help="column generation: at most these rounds (200)")
+    options.add_argument("--max-rounds", type=int, dest="max_rounds",
+                         help="column generation: at most these rounds (200)")
     options.add_argument("--time-limit", type=float, dest="time_limit",
                          help="column generation: stop after about these seconds (600)")
     options.add_argument("--max-rays", type=int, dest="max_rays",
