@@ -19,12 +19,22 @@ the truth: with a drifted population these estimates shrink toward the prior, do
 Every objective has ``value(table, prior)``, the figure a design minimises, and ``check(k)``.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.validation import float_array
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import numpy.typing as npt
+
+    from lipdesign.model import Prior
 
 #: Values of a weighted sum or a mean must lie within this (their squares enter every figure).
 MAX_VALUE = 1e100
@@ -73,7 +83,7 @@ class BayesSum:
     kind = "weighted_sum"
     population = False
 
-    def __init__(self, values):
+    def __init__(self, values: npt.ArrayLike) -> None:
         object.__setattr__(self, "values", _values(values))
 
     def functions(self, k):
@@ -120,7 +130,7 @@ class Mean:
     kind = "mean"
     population = True
 
-    def __init__(self, values):
+    def __init__(self, values: npt.ArrayLike) -> None:
         object.__setattr__(self, "values", _values(values))
 
     def check(self, k):
@@ -154,14 +164,15 @@ def __getattr__(name):
         return _OLD_NAMES[name]
     raise AttributeError(f"module 'lipdesign.objectives' has no attribute {name!r}")
 
-OBJECTIVES = {"histogram": BayesHistogram, "weighted_sum": BayesSum, "frequencies": Frequencies, "mean": Mean}
+OBJECTIVES: dict[str, Any] = {"histogram": BayesHistogram, "weighted_sum": BayesSum, "frequencies": Frequencies,
+                              "mean": Mean}
 _WITH_VALUES = (BayesSum, Mean)
 
 
-def as_objective(objective):
+def as_objective(objective: Any) -> BayesHistogram | BayesSum | Frequencies | Mean:
     """Accept an objective, "frequencies", "histogram" (BayesHistogram), or a dict from a spec file or an
     envelope."""
-    if isinstance(objective, tuple(OBJECTIVES.values())):
+    if isinstance(objective, (BayesHistogram, BayesSum, Frequencies, Mean)):  # OBJECTIVES' classes
         return objective
     if isinstance(objective, str) and objective in ("histogram", "frequencies"):
         return OBJECTIVES[objective]()
@@ -172,7 +183,7 @@ def as_objective(objective):
                           "ld.Mean(values), ld.BayesHistogram() ('histogram') or ld.BayesSum(values)")
 
 
-def _probabilities(prior):
+def _probabilities(prior: Any) -> npt.NDArray[np.float64]:
     return np.asarray(getattr(prior, "probabilities", prior), dtype=float)
 
 
@@ -219,7 +230,8 @@ def gains(columns, prior, objective):
         return np.where(mass > 0, numerators.sum(axis=1) / mass, 0.0)
 
 
-def mse(table, prior, objective="histogram"):
+def mse(table: npt.ArrayLike, prior: Prior | npt.ArrayLike,
+        objective: BayesHistogram | BayesSum | Frequencies | Mean | str | Mapping[str, Any] = "histogram") -> float:
     """Per-user MSE of the MMSE estimate under ``prior`` (docs/math.md §4); ``prior`` may be a Prior. Bayesian
     objectives only (a population objective's figure is its ``value``)."""
     prior = _probabilities(prior)
@@ -227,6 +239,6 @@ def mse(table, prior, objective="histogram"):
     if objective.population:
         raise ValidationError(f"objective is {objective!r}; mse is the figure of the Bayesian objectives, use "
                               "objective.value(table, prior)")
-    functions = objective.functions(prior.size)
+    functions = objective.functions(prior.size)  # type: ignore[union-attr]  # population objectives refused above
     second_moment = float((functions**2 @ prior).sum())
     return second_moment - float(gains(np.asarray(table, dtype=float).T, prior, objective).sum())

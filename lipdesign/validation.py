@@ -4,14 +4,20 @@ Every message has one shape, "<field> is <value>; <rule>", so that it names what
 what is allowed: ``prior[1] is -0.1; every entry must be >= 0``. Imports numpy and lipdesign.errors only.
 """
 
+from __future__ import annotations
+
 import decimal
 import math
 import numbers
 import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lipdesign.errors import ValidationError
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 #: Probabilities must sum to 1 within this absolute tolerance unless normalisation is asked for: loose enough for
 #: numbers written with 10 significant digits, tight enough that the mass a sampler loses is negligible.
@@ -78,7 +84,7 @@ def _entry(field, array, flat_index):
     return f"{field}[{', '.join(str(int(i)) for i in where)}]", array[where].item()
 
 
-def float_array(value, field, ndim):
+def float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float64]:
     """``value`` as a finite float array with ``ndim`` dimensions."""
     try:
         complex_entries = np.iscomplexobj(value)
@@ -128,7 +134,8 @@ def non_negative(array, field):
     return array
 
 
-def probability_vector(value, field, *, normalize=False, length=None):
+def probability_vector(value: Any, field: str, *, normalize: bool = False,
+                       length: int | None = None) -> npt.NDArray[np.float64]:
     """A non-negative vector summing to 1 within PROBABILITY_ATOL, kept as given so that stored numbers
     round-trip exactly; ``normalize=True`` divides any positive vector by its sum instead."""
     vector = non_negative(float_array(value, field, 1), field)
@@ -147,7 +154,7 @@ def probability_vector(value, field, *, normalize=False, length=None):
     return vector
 
 
-def stochastic_rows(value, field, *, columns=None):
+def stochastic_rows(value: Any, field: str, *, columns: int | None = None) -> npt.NDArray[np.float64]:
     """A non-negative matrix whose rows each sum to 1 within PROBABILITY_ATOL (kept as given)."""
     matrix = non_negative(float_array(value, field, 2), field)
     if columns is not None and matrix.shape[1] != columns:
@@ -160,7 +167,7 @@ def stochastic_rows(value, field, *, columns=None):
     return matrix
 
 
-def real_number(value, field, low=-math.inf, high=math.inf):
+def real_number(value: Any, field: str, low: float = -math.inf, high: float = math.inf) -> float:
     """A finite float in [low, high]; text and booleans are refused (``float("1")`` would accept text)."""
     if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, (numbers.Real, np.floating)):
         raise ValidationError(f"{field} is {fmt(value)}; it must be a number")
@@ -183,7 +190,7 @@ def epsilon(value, low=0.0, high=MAX_EPSILON, field="epsilon", *, include_low=Fa
     return number
 
 
-def integer(value, field, low=1, high=None):
+def integer(value: Any, field: str, low: int = 1, high: int | None = None) -> int:
     """An int in [low, high] (``high=None``: no upper bound); booleans and floats are refused."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValidationError(f"{field} is {fmt(value)}; it must be an integer >= {low}")

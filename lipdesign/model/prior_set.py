@@ -5,11 +5,14 @@ prior minimising or maximising P . q over the set (``extreme_prior``), their ver
 Numpy only; scipy is imported only to test membership of a general polytope.
 """
 
+from __future__ import annotations
+
 import itertools
 import math
 from fractions import Fraction
 from functools import cached_property
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +21,14 @@ from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
 from lipdesign.model.prior import frozen
 from lipdesign.validation import PROBABILITY_ATOL, float_array, fmt, probability_vector, real_number
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Self
+
+    import numpy.typing as npt
+
+    from lipdesign.model.prior import Prior
 
 #: Kinds of set whose prior minimising P . q depends only on the order of q's entries (a greedy fill finds it,
 #: docs/math.md §3, §5): boxes and TV balls intersected with the simplex.
@@ -66,7 +77,7 @@ class PriorSet(Immutable):
         self._k = frozen(vertices).shape[1] if vertices is not None else k
 
     @property
-    def k(self):
+    def k(self) -> int:
         return self._k
 
     @property
@@ -107,7 +118,7 @@ class PriorSet(Immutable):
         return float(self.vertices.min())
 
     @classmethod
-    def finite(cls, priors):
+    def finite(cls, priors: Iterable[Prior | npt.ArrayLike]) -> Self:
         """A finite set of priors; every member is enforced."""
         if not hasattr(priors, "__iter__"):
             raise ValidationError(f"prior_set.priors is {fmt(priors)}; it must be a list of priors")
@@ -116,13 +127,13 @@ class PriorSet(Immutable):
         return cls("finite", np.unique(rows, axis=0), {"priors": rows.tolist()})
 
     @classmethod
-    def polytope(cls, vertices):
+    def polytope(cls, vertices: Iterable[Prior | npt.ArrayLike]) -> Self:
         """The convex hull of the given priors (its vertices are enforced)."""
         rows = cls.finite(vertices).vertices
         return cls("polytope", rows, {"vertices": rows.tolist()})
 
     @classmethod
-    def box(cls, lower, upper):
+    def box(cls, lower: npt.ArrayLike, upper: npt.ArrayLike) -> Self:
         """Per-value intervals lower <= P <= upper intersected with the simplex."""
         lower = float_array(lower, "prior_set.lower", 1)
         upper = float_array(upper, "prior_set.upper", 1)
@@ -143,14 +154,14 @@ class PriorSet(Immutable):
         return cls("box", None, {"lower": lower.tolist(), "upper": upper.tolist()}, k=lower.size)
 
     @classmethod
-    def tv_ball(cls, center, radius):
+    def tv_ball(cls, center: Prior | npt.ArrayLike, radius: float) -> Self:
         """Priors within total-variation distance ``radius`` (half the L1 distance) of ``center``."""
         center = probability_vector(getattr(center, "probabilities", center), "prior_set.center")
         radius = real_number(radius, "prior_set.radius", 0.0, 1.0)
         return cls("tv_ball", None, {"center": center.tolist(), "radius": radius}, k=center.size)
 
     @classmethod
-    def from_counts(cls, counts, confidence=0.95, kind="tv"):
+    def from_counts(cls, counts: npt.ArrayLike, confidence: float = 0.95, kind: str = "tv") -> Self:
         """A set that holds the prior the ``counts`` were drawn from with probability at least ``confidence``
         (docs/math.md §11), around their frequencies P_hat:
 
@@ -193,7 +204,7 @@ class PriorSet(Immutable):
             return False
         return True
 
-    def contains(self, probabilities, atol=PROBABILITY_ATOL):
+    def contains(self, probabilities: Prior | npt.ArrayLike, atol: float = PROBABILITY_ATOL) -> bool:
         """Whether a prior lies in the set (for a general polytope an LP over convex combinations of the vertices,
         with scipy)."""
         probabilities = np.asarray(probabilities, dtype=float)
@@ -215,11 +226,11 @@ class PriorSet(Immutable):
                          A_eq=np.r_[np.ones(n), 0.0][None], b_eq=[1.0], method="highs")
         return bool(result.status == 0 and result.fun <= atol)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **self.parameters}
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         kind = data.get("kind")
         builders = {
             "finite": lambda: cls.finite(data["priors"]),

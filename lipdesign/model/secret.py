@@ -3,15 +3,24 @@
 Given as a conditional table, a joint table or a networkx DAG (networkx is imported only for DAGs).
 """
 
+from __future__ import annotations
+
 import functools
 import string
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lipdesign.errors import ValidationError, require
 from lipdesign.immutable import Immutable
 from lipdesign.model.prior import frozen
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Self
+
+    import numpy.typing as npt
 from lipdesign.validation import (
     PROBABILITY_ATOL,
     float_array,
@@ -34,7 +43,9 @@ class SecretModel(Immutable):
     ``secret_prior @ conditional`` (within MARGINAL_ATOL) and every claim for the secret is certified at both.
     """
 
-    def __init__(self, conditional, secret_prior=None, secret_labels=None, observed_labels=None):
+    def __init__(self, conditional: npt.ArrayLike, secret_prior: npt.ArrayLike | None = None,
+                 secret_labels: Sequence[str | int] | None = None,
+                 observed_labels: Sequence[str | int] | None = None) -> None:
         self.conditional = frozen(stochastic_rows(conditional, "secret.conditional"))
         self.secret_prior = None if secret_prior is None else frozen(
             probability_vector(secret_prior, "secret.secret_prior", length=self.m))
@@ -43,12 +54,14 @@ class SecretModel(Immutable):
         self.observed_labels = observed_labels
 
     @classmethod
-    def from_conditional(cls, conditional, secret_prior=None, secret_labels=None):
+    def from_conditional(cls, conditional: npt.ArrayLike, secret_prior: npt.ArrayLike | None = None,
+                         secret_labels: Sequence[str | int] | None = None) -> Self:
         """From ``conditional[g, x] = Pr[X=x | G=g]`` and, optionally, Pr[G]."""
         return cls(conditional, secret_prior, secret_labels)
 
     @classmethod
-    def from_joint(cls, joint, secret_labels=None, observed_labels=None):
+    def from_joint(cls, joint: npt.ArrayLike, secret_labels: Sequence[str | int] | None = None,
+                   observed_labels: Sequence[str | int] | None = None) -> Self:
         """From ``joint[g, x] = Pr[G=g, X=x]`` (entries sum to 1)."""
         joint = float_array(joint, "secret.joint", 2)
         if (joint < 0).any() or abs(joint.sum() - 1) > PROBABILITY_ATOL:
@@ -62,7 +75,7 @@ class SecretModel(Immutable):
         return cls(joint / secret_prior[:, None], secret_prior, secret_labels, observed_labels)
 
     @classmethod
-    def from_dag(cls, graph, secret, observed):
+    def from_dag(cls, graph: Any, secret: str, observed: str) -> Self:
         """From a networkx DAG over discrete variables (for example G -> R -> X with X = f(R)).
 
         Every node carries ``states`` (a count or a list of labels) and either ``cpt``, an array of shape
@@ -111,7 +124,7 @@ class SecretModel(Immutable):
             marginal = [m + scale * t for m, t in zip(marginal, row)]
         return np.array(marginal, dtype=object)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {
             "conditional": self.conditional.tolist(),
             "secret_prior": None if self.secret_prior is None else self.secret_prior.tolist(),
@@ -119,7 +132,7 @@ class SecretModel(Immutable):
         }
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         if "dag" in data:
             return cls.from_dag(dag_from_dict(data["dag"]), data["dag"]["secret"], data["dag"]["observed"])
         if "joint" in data:
