@@ -8,10 +8,20 @@ sums of their squares, names ending in "squares", never negative) add up to roun
 give a JSON form; ``check_like`` refuses an aggregate that cannot be one of a given mechanism. Numpy only.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.validation import document_header, fmt, integer
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    import numpy.typing as npt
 
 FORMAT = "lipdesign.aggregate"
 FORMAT_VERSION = 1
@@ -52,7 +62,12 @@ class Aggregate:
 
     __slots__ = ("family", "mechanism", "n", "statistics")
 
-    def __init__(self, mechanism, family, n, statistics):
+    mechanism: str
+    family: str
+    n: int
+    statistics: dict[str, npt.NDArray[Any]]
+
+    def __init__(self, mechanism: str, family: str, n: int, statistics: Mapping[str, npt.ArrayLike]) -> None:
         for field, value in (("mechanism", mechanism), ("family", family)):
             if not isinstance(value, str) or not value:
                 raise ValidationError(f"{field} is {fmt(value)}; it must be a non-empty string")
@@ -71,10 +86,10 @@ class Aggregate:
         """Pickled as its constructor arguments (aggregates cross processes in the Dask engine)."""
         return Aggregate, (self.mechanism, self.family, self.n, dict(self.statistics))
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> npt.NDArray[Any]:
         return self.statistics[name]
 
-    def __add__(self, other):
+    def __add__(self, other: Aggregate | int) -> Aggregate:
         if isinstance(other, int) and not isinstance(other, bool) and other == 0:  # sum() starts from 0
             return self
         if not isinstance(other, Aggregate):
@@ -92,7 +107,7 @@ class Aggregate:
 
     __radd__ = __add__
 
-    def check_like(self, template):
+    def check_like(self, template: Aggregate) -> None:
         """Raise unless this aggregate has the statistics of ``template`` (names, shapes, dtypes) and counts that
         n reports can give (see the module docstring)."""
         expected = {name: (array.shape, array.dtype) for name, array in template.statistics.items()}
@@ -112,14 +127,14 @@ class Aggregate:
             if name == "counts" and array.sum() != self.n:
                 raise ValidationError(f"statistics['counts'] sums to {array.sum()}; it must sum to n = {self.n}")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Aggregate) and (self.mechanism, self.family, self.n) == \
             (other.mechanism, other.family, other.n) and self.statistics.keys() == other.statistics.keys() and \
             all(np.array_equal(array, other.statistics[name]) for name, array in self.statistics.items())
 
     __hash__ = None  # type: ignore[assignment]  # unhashable, as equality compares the arrays
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "format_version": FORMAT_VERSION, "family": self.family,
                 "mechanism": self.mechanism, "n": self.n,
                 "statistics": {name: {"dtype": str(array.dtype), "shape": list(array.shape),
@@ -127,7 +142,7 @@ class Aggregate:
                                for name, array in self.statistics.items()}}
 
     @classmethod
-    def from_dict(cls, document):
+    def from_dict(cls, document: Any) -> Self:
         """The Aggregate of ``to_dict()``; every field is checked."""
         document_header(document, "an aggregate", FORMAT, FORMAT_VERSION)
         statistics = document.get("statistics")
@@ -151,5 +166,5 @@ class Aggregate:
             arrays[name] = array
         return cls(document.get("mechanism"), document.get("family"), document.get("n"), arrays)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Aggregate({self.family}, n={self.n}, statistics={sorted(self.statistics)})"

@@ -8,13 +8,20 @@ Numpy and the standard library only (the normal quantile of an interval is ``sta
 install needs no scipy).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
 from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from lipdesign.errors import ValidationError
 from lipdesign.validation import fmt, real_number
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 #: What an estimate estimates ("tuple": a mixed tuple's per-attribute means and frequencies, one flat vector).
 KINDS = ("frequencies", "mean", "sum", "tuple")
@@ -48,8 +55,19 @@ class Estimate(NDArrayOperatorsMixin):
     interval around it would not cover the truth), and, for frequencies made consistent, the ``raw`` unbiased values
     the errors and intervals refer to."""
 
-    def __init__(self, values, standard_errors, *, n, method, kind="frequencies", names=None, raw=None, note="",
-                 parts=None):
+    values: npt.NDArray[np.float64]
+    raw: npt.NDArray[np.float64]
+    n: int
+    method: str
+    kind: str
+    note: str
+    names: list[str]
+    parts: tuple[tuple[str, int], ...] | None
+
+    def __init__(self, values: npt.ArrayLike, standard_errors: npt.ArrayLike | Callable[[], npt.ArrayLike], *,
+                 n: int, method: str, kind: str = "frequencies", names: Sequence[str] | None = None,
+                 raw: npt.ArrayLike | None = None, note: str = "",
+                 parts: Sequence[tuple[str, int]] | None = None) -> None:
         self.values = np.array(values, dtype=float)
         #: For a tuple: (kind, size) of each attribute's block of ``values``, in order.
         self.parts = tuple((part_kind, int(size)) for part_kind, size in parts) if parts is not None else None
@@ -62,20 +80,20 @@ class Estimate(NDArrayOperatorsMixin):
             array.setflags(write=False)
 
     @property
-    def standard_errors(self):
+    def standard_errors(self) -> npt.NDArray[np.float64]:
         """The standard error of each entry (nan where the method has none)."""
         if callable(self._standard_errors):
             self._standard_errors = _frozen(self._standard_errors())
         return self._standard_errors
 
     @property
-    def frequencies(self):
+    def frequencies(self) -> npt.NDArray[np.float64]:
         """The estimated frequencies (sum to 1; ValidationError for the estimate of a mean or a sum)."""
         if self.kind != "frequencies":
             raise ValidationError(f"estimate is of a {self.kind}; it has no frequencies (use .values)")
         return self.values
 
-    def attribute(self, j):
+    def attribute(self, j: int) -> float | npt.NDArray[np.float64]:
         """A mixed tuple's attribute j: its estimated mean (a float) or frequencies (an array)."""
         if self.parts is None:
             raise ValidationError(f"estimate is of {self.kind}; only the estimate of a mixed tuple has attributes")
@@ -87,7 +105,8 @@ class Estimate(NDArrayOperatorsMixin):
         block = self.values[start:start + size]
         return float(block[0]) if kind == "mean" else block
 
-    def confidence_interval(self, level=0.95):
+    def confidence_interval(self, level: float = 0.95
+                            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | tuple[float, float]:
         """(low, high): per entry, the normal interval raw +- z sd at confidence ``level`` around the unbiased
         (``raw``) values, nan where an entry has no standard error (the note says why); frequencies are clipped to
         [0, 1], which keeps every interval that covered the truth covering it. ValidationError when no entry has a
@@ -104,11 +123,11 @@ class Estimate(NDArrayOperatorsMixin):
             low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
         return (low, high) if self.values.size > 1 or self.kind == "frequencies" else (float(low[0]), float(high[0]))
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "method": self.method, "n": self.n, "names": self.names,
                 "values": self.values.tolist(), "standard_errors": self.standard_errors.tolist()}
 
-    def summary(self, level=0.95):
+    def summary(self, level: float = 0.95) -> str:
         lines = [f"{self.kind} from n = {self.n} reports, method {self.method!r}"]
         if self.kind == "frequencies" and np.isfinite(self.standard_errors).any() and \
                 ((self.raw < 0) | (self.raw > 1)).any():
@@ -124,35 +143,35 @@ class Estimate(NDArrayOperatorsMixin):
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.summary()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Estimate({self.kind}, method={self.method!r}, n={self.n}, values={np.array2string(self.values)})"
 
     # -- the array it stands for --------------------------------------------------------------------------
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> npt.NDArray[Any]:
         return self.values.astype(dtype) if dtype is not None else self.values.copy()
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         inputs = tuple(x.values if isinstance(x, Estimate) else x for x in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.values.size
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         return self.values[index]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[np.float64]:
         return iter(self.values)
 
-    def __float__(self):
+    def __float__(self) -> float:
         if self.values.size != 1:
             raise TypeError(f"an estimate of {self.values.size} values is not one number")
         return float(self.values[0])
 
-    def __getattr__(self, name):  # the array's own methods and properties (min, sum, shape, tolist, ...)
+    def __getattr__(self, name: str) -> Any:  # the array's own methods and properties (min, sum, shape, tolist, ...)
         if name.startswith("__") or name == "values":
             raise AttributeError(name)
         return getattr(self.values, name)

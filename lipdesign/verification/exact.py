@@ -18,6 +18,7 @@ import numbers
 import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -62,14 +63,14 @@ class Certificate:
     #: How an exact certificate was computed, when not in rational arithmetic (a bounded-rounding method).
     arithmetic: str = ""
 
-    def summary(self):
+    def summary(self) -> str:
         verdict = {True: "PASS", False: "FAIL", None: "no claim"}[self.passed]
         mode = (self.arithmetic or "exact rational") if self.exact else "floating point"
         claim = "" if self.claimed_epsilon is None else f" against claimed eps = {self.claimed_epsilon:g}"
         return (f"{verdict}: tightest {self.notion} epsilon <= {self.epsilon:.12g}{claim} ({mode}); "
                 f"worst at {_shortened(self.worst)}")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"notion": self.notion, "claimed_epsilon": self.claimed_epsilon, "epsilon": self.epsilon,
                 "passed": self.passed, "exact": self.exact, "worst": self.worst}
 
