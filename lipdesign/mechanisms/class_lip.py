@@ -19,9 +19,12 @@ Reports: 16 bits of orbit index, then 2k bits (H, then the one-hot z), packed 8 
 the number of reports and the bit sums. Numpy and the standard library only.
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +39,11 @@ from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP
 from lipdesign.validation import integer, probability_vector, real_number
 from lipdesign.verification import Certificate, exp_bounds, log_upper
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import numpy.typing as npt
 
 #: Largest number of orbits (the orbit index is 16 bits) and of classes of a class-symmetric design.
 MAX_ORBITS = 2**16 - 1
@@ -105,8 +113,10 @@ class ClassSymmetricLIP(SubsetFamily):
         ("prior", "None (the class prior), or k probabilities: the prior the LIP claim is made at"))
     client_cost = "O(k) per report (16 + 2k bits; one bounded integer per value at e^eps, and one for z)"
 
-    def __init__(self, epsilon, classes, probabilities, orbits, labels=None, level_epsilon=None, prior=None, *,
-                 provenance=None):
+    def __init__(self, epsilon: float, classes: npt.ArrayLike, probabilities: npt.ArrayLike,
+                 orbits: Sequence[Mapping[str, Any]], labels: Sequence[str | int] | None = None,
+                 level_epsilon: float | None = None, prior: Prior | npt.ArrayLike | None = None, *,
+                 provenance: Mapping[str, Any] | None = None) -> None:
         classes = np.asarray(classes)
         if classes.ndim != 1 or classes.size < 2 or classes.dtype.kind not in "iu":
             raise ValidationError(f"classes is {classes.tolist()!r:.80}; it must list the class (an integer) of each "

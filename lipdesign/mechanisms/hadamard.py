@@ -1,5 +1,7 @@
 """Hadamard response (docs/math.md §8, the survey's "HRR"). Numpy only."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from lipdesign.mechanisms.audit_plan import AuditPlan
@@ -43,7 +45,7 @@ class HadamardResponse(PureProtocol):
     family = "hadamard"
     parameter_rules = (("k", f"integer in 2..{MAX_K}"),)
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         self.K = 1 << self.k.bit_length()
         self.p = self.exp_epsilon / (self.exp_epsilon + 1.0)

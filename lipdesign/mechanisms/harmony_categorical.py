@@ -1,6 +1,8 @@
 """Harmony's categorical mechanism: the Bassily-Smith random projection (Harmony Alg. 3, docs/math.md §9).
 Numpy only."""
 
+from __future__ import annotations
+
 from functools import cached_property
 
 import numpy as np
@@ -62,7 +64,7 @@ class HarmonyCategorical(Mechanism):
     methods = ("unbiased", "projection")
     report_dtype = np.dtype([("row", "<i4"), ("sign", "i1")])
 
-    def __init__(self, epsilon, k, m=None, seed=None):
+    def __init__(self, epsilon: float, k: int, m: int | None = None, seed: int | None = None) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.k = integer(k, "k", low=2)

@@ -6,6 +6,10 @@ through the Bassily-Smith projection of Alg. 3 with its row s (the value is d al
 the server estimates the mean of every numeric attribute and the frequencies of every categorical one. Numpy only.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from lipdesign.domains import MixedTuple
@@ -24,6 +28,9 @@ from lipdesign.mechanisms.sampling import (
 from lipdesign.notions import LDP
 from lipdesign.validation import index_array, integer
 from lipdesign.verification import sampled, verify_table
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: The report of one user: the attribute drawn, the projection row (0 for a numeric attribute) and the bit.
 REPORT_DTYPE = np.dtype([("attribute", "<i4"), ("row", "<i4"), ("sign", "i1")])
@@ -60,7 +67,8 @@ class HarmonyMixed(Mechanism):
                        ("seed", SEED_RULE))
     methods = ("unbiased", "projection")
 
-    def __init__(self, epsilon, attributes, m=None, seed=None):
+    def __init__(self, epsilon: float, attributes: Sequence[int | str], m: int | None = None,
+                 seed: int | None = None) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.input_domain = MixedTuple(attributes)

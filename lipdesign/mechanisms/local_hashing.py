@@ -2,9 +2,12 @@
 buckets with a public random hash and sends the hash's seed and one bit from a binary channel chosen by the
 bucket's prior mass. Numpy and the standard library only."""
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +26,11 @@ from lipdesign.notions import LIP, notion_from_dict
 from lipdesign.validation import choice, fmt, index_array, integer
 from lipdesign.verification.exact import verify_table
 from lipdesign.verification.local_hashing import cell_certificate
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import numpy.typing as npt
 
 #: Cells of the bucket mass: a hash's channel depends only on the cell its bucket-0 mass falls in.
 CELLS = 4096
@@ -91,7 +99,8 @@ class LocalHashing(DesignedMechanism):
     methods = ("unbiased", "mmse", "gls", "mle")
     report_dtype = np.dtype([("seed", "<i8"), ("y", "u1")])
 
-    def __init__(self, notion, prior, *, g=2, provenance=None):
+    def __init__(self, notion: LIP, prior: Prior | npt.ArrayLike, *, g: int = 2,
+                 provenance: Mapping[str, Any] | None = None) -> None:
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
         if not isinstance(notion, LIP) or notion.secret is not None or notion.prior_set is not None:
             raise ValidationError(f"notion is {notion!r}; local hashing is designed under ld.LIP(eps) for X itself "

@@ -12,6 +12,8 @@ aggregate determines (``term_moments``), which gives sample-variance standard er
 Every mechanism here has a finite output space and a privacy table verified exactly on what its sampler realises.
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
 
@@ -143,7 +145,7 @@ class Laplace(MeanOfReports):
     parameter_rules = (("d", f"integer in 1..{LAPLACE_MAX_D} with epsilon / d >= {ONE_BIT_MIN_EPSILON:g}"),
                        ("grid", f"integer in 2..{LAPLACE_MAX_GRID}"))
 
-    def __init__(self, epsilon, d=1, grid=LAPLACE_GRID):
+    def __init__(self, epsilon: float, d: int = 1, grid: int = LAPLACE_GRID) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
         self.d = integer(d, "d", high=LAPLACE_MAX_D)
         self.grid = integer(grid, "grid", low=2, high=LAPLACE_MAX_GRID)
@@ -283,7 +285,7 @@ class Duchi(NumericReports):
     family = "duchi"
     parameter_rules = (("d", f"integer in 1..{DUCHI_MAX_D}"),)
 
-    def __init__(self, epsilon, d=1):
+    def __init__(self, epsilon: float, d: int = 1) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.d = integer(d, "d")
@@ -411,7 +413,8 @@ class HarmonyNumeric(Mechanism):
     parameter_rules = (("d", "integer >= 1"), ("coordinates", " or ".join(map(repr, MODES))),
                        ("seed", f"with coordinates 'public' only: {SEED_RULE}"))
 
-    def __init__(self, epsilon, d=1, coordinates="private", seed=None):
+    def __init__(self, epsilon: float, d: int = 1, coordinates: str = "private",
+                 seed: int | None = None) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
         self.d = integer(d, "d")

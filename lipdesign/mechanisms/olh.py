@@ -1,6 +1,8 @@
 """Local hashing: optimised local hashing (OLH) under LDP, with a hash per user or from a public pool
 (docs/math.md §7, §8). Numpy only (numba, when installed, counts large batches of per-user reports)."""
 
+from __future__ import annotations
+
 import math
 from functools import cached_property
 
@@ -100,7 +102,8 @@ class OLH(PureProtocol):
     report_dtype = np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
     pooled_dtype = np.dtype([("s", "<i4"), ("y", "<i4")])
 
-    def __init__(self, epsilon, k, g=None, pool=None, seed=None):
+    def __init__(self, epsilon: float, k: int, g: int | None = None, pool: int | None = None,
+                 seed: int | None = None) -> None:
         super().__init__(epsilon, k, max_k=HASH_PRIME - 1)
         if g is None:
             g = min(round(math.exp(self.epsilon)) + 1, HASH_PRIME)

@@ -1,6 +1,8 @@
 """Optimised unary encoding (OUE) under LDP (docs/math.md §8.3). Numpy only."""
 
 
+from __future__ import annotations
+
 import numpy as np
 
 from lipdesign.errors import ValidationError
@@ -26,7 +28,7 @@ class OUE(PackedBitReports, PureProtocol):
     parameter_rules = (("k", f"integer in 2..{MAX_K}"),)
     client_cost = "O(k) per report (k bits)"
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         self.p = 0.5
         self.q = float(realized_probability(1.0 / (self.exp_epsilon + 1.0)))

@@ -8,6 +8,8 @@ the privacy claim is the bin table (``privacy_table``), verified exactly; with s
 claim is the sequential composition of the per-attribute tables.
 """
 
+from __future__ import annotations
+
 import math
 from functools import cached_property
 
@@ -162,7 +164,7 @@ class _AttributeSampling(MeanOfReports):
 
     parameter_rules = (("d", "integer >= 1"), ("grid", f"integer in 2..{MAX_GRID}"))
 
-    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+    def __init__(self, epsilon: float, d: int = 1, grid: int = DEFAULT_GRID) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
         self.d = integer(d, "d")
         self.input_domain = Box(self.d)
@@ -265,7 +267,7 @@ class Piecewise(_AttributeSampling):
 
     family = "piecewise"
 
-    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+    def __init__(self, epsilon: float, d: int = 1, grid: int = DEFAULT_GRID) -> None:
         super().__init__(epsilon, d, grid)
         if self.attribute_epsilon < PIECEWISE_MIN_EPSILON:
             raise ValidationError(f"epsilon is {fmt(epsilon)}; Piecewise needs epsilon / k >= "
@@ -297,7 +299,7 @@ class Hybrid(_AttributeSampling):
 
     family = "hybrid"
 
-    def __init__(self, epsilon, d=1, grid=DEFAULT_GRID):
+    def __init__(self, epsilon: float, d: int = 1, grid: int = DEFAULT_GRID) -> None:
         super().__init__(epsilon, d, grid)
         self.piecewise_probability = 1.0 - 1.0 / self.half_exp if self.attribute_epsilon > HYBRID_THRESHOLD \
             else 0.0

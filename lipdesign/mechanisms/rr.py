@@ -8,6 +8,8 @@ values, the only GRR of the package (docs/math.md §8, §9). Numpy only.
   sampled as a mixture whose realised table never exceeds its claim (``grr_mixing_probability``).
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
 
@@ -148,7 +150,7 @@ class GRR(PureProtocol):
     def report_bits(self):
         return math.ceil(math.log2(self.k))
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         self.alpha = grr_mixing_probability(self.epsilon, self.exp_epsilon, self.k)
         self.p, self.q = grr_probabilities(self.alpha, self.k)

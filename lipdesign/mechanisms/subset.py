@@ -15,10 +15,12 @@ Reports are bits packed 8 to a byte, bit j being bit j % 8 of byte j // 8 (as OU
 Aggregates are the bit sums. Numpy and the standard library only.
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
 from types import MappingProxyType
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -37,6 +39,11 @@ from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LDP, LIP
 from lipdesign.validation import integer, probability_vector
 from lipdesign.verification import Certificate, exp_bounds, log_upper, verify_table
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import numpy.typing as npt
 
 #: Largest k of the subset families: a report is k (or 2k) bits, and a batch of B users holds B x k positions.
 MAX_SUBSET_K = 2**16
@@ -165,7 +172,9 @@ class SubsetSelection(SubsetFamily):
                                                  ("design_prior", "None, or k probabilities summing to 1"))
     client_cost = "O(k) per report (k bits; d bounded integers)"
 
-    def __init__(self, epsilon, k, d=None, labels=None, design_prior=None, *, provenance=None):
+    def __init__(self, epsilon: float, k: int, d: int | None = None, labels: Sequence[str | int] | None = None,
+                 design_prior: Prior | npt.ArrayLike | None = None, *,
+                 provenance: Mapping[str, Any] | None = None) -> None:
         self._common(epsilon, k, labels, provenance)
         self.design_prior = None if design_prior is None else \
             probability_vector(design_prior, "design_prior", length=self.k).tolist()
@@ -288,7 +297,8 @@ class SubsetLIP(SubsetFamily):
                                                        "(None: the best)"),)
     client_cost = "O(k) per report (2k bits; j + 1 bounded integers)"
 
-    def __init__(self, epsilon, k, j=None, labels=None, *, provenance=None):
+    def __init__(self, epsilon: float, k: int, j: int | None = None, labels: Sequence[str | int] | None = None,
+                 *, provenance: Mapping[str, Any] | None = None) -> None:
         self._common(epsilon, k, labels, provenance)
         if j is None:
             j = uniform_optimal_orbit(self.k, self.epsilon, "box")[1]

@@ -7,8 +7,11 @@ expected counts are fine), in that order, and the design prior as a keyword: ``p
 (GLS inversion, §4, §8), ``ibu_frequencies(table, counts)`` (maximum likelihood: EM, then Newton steps, §4). Numpy only.
 """
 
+from __future__ import annotations
+
 import math
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +39,13 @@ from lipdesign.validation import (
     real_number,
 )
 from lipdesign.verification import check_table, verify_table
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import numpy.typing as npt
+
+    from lipdesign.objectives import BayesHistogram, BayesSum, Frequencies, Mean
 
 #: The estimate of a designed table: the histogram, or the mean or sum of f(X) over the users (Mean and BayesSum
 #: designs).
@@ -275,7 +285,9 @@ class TableMechanism(DesignedMechanism):
     methods = ("unbiased", "mle", "mmse", "ibu")
     epsilon_range = (0.0, MAX_EPSILON)  # the notions' range (lipdesign.validation.MAX_EPSILON)
 
-    def __init__(self, table, notion, prior, objective="frequencies", *, provenance=None):
+    def __init__(self, table: npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP, prior: Prior | npt.ArrayLike,
+                 objective: Frequencies | Mean | BayesHistogram | BayesSum | str | Mapping[str, Any] = "frequencies",
+                 *, provenance: Mapping[str, Any] | None = None) -> None:
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
         if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
             raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")

@@ -1,7 +1,10 @@
 """Unary encoding with per-value bit probabilities designed for a prior under LIP or LDP (family "unary",
 docs/math.md §7.1). Numpy and the standard library only."""
 
+from __future__ import annotations
+
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +33,13 @@ from lipdesign.validation import choice, float_array, fmt, probability_vector
 from lipdesign.verification import exp_bounds
 from lipdesign.verification.exact import Certificate, log_upper
 from lipdesign.verification.unary_encoding import joint_ldp_ratio, joint_lip_bound, secret_lip_bound
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import numpy.typing as npt
+
+    from lipdesign.objectives import BayesHistogram, BayesSum, Frequencies, Mean
 
 #: The MMSE estimate's expectation and variance given the users' values (k x k moments) are built up to this k.
 MAX_MOMENTS_K = 256
@@ -62,13 +72,17 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
     client_cost = "O(k) per report (k bits)"
     methods = ("unbiased", "mmse")
 
-    def __init__(self, a, b, notion, prior, *, objective="frequencies", provenance=None):
+    def __init__(self, a: npt.ArrayLike, b: npt.ArrayLike, notion: LDP | LIP,
+                 prior: Prior | npt.ArrayLike, *,
+                 objective: Frequencies | Mean | BayesHistogram | BayesSum | str | Mapping[str, Any] = "frequencies",
+                 provenance: Mapping[str, Any] | None = None) -> None:
         self.prior = prior if isinstance(prior, Prior) else Prior(prior)
         self.objective = as_objective(objective)
         if self.objective.kind not in ("frequencies", "histogram"):
             raise ValidationError(f"objective is {self.objective!r}; a unary encoding estimates the histogram: "
                                   "ld.Frequencies() or ld.BayesHistogram()")
-        if not isinstance(notion, (LIP, LDP)) or getattr(notion, "secret", None) and notion.prior_set is not None:
+        if not isinstance(notion, (LIP, LDP)) or \
+                getattr(notion, "secret", None) and getattr(notion, "prior_set", None) is not None:
             raise ValidationError(f"notion is {notion!r}; unary encoding is verified under ld.LIP(eps) (for X, a "
                                   "latent secret, or X over a prior set) or ld.LDP(eps) (a secret and a prior set "
                                   "together are not built for it)")
