@@ -29,7 +29,8 @@ def test_the_documented_deprecations_warn_with_their_removal_release():
     table = text[text.index("| name | since |"):]
     rows = re.findall(r"^\| `([^`]+)`.*?\| ([0-9.]+) \| ([0-9.]+) \|", table, flags=re.MULTILINE)
     assert [row[0] for row in rows] == ["lipdesign.harmony", "ld.Histogram", "ld.estimate_with_errors(mech, agg)",
-                                        'TableMechanism.estimate(..., what="histogram")']
+                                        'TableMechanism.estimate(..., what="histogram")',
+                                        "lipdesign.vectors.device_numbers(mech)"]
     for name in ("Histogram", "WeightedSum"):
         with pytest.warns(DeprecationWarning, match="since 0.3.0 and will be removed in 0.4.0"):
             getattr(ld, name)
