@@ -383,7 +383,7 @@ def _placed(mechanism, values, values_path, done):
 
 def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], reports_path: str | os.PathLike[str], *,
                  seed: int | None = None, start: int | None = None,
-                 progress: Callable[[int, int], object] | None = None) -> int:
+                 progress: Callable[[int, int | None], object] | None = None) -> int:
     """Perturb every value of a CSV or Parquet file into a Parquet report file of ``mechanism``, one chunk of rows at
     a time (what ``lipdesign perturb`` runs).
 
