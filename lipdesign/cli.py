@@ -555,7 +555,7 @@ def build_parser():
 
     command = add_command(
         "design", help="design the optimal table for a JSON spec (default objective: the population histogram)")
-    command.add_argument("spec", help="spec file (JSON; see README and examples/)")
+    command.add_argument("spec", help="spec file (JSON; see docs/manual.md, \"Spec files\", and examples/)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.add_argument("--json", action="store_true",
@@ -579,7 +579,7 @@ def build_parser():
     command.set_defaults(run=_design, inputs=("spec",), output_format=("output", "JSON"))
     command = add_command("compare", help="design every family (rr, unary, hashing) for a JSON spec and print "
                                           "their figures side by side")
-    command.add_argument("spec", help="spec file (JSON; see README and examples/)")
+    command.add_argument("spec", help="spec file (JSON; see docs/manual.md, \"Spec files\", and examples/)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.add_argument("--json", action="store_true", help="print the comparison as JSON (one row per family)")
     command.set_defaults(run=_compare, inputs=("spec",))

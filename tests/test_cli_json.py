@@ -207,11 +207,12 @@ def test_python_m_lipdesign_runs_the_command_line(tmp_path):
 
 
 def test_every_spec_field_is_documented_and_the_design_options_are_flags(tmp_path, capsys):
-    """Each property of the schema's spec is named in README's Spec files section; a flag overrides the field."""
+    """Each property of the schema's spec is named in the manual's Spec files section (docs/manual.md); a flag
+    overrides the field."""
     import lipdesign as ld
     from lipdesign.io.schema import schema
 
-    readme = (ROOT / "README.md").read_text().split("### Spec files", 1)[1].split("\n### ", 1)[0]
+    readme = (ROOT / "docs" / "manual.md").read_text().split("### Spec files", 1)[1].split("\n### ", 1)[0]
     fields = schema("spec")["$defs"]["spec"]["properties"]
     assert [field for field in fields if f"`{field}`" not in readme] == []
     spec = ROOT / "examples" / "screen-time-lip.json"

@@ -443,10 +443,10 @@ def test_an_unknown_cli_parameter_is_one_clear_line(tmp_path):
     assert code == 2 and not (tmp_path / "g.json").exists()
 
 
-# ----------------------------------------------------------------------------------- the README's contract table
+# ------------------------------------------------------------------------------ the manual's contract table
 def _contract_table():
-    """{member as written in the README's contract table: its signature or None}."""
-    text = (ROOT / "README.md").read_text()
+    """{member as written in the manual's contract table (docs/manual.md): its signature or None}."""
+    text = (ROOT / "docs" / "manual.md").read_text()
     table = text[text.index("| member | what it is |"):].split("\n\n", 1)[0]
     members = {}
     for row in table.splitlines()[2:]:
@@ -457,7 +457,7 @@ def _contract_table():
 
 
 def _unannotated(signature):
-    """``signature`` without its annotations: the README's table writes the call (names, kinds, defaults), the type
+    """``signature`` without its annotations: the manual's table writes the call (names, kinds, defaults), the type
     annotations are base.py's and mypy's."""
     return signature.replace(parameters=[parameter.replace(annotation=inspect.Parameter.empty)
                                          for parameter in signature.parameters.values()],
@@ -465,16 +465,16 @@ def _unannotated(signature):
 
 
 def test_the_readme_contract_table_matches_base_py():
-    """Every public member of ld.Mechanism is in the README's table, every member there exists, and each signature
+    """Every public member of ld.Mechanism is in the manual's table, every member there exists, and each signature
     written there is the method's own (without self), so the table cannot document a call that raises TypeError."""
     table = _contract_table()
     public = {name for name in dir(ld.Mechanism) if not name.startswith("_") and not hasattr(object, name)}
-    assert public - set(table) == set(), "members of ld.Mechanism missing from the README table"
-    assert set(table) - public - {"input_domain"} == set(), "README table members that ld.Mechanism lacks"
+    assert public - set(table) == set(), "members of ld.Mechanism missing from the manual's table"
+    assert set(table) - public - {"input_domain"} == set(), "manual's table members that ld.Mechanism lacks"
     for name, written in table.items():
         if written is not None:
             member = getattr(ld.Mechanism, name)
             actual = str(_unannotated(inspect.signature(member))).replace("(self, ", "(").replace("(self)", "()")
             assert written == actual, (name, written, actual)
-    families_row = (ROOT / "README.md").read_text().split("| `family` |", 1)[1].split("\n", 1)[0]
+    families_row = (ROOT / "docs" / "manual.md").read_text().split("| `family` |", 1)[1].split("\n", 1)[0]
     assert re.findall(r"`([a-z-]+)`", families_row.split("(`ld.mechanisms")[0]) == registry.families()

@@ -36,3 +36,11 @@ def test_the_installed_version_is_the_one_files_record():
 def test_contributing_gives_the_same_two_commands():
     text = (ROOT / "CONTRIBUTING.md").read_text()
     assert all(command in text for command in quick_start_commands())
+
+
+def test_the_readme_is_short_and_points_to_the_manual():
+    """README.md stays under 10 KB: what lipdesign is, the two commands, one example, the headline figures and the
+    links; the manual (docs/manual.md) says the rest at length."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.encode()) < 10_000
+    assert "docs/manual.md" in text and (ROOT / "docs" / "manual.md").exists()

@@ -1,4 +1,5 @@
-"""Design spec files for ``lipdesign design`` (format: README, examples/; schema ``$defs/spec``)."""
+"""Design spec files for ``lipdesign design`` (format: docs/manual.md, "Spec files", and examples/; schema
+``$defs/spec``)."""
 
 from lipdesign.errors import FormatError, LipdesignError
 from lipdesign.io.schema import validate_document
