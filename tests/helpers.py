@@ -48,3 +48,15 @@ def rewrite(path, change):
     document = json.loads(Path(path).read_text())
     change(document)
     Path(path).write_text(json.dumps(document))
+
+
+def run_main(capsys, *args):
+    """(exit code, stdout, stderr) of ``lipdesign.cli.main(args)`` in this process (--help and --version exit)."""
+    from lipdesign.cli import main
+
+    try:
+        code = main([str(arg) for arg in args])
+    except SystemExit as exit:
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import lipdesign
+from helpers import lipdesign, run_main
 
 import lipdesign as ld
 
@@ -299,18 +299,6 @@ def test_design_lines_are_strings_that_count_their_phase():
         ("baselines", 0, 2, "epsilons"), ("baselines", 1, 2, "epsilons")]
     assert lines[0] == "column generation: certified lower bounds (k = 6)"
     assert lines[2].startswith("column generation round 1: ") and lines[2].endswith(lines[2].detail)
-
-
-def run_main(capsys, *args):
-    """(exit code, stdout, stderr) of ``lipdesign.cli.main(args)`` in this process (--help and --version exit)."""
-    from lipdesign.cli import main
-
-    try:
-        code = main([str(arg) for arg in args])
-    except SystemExit as exit:
-        code = exit.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_version_prints_the_package_version(capsys):

@@ -13,9 +13,10 @@ import sys
 import numpy as np
 import pytest
 from helpers import ROOT, lipdesign, one_line_error
+from helpers import run_main as run
 
 import lipdesign as ld
-from lipdesign.cli import EXAMPLES, _strict, build_parser, main
+from lipdesign.cli import EXAMPLES, _strict, build_parser
 from lipdesign.io import read_json, spec_to_problem
 
 #: A spec of k = 4 (the screen-time example): its design, comparison and simulations take about a second.
@@ -29,16 +30,6 @@ def strict(text):
         raise AssertionError(f"{name} in the JSON output")
 
     return json.loads(text, parse_constant=refuse)
-
-
-def run(capsys, *args):
-    """(exit code, stdout, stderr) of ``lipdesign.cli.main(args)`` in this process."""
-    try:
-        code = main([str(arg) for arg in args])
-    except SystemExit as exit:
-        code = exit.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
