@@ -310,9 +310,11 @@ def _applies(check, mechanism):
 
 
 def run_check(mechanism, check, *, seed=20261201):
-    """Run one check of CHECKS (a function or its name) on ``mechanism`` with its own seeded stream."""
+    """Run one check of CHECKS (a function or its name) on ``mechanism`` with its own seeded stream; AssertionError
+    when it fails, else the check's name."""
     check = next(c for c in CHECKS if check in (c, c.__name__))
     check(mechanism, np.random.default_rng([seed, CHECKS.index(check)]))
+    return check.__name__
 
 
 def check_mechanism(mechanism, *, seed=20261201):

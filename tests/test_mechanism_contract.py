@@ -32,7 +32,7 @@ def test_every_check_applies_to_every_registered_family(family):
 @pytest.mark.parametrize("family, check", [(family, check.__name__) for family in registry.families()
                                            for check in CHECKS])
 def test_every_registered_family_passes_the_conformance_suite(family, check):
-    run_check(registry.family_class(family).example(), check)
+    assert run_check(registry.family_class(family).example(), check) == check  # raises AssertionError on failure
 
 
 def designed():

@@ -30,3 +30,25 @@ def test_mypy_reports_nothing(tmp_path):
     result = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy-cache")], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, f"mypy reports problems:\n{result.stdout}{result.stderr}"
+
+
+def test_the_type_checkers_view_of_the_lazy_names_is_the_lazy_table():
+    """lipdesign/__init__.py imports its lazy names under TYPE_CHECKING for type checkers: exactly the names of
+    ``_EXPORTS`` and ``_SUBPACKAGES`` but the deprecated ones, each the very object the lazy lookup returns."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    import lipdesign
+
+    tree = ast.parse((Path(lipdesign.__file__)).read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") ==
+                 "TYPE_CHECKING")
+    seen = {}
+    for node in ast.walk(block):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                seen[alias.asname or alias.name] = (node.module, alias.name)
+    assert set(seen) == (set(lipdesign._EXPORTS) | set(lipdesign._SUBPACKAGES)) - set(lipdesign._DEPRECATED)
+    for name, (module, attribute) in seen.items():
+        assert getattr(importlib.import_module(module), attribute) is getattr(lipdesign, name), name
