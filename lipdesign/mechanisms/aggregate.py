@@ -58,7 +58,52 @@ def _describe(statistics):
 
 
 class Aggregate:
-    """The sufficient statistics of ``n`` reports of the mechanism with fingerprint ``mechanism``."""
+    """The sufficient statistics of ``n`` reports of the mechanism with fingerprint ``mechanism``.
+
+    A mechanism's ``aggregate(reports)`` builds one where the reports are; aggregates of the same mechanism add with
+    ``+`` and ``sum`` (exactly, for the integer statistics) and its ``estimate`` takes the total, with the same
+    answer as from all the reports at once (docs/math.md §15). Immutable; equal when the mechanism, the family,
+    ``n`` and every statistic are equal.
+
+    Parameters
+    ----------
+    mechanism : str
+        The fingerprint of the mechanism whose reports these are (``mechanism.fingerprint``).
+    family : str
+        Its family id ("table", "grr", "oue", ...).
+    n : int
+        The number of reports, at least 0.
+    statistics : dict of str to array_like
+        The statistics by name: arrays of integers (stored as int64, added exactly) or of finite floats (float64).
+        Their names, shapes and dtypes are the family's (see the module docstring and ``check_like``).
+
+    Raises
+    ------
+    ValidationError
+        If ``mechanism`` or ``family`` is not a non-empty string, ``n`` is not an integer >= 0, ``statistics`` is
+        not a dict, or a statistic is not an array of integers or finite floats. Adding aggregates of different
+        mechanisms, or with different statistics, raises it too.
+
+    See Also
+    --------
+    TableMechanism.estimate : Takes reports or their Aggregate.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> mech = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), ld.Prior([0.3, 0.7]))
+    >>> values = np.repeat([0, 1], [30, 70])
+    >>> monday = mech.aggregate(mech.perturb(values, rng=1))
+    >>> tuesday = mech.aggregate(mech.perturb(values, rng=2))
+    >>> monday, monday["counts"], tuesday["counts"]
+    (Aggregate(table, n=100, statistics=['counts']), array([43, 57]), array([41, 59]))
+    >>> total = monday + tuesday
+    >>> total.n, total["counts"], sum([monday, tuesday]) == total
+    (200, array([ 84, 116]), True)
+    >>> np.round(mech.estimate(total).values, 3)
+    array([0.34, 0.66])
+    """
 
     __slots__ = ("family", "mechanism", "n", "statistics")
 
@@ -79,10 +124,10 @@ class Aggregate:
         object.__setattr__(self, "statistics", {str(name): _statistic(name, value)
                                                 for name, value in sorted(statistics.items())})
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Aggregate is immutable; add aggregates with + instead of setting {name!r}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Aggregate], tuple[Any, ...]]:
         """Pickled as its constructor arguments (aggregates cross processes in the Dask engine)."""
         return Aggregate, (self.mechanism, self.family, self.n, dict(self.statistics))
 
@@ -108,8 +153,34 @@ class Aggregate:
     __radd__ = __add__
 
     def check_like(self, template: Aggregate) -> None:
-        """Raise unless this aggregate has the statistics of ``template`` (names, shapes, dtypes) and counts that
-        n reports can give (see the module docstring)."""
+        """Raise unless this aggregate could be one of ``template``'s mechanism.
+
+        It must have the statistics of ``template`` (names, shapes, dtypes) and counts that n reports can give (see
+        the module docstring): integer statistics in [0, n] (in [-n, n] for names ending in "sums"), "counts"
+        summing to n, sums of squares ("squares") never negative. Mechanisms check an aggregate from elsewhere (a
+        file, another machine) this way before estimating from it.
+
+        Parameters
+        ----------
+        template : Aggregate
+            An aggregate of the mechanism, such as the aggregate of no reports.
+
+        Raises
+        ------
+        ValidationError
+            If the names, shapes or dtypes differ, or a statistic lies outside what n reports can give.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), ld.Prior([0.3, 0.7]))
+        >>> template = mech.aggregate(mech.empty_reports())
+        >>> ld.Aggregate(mech.fingerprint, "table", 3, {"counts": [1, 2]}).check_like(template)
+        >>> ld.Aggregate(mech.fingerprint, "table", 3, {"counts": [1, 3]}).check_like(template)
+        Traceback (most recent call last):
+        ...
+        lipdesign.errors.ValidationError: statistics['counts'] sums to 4; it must sum to n = 3
+        """
         expected = {name: (array.shape, array.dtype) for name, array in template.statistics.items()}
         actual = {name: (array.shape, array.dtype) for name, array in self.statistics.items()}
         if actual != expected:
@@ -135,6 +206,24 @@ class Aggregate:
     __hash__ = None  # type: ignore[assignment]  # unhashable, as equality compares the arrays
 
     def to_dict(self) -> dict[str, Any]:
+        """The aggregate as JSON-ready plain data, which ``from_dict`` reads back.
+
+        Returns
+        -------
+        dict
+            The header (``format``, ``format_version``), ``family``, ``mechanism``, ``n`` and, per statistic, its
+            ``dtype``, ``shape`` and flattened ``data``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> aggregate = ld.Aggregate("0123abcd", "table", 3, {"counts": [1, 2]})
+        >>> aggregate.to_dict()
+        {'format': 'lipdesign.aggregate', 'format_version': 1, 'family': 'table', 'mechanism': '0123abcd', 'n': 3,
+         'statistics': {'counts': {'dtype': 'int64', 'shape': [2], 'data': [1, 2]}}}
+        >>> ld.Aggregate.from_dict(aggregate.to_dict()) == aggregate
+        True
+        """
         return {"format": FORMAT, "format_version": FORMAT_VERSION, "family": self.family,
                 "mechanism": self.mechanism, "n": self.n,
                 "statistics": {name: {"dtype": str(array.dtype), "shape": list(array.shape),
@@ -143,7 +232,33 @@ class Aggregate:
 
     @classmethod
     def from_dict(cls, document: Any) -> Self:
-        """The Aggregate of ``to_dict()``; every field is checked."""
+        """The Aggregate of ``to_dict()``; every field is checked.
+
+        Parameters
+        ----------
+        document : dict
+            What ``to_dict`` returned (for instance read back from JSON).
+
+        Returns
+        -------
+        Aggregate
+            The aggregate it describes.
+
+        Raises
+        ------
+        ValidationError
+            If the header is not that of an aggregate of a known format version, or a field is missing or
+            malformed (a statistic whose data does not fit its dtype and shape, non-integer data for int64, ...).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> document = {"format": "lipdesign.aggregate", "format_version": 1, "family": "table",
+        ...             "mechanism": "0123abcd", "n": 3,
+        ...             "statistics": {"counts": {"dtype": "int64", "shape": [2], "data": [1, 2]}}}
+        >>> ld.Aggregate.from_dict(document)
+        Aggregate(table, n=3, statistics=['counts'])
+        """
         document_header(document, "an aggregate", FORMAT, FORMAT_VERSION)
         statistics = document.get("statistics")
         if not isinstance(statistics, dict):

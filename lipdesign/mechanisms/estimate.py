@@ -23,6 +23,9 @@ from lipdesign.validation import fmt, real_number
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+    from lipdesign.mechanisms.aggregate import Aggregate
+    from lipdesign.mechanisms.base import Mechanism
+
 #: What an estimate estimates ("tuple": a mixed tuple's per-attribute means and frequencies, one flat vector).
 KINDS = ("frequencies", "mean", "sum", "tuple")
 
@@ -31,7 +34,7 @@ SHRINKAGE = ("MMSE: posterior means under the design prior, pulled toward it; bi
              "from the prior, and without standard errors")
 
 
-def shrinkage_note(alternatives="'unbiased'"):
+def shrinkage_note(alternatives: str = "'unbiased'") -> str:
     """Warn (ShrinkageWarning) that an MMSE estimate shrinks toward the design prior, and return the note it
     carries; ``alternatives`` names the methods to use for the population instead."""
     import warnings
@@ -50,10 +53,65 @@ def _frozen(numbers):
 
 
 class Estimate(NDArrayOperatorsMixin):
-    """An estimate from ``n`` reports by ``method``: ``values`` (the frequencies, or one mean or sum), their
-    ``standard_errors`` (nan where the method has none: an MMSE estimate is biased toward the design prior, so an
-    interval around it would not cover the truth), and, for frequencies made consistent, the ``raw`` unbiased values
-    the errors and intervals refer to."""
+    """An estimate from ``n`` reports by ``method``, with its standard errors (docs/math.md §11, §15).
+
+    ``values`` (the frequencies, or one mean or sum), their ``standard_errors`` (nan where the method has none: an
+    MMSE estimate is biased toward the design prior, so an interval around it would not cover the truth), and, for
+    frequencies made consistent, the ``raw`` unbiased values the errors and intervals refer to. Every family's
+    ``estimate`` returns one; it behaves as the numpy array of its values (``np.asarray(est)``, arithmetic,
+    indexing, ``len``, the array's methods such as ``est.argmax()``), and ``print(est)`` shows its ``summary``.
+    Read-only: ``values`` and ``raw`` are read-only arrays.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The estimate: the frequencies, one mean or sum, or a mixed tuple's blocks one after the other.
+    standard_errors : array_like of float or callable
+        The standard error of each entry (nan where there is none), or a function of no arguments that returns
+        them, called the first time they are asked for (plug-in errors can be costly).
+    n : int
+        The number of reports the estimate is from.
+    method : str
+        The estimator that made it ("unbiased", "mle", "mmse", ...).
+    kind : {"frequencies", "mean", "sum", "tuple"}, default "frequencies"
+        What it estimates; "tuple" is a mixed tuple's per-attribute means and frequencies (see ``parts``).
+    names : sequence of str, optional
+        A name per entry, used by ``summary`` and ``to_dict``; by default "0", "1", ...
+    raw : array_like of float, optional
+        The unbiased values before a consistency step, to which the standard errors and the intervals refer; by
+        default ``values``.
+    note : str, default ""
+        What a reader should know about the estimate (bias, where its errors come from), shown by ``summary``.
+    parts : sequence of (str, int), optional
+        For a mixed tuple: the kind ("mean" or "frequencies") and size of each attribute's block of ``values``, in
+        order (``attribute``).
+
+    See Also
+    --------
+    TableMechanism.estimate : The estimate of a designed table.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> est = ld.Estimate([0.3, 0.7], [0.02, 0.02], n=1000, method="unbiased", names=["no", "yes"])
+    >>> est
+    Estimate(frequencies, method='unbiased', n=1000, values=[0.3 0.7])
+    >>> print(est)
+    frequencies from n = 1000 reports, method 'unbiased'
+      no: 0.3 +- 0.02 (95% interval 0.260801 .. 0.339199)
+      yes: 0.7 +- 0.02 (95% interval 0.660801 .. 0.739199)
+    >>> est * 100, float(est[1]), len(est)
+    (array([30., 70.]), 0.7, 2)
+
+    A mechanism's estimate, beside the truth:
+
+    >>> mech = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), ld.Prior([0.3, 0.7]))
+    >>> values = np.repeat([0, 1], [300, 700])
+    >>> est = mech.estimate(mech.perturb(values, rng=0))
+    >>> np.round(est.values, 3), np.round(est.standard_errors, 3)
+    (array([0.288, 0.712]), array([0.027, 0.027]))
+    """
 
     values: npt.NDArray[np.float64]
     raw: npt.NDArray[np.float64]
@@ -81,20 +139,49 @@ class Estimate(NDArrayOperatorsMixin):
 
     @property
     def standard_errors(self) -> npt.NDArray[np.float64]:
-        """The standard error of each entry (nan where the method has none)."""
+        """The standard error of each entry (nan where the method has none), a read-only float64 array."""
         if callable(self._standard_errors):
             self._standard_errors = _frozen(self._standard_errors())
         return self._standard_errors
 
     @property
     def frequencies(self) -> npt.NDArray[np.float64]:
-        """The estimated frequencies (sum to 1; ValidationError for the estimate of a mean or a sum)."""
+        """The estimated frequencies, ``values`` (sum to 1; ValidationError for the estimate of a mean or a sum)."""
         if self.kind != "frequencies":
             raise ValidationError(f"estimate is of a {self.kind}; it has no frequencies (use .values)")
         return self.values
 
     def attribute(self, j: int) -> float | npt.NDArray[np.float64]:
-        """A mixed tuple's attribute j: its estimated mean (a float) or frequencies (an array)."""
+        """A mixed tuple's attribute j: its estimated mean (a float) or frequencies (an array).
+
+        Parameters
+        ----------
+        j : int
+            The attribute, 0 for the first.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            The estimated mean of a numeric attribute, or the estimated frequencies of a categorical one (a
+            read-only view of ``values``).
+
+        Raises
+        ------
+        ValidationError
+            If the estimate is not of a mixed tuple, or ``j`` is not one of its attributes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> est = ld.Estimate([0.25, 0.4, 0.6], [0.01, 0.02, 0.02], n=500, method="unbiased", kind="tuple",
+        ...                   names=["age", "sex=f", "sex=m"], parts=[("mean", 1), ("frequencies", 2)])
+        >>> est.attribute(0), est.attribute(1)
+        (0.25, array([0.4, 0.6]))
+        >>> est.attribute(2)
+        Traceback (most recent call last):
+        ...
+        lipdesign.errors.ValidationError: j is 2; the tuple has attributes 0..1
+        """
         if self.parts is None:
             raise ValidationError(f"estimate is of {self.kind}; only the estimate of a mixed tuple has attributes")
         j = int(j)
@@ -107,10 +194,39 @@ class Estimate(NDArrayOperatorsMixin):
 
     def confidence_interval(self, level: float = 0.95
                             ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | tuple[float, float]:
-        """(low, high): per entry, the normal interval raw +- z sd at confidence ``level`` around the unbiased
-        (``raw``) values, nan where an entry has no standard error (the note says why); frequencies are clipped to
-        [0, 1], which keeps every interval that covered the truth covering it. ValidationError when no entry has a
-        standard error."""
+        """The normal confidence interval of each entry at confidence ``level``.
+
+        Per entry, raw +- z sd around the unbiased (``raw``) values, z the normal quantile of ``(1 + level) / 2``,
+        nan where an entry has no standard error (the note says why); frequencies are clipped to [0, 1], which
+        keeps every interval that covered the truth covering it.
+
+        Parameters
+        ----------
+        level : float, default 0.95
+            The confidence level, strictly between 0 and 1.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray) or tuple of (float, float)
+            (low, high): two arrays with an entry per value, or two floats for the estimate of one mean or sum.
+
+        Raises
+        ------
+        ValidationError
+            If ``level`` is not strictly between 0 and 1, or no entry has a standard error (an MMSE estimate).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> est = ld.Estimate([0.3, 0.7], [0.02, 0.02], n=1000, method="unbiased")
+        >>> low, high = est.confidence_interval(0.9)
+        >>> np.round(low, 4), np.round(high, 4)
+        (array([0.2671, 0.6671]), array([0.3329, 0.7329]))
+        >>> mean = ld.Estimate([0.42], [0.01], n=100, method="unbiased", kind="mean", names=["mean"])
+        >>> print([round(bound, 4) for bound in mean.confidence_interval()])
+        [0.4004, 0.4396]
+        """
         level = real_number(level, "level")
         if not 0 < level < 1:
             raise ValidationError(f"level is {fmt(level)}; it must lie strictly between 0 and 1")
@@ -124,10 +240,52 @@ class Estimate(NDArrayOperatorsMixin):
         return (low, high) if self.values.size > 1 or self.kind == "frequencies" else (float(low[0]), float(high[0]))
 
     def to_dict(self) -> dict[str, Any]:
+        """The estimate as JSON-ready plain data (what the CLI writes).
+
+        Returns
+        -------
+        dict
+            ``kind``, ``method``, ``n``, ``names``, and the lists ``values`` and ``standard_errors`` (nan where
+            there is none).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.Estimate([0.3, 0.7], [0.02, 0.02], n=1000, method="unbiased", names=["no", "yes"]).to_dict()
+        {'kind': 'frequencies', 'method': 'unbiased', 'n': 1000, 'names': ['no', 'yes'], 'values': [0.3, 0.7],
+         'standard_errors': [0.02, 0.02]}
+        """
         return {"kind": self.kind, "method": self.method, "n": self.n, "names": self.names,
                 "values": self.values.tolist(), "standard_errors": self.standard_errors.tolist()}
 
     def summary(self, level: float = 0.95) -> str:
+        """The estimate as text: a line per entry with its standard error and interval, then the note.
+
+        ``print(est)`` prints it at the default level.
+
+        Parameters
+        ----------
+        level : float, default 0.95
+            The confidence level of the intervals shown.
+
+        Returns
+        -------
+        str
+            The heading line (what, from how many reports, by which method), a line per entry and the note.
+
+        Raises
+        ------
+        ValidationError
+            If ``level`` is not strictly between 0 and 1 (and some entry has a standard error).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> est = ld.Estimate([0.42], [0.01], n=100, method="unbiased", kind="mean", names=["mean"])
+        >>> print(est.summary(level=0.9))
+        mean from n = 100 reports, method 'unbiased'
+          mean: 0.42 +- 0.01 (90% interval 0.403551 .. 0.436449)
+        """
         lines = [f"{self.kind} from n = {self.n} reports, method {self.method!r}"]
         if self.kind == "frequencies" and np.isfinite(self.standard_errors).any() and \
                 ((self.raw < 0) | (self.raw > 1)).any():
@@ -153,7 +311,7 @@ class Estimate(NDArrayOperatorsMixin):
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> npt.NDArray[Any]:
         return self.values.astype(dtype) if dtype is not None else self.values.copy()
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         inputs = tuple(x.values if isinstance(x, Estimate) else x for x in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
 
@@ -177,7 +335,8 @@ class Estimate(NDArrayOperatorsMixin):
         return getattr(self.values, name)
 
 
-def sample_standard_errors(sums, squares, users):
+def sample_standard_errors(sums: npt.ArrayLike, squares: npt.ArrayLike, users: npt.ArrayLike
+                           ) -> npt.NDArray[np.float64]:
     """sqrt(s^2 / m) per entry of a mean of m = ``users`` independent per-user terms Y with sum ``sums`` and sum of
     squares ``squares``, s^2 = (sum Y^2 - (sum Y)^2 / m) / (m - 1) their sample variance: E[s^2 / m] is the variance
     of the mean plus sum (E[Y_i] - their mean)^2 / (m (m - 1)), never too small, exact when the users share one value
@@ -193,7 +352,7 @@ def sample_standard_errors(sums, squares, users):
 PLUG_IN = "plug-in standard errors (the variance at the Norm-Sub estimate)"
 
 
-def with_standard_errors(mechanism, aggregate, raw, values, method):
+def with_standard_errors(mechanism: Mechanism, aggregate: Aggregate, raw: Any, values: Any, method: str) -> Estimate:
     """The Estimate of a family whose estimator states no errors of its own (docs/math.md §15): ``raw`` its
     estimate, ``values`` the same after the consistency step. Frequencies: the plug-in standard errors, the square
     roots of ``mechanism.variance`` at the Norm-Sub projection of ``raw`` (docs/math.md §8.1, §8.6), computed when
