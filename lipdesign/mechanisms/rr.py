@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -22,6 +23,13 @@ from lipdesign.mechanisms.sampling import index_reports, realized_probability
 from lipdesign.notions import LDP
 from lipdesign.validation import MAX_EPSILON
 from lipdesign.verification import exp_bounds, verify_table
+
+if TYPE_CHECKING:  # annotations only
+    from typing import Self
+
+    import numpy.typing as npt
+
+    from lipdesign.verification import Certificate
 
 #: ``grr_mixing_probability`` lowers alpha by at most this many 2^-53 steps to meet the claim exactly.
 MAX_GRID_STEPS = 64
@@ -35,7 +43,7 @@ def _plus_probability(values, exp_epsilon):
     return 0.5 + np.asarray(values) * ((exp_epsilon - 1.0) / (2.0 * (exp_epsilon + 1.0)))
 
 
-def one_bit(values, exp_epsilon, rng):
+def one_bit(values: npt.ArrayLike, exp_epsilon: float, rng: np.random.Generator) -> npt.NDArray[np.int8]:
     """Binary randomized response on values t in [-1, 1] (docs/math.md §9): +1 with probability
     1/2 + t (e^eps - 1) / (2 (e^eps + 1)), else -1; int8, same shape as ``values``. E[c * bit] = t with
     c = ``one_bit_scale``; both outcomes have probabilities within a factor e^eps for any two inputs. ``rng`` must
@@ -44,12 +52,12 @@ def one_bit(values, exp_epsilon, rng):
     return np.where(rng.random(np.shape(values)) < plus, 1, -1).astype(np.int8)
 
 
-def one_bit_scale(exp_epsilon):
+def one_bit_scale(exp_epsilon: float) -> float:
     """c = (e^eps + 1) / (e^eps - 1), the factor that makes c * one_bit(t) unbiased for t (docs/math.md §9)."""
     return (exp_epsilon + 1.0) / (exp_epsilon - 1.0)
 
 
-def one_bit_table(exp_epsilon, values=(1.0, -1.0)):
+def one_bit_table(exp_epsilon: float, values: npt.ArrayLike = (1.0, -1.0)) -> npt.NDArray[np.float64]:
     """The privacy table of ``one_bit`` as the sampler realises it (``realized_probability``): rows t in
     ``values`` (by default the extreme inputs +1, -1), outputs +1, -1. Pr[+1 | t] is monotone in t, so the
     largest ratio over [-1, 1] is attained at the two extreme inputs."""
@@ -57,7 +65,7 @@ def one_bit_table(exp_epsilon, values=(1.0, -1.0)):
     return np.column_stack([plus, 1.0 - plus])
 
 
-def grr_mixing_probability(epsilon, exp_epsilon, size, field="k"):
+def grr_mixing_probability(epsilon: float, exp_epsilon: float, size: int, field: str = "k") -> float:
     """alpha of GRR on 0..size-1 written as a mixture (docs/math.md §8): the true value with probability alpha,
     else a value uniform on ALL size values, which is GRR with keep probability alpha + (1 - alpha)/size =
     e^eps/(e^eps + size - 1) for alpha = (e^eps - 1)/(e^eps - 1 + size).
@@ -83,7 +91,20 @@ def grr_mixing_probability(epsilon, exp_epsilon, size, field="k"):
                           "information left): use a larger epsilon or a smaller domain")
 
 
-def grr_probabilities(alpha, size, exact=False):
+@overload
+def grr_probabilities(alpha: float, size: int, exact: Literal[False] = False) -> tuple[float, float]: ...
+
+
+@overload
+def grr_probabilities(alpha: float, size: int, exact: Literal[True]) -> tuple[Fraction, Fraction]: ...
+
+
+@overload
+def grr_probabilities(alpha: float, size: int, exact: bool) -> tuple[float | Fraction, float | Fraction]: ...
+
+
+def grr_probabilities(alpha: float | Fraction, size: int,
+                      exact: bool = False) -> tuple[float | Fraction, float | Fraction]:
     """(keep, lie): the realised Pr[y = x] and Pr[y = y'] for y' != x of the mixture with ``alpha``, alpha + lie and
     lie = (1 - alpha)/size: as floats (rounded), or with ``exact`` the Fractions the sampler realises (alpha is on
     the 2^-53 grid, so ``random() < alpha`` realises it exactly, and the uniform draw is exactly uniform)."""
@@ -93,14 +114,15 @@ def grr_probabilities(alpha, size, exact=False):
     return alpha + lie, lie
 
 
-def randomized_response(truth, size, alpha, rng):
+def randomized_response(truth: npt.NDArray[np.int64], size: int, alpha: float,
+                        rng: np.random.Generator) -> npt.NDArray[np.int64]:
     """GRR on 0..size-1 (docs/math.md §8) as the mixture of ``grr_mixing_probability``: the truth with
     probability alpha, else a value uniform on all size values (``integers`` is exactly uniform)."""
     keep = rng.random(truth.shape) < alpha
     return np.where(keep, truth, rng.integers(0, size, size=truth.shape))
 
 
-def grr_reduced_table(alpha, size, exact=False):
+def grr_reduced_table(alpha: float, size: int, exact: bool = False) -> npt.NDArray[Any]:
     """Exact reduction of the size x size GRR table to 2 rows x 3 columns (2 x 2 when size = 2), O(1).
 
     Every column y of the full table is ``keep`` in row y and ``lie`` in every other row, so the ratio of any
@@ -114,30 +136,102 @@ def grr_reduced_table(alpha, size, exact=False):
     return np.array(rows, dtype=object if exact else float)
 
 
-def grr_certificate(epsilon, alpha, size):
+def grr_certificate(epsilon: float, alpha: float, size: int) -> Certificate:
     """The exact LDP Certificate of GRR's mixture with ``alpha`` over ``size`` values, verified in rational
     arithmetic on the probabilities the sampler realises (``grr_reduced_table(..., exact=True)``), so its epsilon
     is ln(1 + size alpha/(1 - alpha)) rounded up, not the ratio of the rounded floats."""
     return verify_table(grr_reduced_table(alpha, size, exact=True), LDP(epsilon), exact=True)
 
 
-def full_table_size(k, max_k):
+def full_table_size(k: int, max_k: int) -> None:
     if k > max_k:
         raise ValidationError(f"k is {k}; the full table has O(k^2) entries, so it is built for k <= {max_k} "
                               "(pass a larger max_k; privacy_table() is the exact O(1) reduction)")
 
 
 class GRR(PureProtocol):
-    """Generalised randomized response (docs/math.md §8): the true value with probability p = e^eps/(e^eps + k - 1),
-    every other value with q = 1/(e^eps + k - 1). Sampled as a mixture (``grr_mixing_probability``: the truth with
-    probability alpha, else uniform on all k values), whose realised p and q are the ones used here, for estimation
-    and in the privacy table; the certificate is verified on them as exact rationals (``grr_certificate``).
-    Reports: int64 (n,) in 0..k-1; 2 <= k <= ``MAX_K``.
+    """Generalised randomized response over k values, eps-LDP (docs/math.md §8).
+
+    The true value with probability p = e^eps/(e^eps + k - 1), every other value with q = 1/(e^eps + k - 1).
+    Sampled as a mixture (``grr_mixing_probability``: the truth with probability alpha, else uniform on all k
+    values), whose realised p and q are the ones used here, for estimation and in the privacy table; the
+    certificate is verified on them as exact rationals (``grr_certificate``). The estimate is the pure one of
+    docs/math.md §8.1, (C_v/n - q)/(p - q) with C_v the reports equal to v, and ``variance`` its exact variance
+    [f_v p (1 - p) + (1 - f_v) q (1 - q)] / (n (p - q)^2), given the users' values.
 
     Epsilon lies in (0, 30], the range of the designed tables, whose baseline GRR is: alpha is checked in exact
     arithmetic (``grr_mixing_probability``), so the realised ratio stays below e^eps at any epsilon (below
     e^eps (1 - EXP_MARGIN) up to about eps = 14, where the margin alone suffices), and a domain too large for the
     epsilon (alpha below 2^-53, e.g. epsilon below 1e-9) is refused.
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level, in (0, 30].
+    k : int
+        The number of values, 2 <= k <= ``MAX_K``; inputs and reports are the indices 0..k-1.
+
+    Attributes
+    ----------
+    p, q : float
+        Pr[report = v] when v is, and is not, the user's value, as the sampler realises them.
+    alpha : float
+        The probability of keeping the true value in the mixture, on numpy's 2^-53 grid.
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside (0, 30], k is not an integer in 2..``MAX_K``, or the domain is too large for
+        epsilon (alpha would round to 0: the reports would carry no information).
+
+    See Also
+    --------
+    OUE, OLH, HadamardResponse : The other frequency oracles of docs/math.md §8.
+    SubsetSelection : The A-optimal eps-LDP mechanism at the uniform prior.
+
+    Notes
+    -----
+    Reports: int64 (n,) in 0..k-1, ceil(log2 k) bits each.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> grr = ld.mechanisms.GRR(1.0, 4)
+    >>> grr
+    GRR(epsilon=1.0, k=4)
+    >>> grr.verify().passed, round(grr.verify().epsilon, 6)
+    (True, 1.0)
+
+    The realised p and q are those of the formula, and the variance of an absent value (f_v = 0) is
+    (e^eps + k - 2)/(e^eps - 1)^2 per user (docs/math.md §8.1):
+
+    >>> import math
+    >>> e = math.exp(1.0)
+    >>> round(grr.p, 6), round(e / (e + 3), 6)
+    (0.475367, 0.475367)
+    >>> round(float(grr.variance([1, 0, 0, 0])[1]), 6), round((e + 2) / (e - 1) ** 2, 6)
+    (1.598067, 1.598067)
+
+    A seeded round: perturb, aggregate, estimate.
+
+    >>> truth = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> values = np.random.default_rng(0).choice(4, size=20_000, p=truth)
+    >>> reports = grr.perturb(values, rng=1)
+    >>> reports.shape, reports.dtype
+    ((20000,), dtype('int64'))
+    >>> estimate = grr.estimate(grr.aggregate(reports))
+    >>> np.round(estimate.values, 3)
+    array([0.391, 0.31 , 0.208, 0.092])
+    >>> np.round(estimate.standard_errors, 3)
+    array([0.01 , 0.01 , 0.01 , 0.009])
+
+    A domain too large for the epsilon is refused:
+
+    >>> ld.mechanisms.GRR(1e-12, 4)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: epsilon is 1e-12 with k = 4; randomized response over 4 values cannot keep ...
     """
 
     family = "grr"
@@ -147,7 +241,7 @@ class GRR(PureProtocol):
     client_cost = "O(1) per report"
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int:
         return math.ceil(math.log2(self.k))
 
     def __init__(self, epsilon: float, k: int) -> None:
@@ -156,7 +250,7 @@ class GRR(PureProtocol):
         self.p, self.q = grr_probabilities(self.alpha, self.k)
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(1.0, 6)
 
     def _perturb(self, values, rng, user_ids):
@@ -166,30 +260,86 @@ class GRR(PureProtocol):
         reports = index_reports(reports, self.k)
         return np.bincount(reports, minlength=self.k), reports.size
 
-    def privacy_table(self):
-        """Exact 2 x 3 reduction of the k x k GRR table (2 x 2 for k = 2), in floats; see ``grr_reduced_table``.
-        The certificate is verified on its exact rational form (``grr_certificate``)."""
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The exact 2 x 3 reduction of the k x k GRR table (2 x 2 for k = 2), in floats (``grr_reduced_table``).
+
+        Every column of the full table is p in one row and q in the others, so any ratio between two inputs is
+        p/q, q/p or 1 (docs/math.md §8.2). The certificate is verified on its exact rational form
+        (``grr_certificate``).
+
+        Returns
+        -------
+        numpy.ndarray
+            float (2, 3): rows the inputs 0 and 1; columns y = 0, y = 1 and the other k - 2 outputs merged
+            (absent when k = 2).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> np.round(ld.mechanisms.GRR(1.0, 4).privacy_table(), 4)
+        array([[0.4754, 0.1749, 0.3498],
+               [0.1749, 0.4754, 0.3498]])
+        """
         return grr_reduced_table(self.alpha, self.k)
 
     def _certify(self):
         return grr_certificate(self.epsilon, self.alpha, self.k)
 
-    def full_table(self, max_k=MAX_FULL_K):
-        """The whole k x k table Pr[y | x] (rows x, columns y), for audits and baselines at small k."""
+    def full_table(self, max_k: int = MAX_FULL_K) -> npt.NDArray[np.float64]:
+        """The whole k x k table Pr[y | x] (rows x, columns y), for audits and baselines at small k.
+
+        Parameters
+        ----------
+        max_k : int, optional
+            The largest k built (default ``MAX_FULL_K`` = 2048): the table has k^2 entries.
+
+        Returns
+        -------
+        numpy.ndarray
+            float (k, k): the realised p on the diagonal, q elsewhere.
+
+        Raises
+        ------
+        ValidationError
+            If k > ``max_k``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> np.round(ld.mechanisms.GRR(1.0, 3).full_table(), 4)
+        array([[0.5761, 0.2119, 0.2119],
+               [0.2119, 0.5761, 0.2119],
+               [0.2119, 0.2119, 0.5761]])
+        """
         full_table_size(self.k, max_k)
         keep, lie = grr_probabilities(self.alpha, self.k)
         table = np.full((self.k, self.k), lie)
         np.fill_diagonal(table, keep)
         return table
 
-    def audit_plan(self):
-        """GRR: inputs 0 and 1; classes y = 0, y = 1 and any other output (the exact 2 x 3 reduction)."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs 0 and 1; classes y = 0, y = 1 and any other output
+        (the exact 2 x 3 reduction).
+
+        Returns
+        -------
+        AuditPlan
+            The inputs, the ``privacy_table`` and the classifier of reports into its columns.
+        """
         table = self.privacy_table()
         names = ["y=0", "y=1", "other"][:table.shape[1]]
         return AuditPlan(np.array([0, 1]), table, lambda reports: np.minimum(reports, 2), ["x=0", "x=1"], names)
 
-    def device_numbers(self):
-        """docs/runtime.md §5: the keep probability as realised."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads (docs/runtime.md §5): the keep probability as realised.
+
+        Returns
+        -------
+        dict
+            ``{"k": k, "alpha": alpha}``.
+        """
         return {"k": self.k, "alpha": self.alpha}
 
 
