@@ -29,8 +29,13 @@ from lipdesign.verification.local_hashing import cell_certificate
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Self
 
     import numpy.typing as npt
+
+    from lipdesign.mechanisms.audit_plan import AuditPlan
+    from lipdesign.mechanisms.table import TableMechanism
+    from lipdesign.verification import Certificate
 
 #: Cells of the bucket mass: a hash's channel depends only on the cell its bucket-0 mass falls in.
 CELLS = 4096
@@ -55,7 +60,7 @@ MAX_POSTERIOR_WORK = 2**29
 MAX_TABLE_HASHES = 2**12
 
 
-def smallest_prime_at_least(n):
+def smallest_prime_at_least(n: int) -> int:
     """The smallest prime >= max(n, 2) (trial division; n <= MAX_K here)."""
     candidate = max(int(n), 2)
     while any(candidate % d == 0 for d in range(2, math.isqrt(candidate) + 1)):
@@ -64,7 +69,7 @@ def smallest_prime_at_least(n):
 
 
 @lru_cache(maxsize=16)
-def cell_channels(epsilon):
+def cell_channels(epsilon: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], Certificate]:
     """(flip0, flip1, certificate): the realised flip probabilities of buckets 0 and 1 for each of the CELLS cells,
     and the exact Certificate that every cell's channel is eps-LIP at every bucket-0 mass of its widened cell
     (docs/math.md §7.2; prior-independent, so computed once per epsilon)."""
@@ -91,6 +96,61 @@ class LocalHashing(DesignedMechanism):
     probability, with plug-in standard errors; ``"mmse"`` averages the posteriors Pr[X = x | s, y] (biased toward
     the design prior). Variances are exact averages over the whole family up to EXACT_HASHES hashes (k <= 359) and
     averages over SAMPLED_HASHES seeded hashes beyond (``variance_basis`` says which). Aggregating costs O(n k).
+
+    Parameters
+    ----------
+    notion : LIP
+        ``ld.LIP(eps)`` for X itself (no latent secret, no prior set); eps within ``epsilon_range``.
+    prior : Prior or array_like
+        The design prior: a Prior, or k >= 2 positive probabilities (k <= MAX_K).
+    g : int, default 2
+        The number of buckets; only 2 is built.
+    provenance : mapping, optional
+        The design's record (``baselines``, ``lower_bounds``), as ``ld.design`` writes it; None when built directly.
+
+    Raises
+    ------
+    ValidationError
+        If ``notion`` is not ``ld.LIP`` for X (a secret, a prior set, or LDP: ``ld.mechanisms.OLH`` is the LDP
+        member), ``g`` is not 2, epsilon is outside ``epsilon_range``, k is outside 2..MAX_K, or a prior entry is 0.
+    VerificationError
+        If the cell channels at this epsilon fail their exact certificate.
+
+    See Also
+    --------
+    lipdesign.design : ``family="hashing"`` designs it (with baselines and lower bounds).
+    OLH : Optimised local hashing, its LDP counterpart.
+    UnaryEncoding : The designed encoding whose report grows with k.
+
+    Examples
+    --------
+    A design at a prior of four values (the mechanism is set by the prior and eps; ``baselines=False`` skips the
+    comparison with the other families):
+
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> prior = ld.Prior([0.1, 0.2, 0.3, 0.4])
+    >>> mech = ld.design(prior, ld.LIP(1.0), family="hashing", baselines=False)
+    >>> type(mech).__name__, mech.prime, mech.hashes, mech.report_bits
+    ('LocalHashing', 5, 20, 6)
+    >>> certificate = mech.certificate  # exact, for every hash
+    >>> certificate.passed, round(certificate.epsilon, 4)
+    (True, 1.0)
+
+    Each user sends the seed of her hash and one bit; the aggregate of the reports gives the estimate:
+
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(4, size=20_000, p=prior.probabilities)
+    >>> reports = mech.perturb(values, rng=rng)
+    >>> reports[:3]
+    array([(18, 0), (19, 1), ( 1, 1)], dtype=[('seed', '<i8'), ('y', 'u1')])
+    >>> estimate = mech.estimate(mech.aggregate(reports))
+    >>> np.round(estimate.values, 3)
+    array([0.102, 0.182, 0.306, 0.4  ])
+    >>> np.round(np.bincount(values) / values.size, 3)  # the truth
+    array([0.102, 0.191, 0.305, 0.403])
+    >>> np.round(estimate.standard_errors, 3)
+    array([0.009, 0.009, 0.009, 0.009])
     """
 
     family = "hashing"
@@ -98,6 +158,8 @@ class LocalHashing(DesignedMechanism):
     client_cost = "O(k) per user (hash the domain, sum the prior of bucket 0), then O(1)"
     methods = ("unbiased", "mmse", "gls", "mle")
     report_dtype = np.dtype([("seed", "<i8"), ("y", "u1")])
+    # set by _record in __init__ (an annotation only, for the type checker: never None here)
+    provenance: Mapping[str, Any]
 
     def __init__(self, notion: LIP, prior: Prior | npt.ArrayLike, *, g: int = 2,
                  provenance: Mapping[str, Any] | None = None) -> None:
@@ -136,17 +198,27 @@ class LocalHashing(DesignedMechanism):
         return self._design_figures["variance_total"]
 
     @property
-    def mse_error(self):
+    def mse_error(self) -> float:
         """The Monte Carlo standard error of ``mse`` (0 when averaged over every hash)."""
         return self._design_figures["variance_total_error"]
 
     @property
-    def bayes_risk(self):
-        """The histogram MSE per user of the posterior mean at the design prior, 1 - E||posterior||^2."""
+    def bayes_risk(self) -> float:
+        """The histogram MSE per user of the posterior mean at the design prior, 1 - E||posterior||^2.
+
+        Averaged over the hash family as ``variance_basis`` says; ``bayes_risk_error`` is its Monte Carlo error.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> round(mech.bayes_risk, 4), mech.bayes_risk_error
+        (0.6026, 0.0)
+        """
         return self._design_figures["bayes_risk"]
 
     @property
-    def bayes_risk_error(self):
+    def bayes_risk_error(self) -> float:
         """The Monte Carlo standard error of ``bayes_risk`` (0 when averaged over every hash)."""
         return self._design_figures["bayes_risk_error"]
 
@@ -172,43 +244,149 @@ class LocalHashing(DesignedMechanism):
         cell = np.clip(np.floor(mass * CELLS).astype(np.int64), 0, CELLS - 1)
         return mass, self.flip0[cell], self.flip1[cell]
 
-    def hash_values(self, seed):
-        """The bucket (0 or 1) of every input value under the hash with this seed."""
+    def hash_values(self, seed: int) -> npt.NDArray[np.int64]:
+        """The bucket (0 or 1) of every input value under the hash with this seed.
+
+        Parameters
+        ----------
+        seed : int
+            The hash's seed s, in 0 .. p (p - 1) - 1 (``hashes``): h_s(x) = ((a x + b) mod p) mod 2 with
+            a = 1 + s // p, b = s % p.
+
+        Returns
+        -------
+        numpy.ndarray
+            k integers, each value's bucket.
+
+        Raises
+        ------
+        ValidationError
+            If ``seed`` is not an integer in 0 .. hashes - 1.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> mech.hash_values(7)
+        array([0, 0, 1, 1])
+        """
         seeds = np.array([integer(seed, "seed", low=0, high=self.hashes - 1)])
         return 1 - self._in_zero(seeds)[0].astype(np.int64)
 
-    def channel(self, seed):
-        """The 2 x 2 table (rows: buckets, columns: the bit y) that the hash with this seed samples, as realised."""
+    def channel(self, seed: int) -> npt.NDArray[np.float64]:
+        """The 2 x 2 table (rows: buckets, columns: the bit y) that the hash with this seed samples, as realised.
+
+        The channel is the one of the cell that the prior mass of the hash's bucket 0 falls in (docs/math.md §7.2).
+
+        Parameters
+        ----------
+        seed : int
+            The hash's seed, in 0 .. ``hashes`` - 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            2 x 2 floats, row z = Pr[y | bucket z] (each row sums to 1).
+
+        Raises
+        ------
+        ValidationError
+            If ``seed`` is not an integer in 0 .. hashes - 1.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> mech = ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> np.round(mech.channel(7), 3)  # values 0, 1 in bucket 0 (mass 0.3), values 2, 3 in bucket 1
+        array([[0.742, 0.258],
+               [0.11 , 0.89 ]])
+        """
         _, f0, f1 = self._flips(1.0 - self.hash_values(seed)[None, :])
         return np.array([[1.0 - f0[0], f0[0]], [f1[0], 1.0 - f1[0]]])
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int:
         """The seed and the bit: ceil(log2(2 p (p - 1)))."""
         return math.ceil(math.log2(2 * self.hashes))
 
     @property
-    def step(self):
+    def step(self) -> int:
         """Hashes (or reports) per block, so that a block's (hashes, k) arrays stay near BLOCK entries."""
         return max(1, BLOCK // self.k)
 
     # -- the contract -------------------------------------------------------------------------------------------
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
                          f"every hash: the {CELLS} cell channels, exactly, at both ends of each cell widened by "
                          "2^-27, beyond the client's floating-point error in the bucket mass (docs/math.md §7.2)")
 
-    def privacy_table(self, max_hashes=MAX_TABLE_HASHES):
-        """The whole mechanism as a k x (2 p (p - 1)) table, column (s, y) = Pr[seed s, bit y | x] (for audits at
-        small k: ``ld.verify(table, ld.LIP(eps), prior)`` then checks the guarantee by brute force), in floats: each
-        entry is rounded once in the division by the number of hashes (``exact_table`` has the realised numbers)."""
+    def privacy_table(self, max_hashes: int = MAX_TABLE_HASHES) -> npt.NDArray[np.float64]:
+        """The whole mechanism as a k x (2 p (p - 1)) table, column (s, y) = Pr[seed s, bit y | x].
+
+        For audits at small k: ``ld.verify(table, ld.LIP(eps), prior)`` then checks the guarantee by brute force.
+        In floats: each entry is rounded once in the division by the number of hashes (``exact_table`` has the
+        realised numbers).
+
+        Parameters
+        ----------
+        max_hashes : int, default MAX_TABLE_HASHES
+            The most hashes the table is built for (2 columns each).
+
+        Returns
+        -------
+        numpy.ndarray
+            k x 2 p (p - 1) floats; column 2 s + y is the report (s, y), each row sums to 1.
+
+        Raises
+        ------
+        ValidationError
+            If the family has more than ``max_hashes`` hashes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> prior = ld.Prior([0.1, 0.2, 0.3, 0.4])
+        >>> mech = ld.mechanisms.LocalHashing(ld.LIP(1.0), prior)
+        >>> table = mech.privacy_table()
+        >>> table.shape
+        (4, 40)
+        >>> certificate = ld.verify(table, ld.LIP(1.0), prior)
+        >>> certificate.passed, round(certificate.epsilon, 4)
+        (True, 1.0)
+        """
         return self._channels(max_hashes) / self.hashes
 
-    def exact_table(self, max_hashes=MAX_TABLE_HASHES):
-        """``privacy_table`` as the sampler realises it, an object array of Fractions: Pr[seed s] = 1 / (p (p - 1))
-        exactly (``integers`` is exactly uniform) times Pr[bit y | x, s], the realised flips (exact doubles on the
-        2^-53 grid)."""
+    def exact_table(self, max_hashes: int = MAX_TABLE_HASHES) -> npt.NDArray[np.object_]:
+        """``privacy_table`` as the sampler realises it, an object array of Fractions.
+
+        Pr[seed s] = 1 / (p (p - 1)) exactly (``integers`` is exactly uniform) times Pr[bit y | x, s], the realised
+        flips (exact doubles on the 2^-53 grid).
+
+        Parameters
+        ----------
+        max_hashes : int, default MAX_TABLE_HASHES
+            The most hashes the table is built for.
+
+        Returns
+        -------
+        numpy.ndarray
+            k x 2 p (p - 1) Fractions (dtype object); every row sums to exactly 1.
+
+        Raises
+        ------
+        ValidationError
+            If the family has more than ``max_hashes`` hashes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> table = mech.exact_table()
+        >>> table.shape, [sum(row) for row in table]
+        ((4, 40), [Fraction(1, 1), Fraction(1, 1), Fraction(1, 1), Fraction(1, 1)])
+        """
         channels = self._channels(max_hashes)
         values, where = np.unique(channels, return_inverse=True)  # a few distinct flips: one Fraction each
         exact = np.array([Fraction(float(value)) / self.hashes for value in values], dtype=object)
@@ -226,27 +404,55 @@ class LocalHashing(DesignedMechanism):
         ones = np.where(in_zero == 0, 1.0 - flip, flip)  # Pr[y = 1 | x, s]: 1 - flip is exact on the grid
         return np.stack([1.0 - ones, ones], axis=2).transpose(1, 0, 2).reshape(self.k, -1)
 
-    def certificate_at(self, prior):
-        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
-        the set), verified in rational arithmetic on the whole table as the sampler realises it (``exact_table``; up
-        to MAX_TABLE_HASHES hashes). What ``ld.verify(mech, prior=...)`` returns."""
+    def certificate_at(self, prior: Prior | PriorSet | npt.ArrayLike) -> Certificate:
+        """The exact Certificate of eps-LIP for X at ``prior``, another prior than the design's.
+
+        Verified in rational arithmetic on the whole table as the sampler realises it (``exact_table``; up to
+        MAX_TABLE_HASHES hashes). What ``ld.verify(mech, prior=...)`` returns.
+
+        Parameters
+        ----------
+        prior : Prior, PriorSet or array_like
+            A Prior, k probabilities, or a PriorSet (the worst over the set).
+
+        Returns
+        -------
+        Certificate
+            Whether the mechanism is eps-LIP at ``prior``, and its exact epsilon there.
+
+        Raises
+        ------
+        ValidationError
+            If ``prior`` is not a distribution over the k values, or the family has more than MAX_TABLE_HASHES
+            hashes.
+
+        Examples
+        --------
+        The design holds at its prior; at the uniform prior its epsilon is larger:
+
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> certificate = mech.certificate_at(ld.Prior([0.25, 0.25, 0.25, 0.25]))
+        >>> certificate.passed, round(certificate.epsilon, 4)
+        (False, 1.3513)
+        """
         if isinstance(prior, PriorSet):
             return verify_table(self.exact_table(), LIP(self.epsilon, prior_set=prior), self.prior, exact=True)
         return verify_table(self.exact_table(), LIP(self.epsilon), prior, exact=True)
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "g": self.g}
 
     @classmethod
-    def from_parameters(cls, parameters, provenance=None):
+    def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
         return cls(notion_from_dict(parameters["notion"]), Prior.from_dict(parameters["prior"]), g=parameters["g"],
                    provenance=provenance)
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(LIP(1.0), Prior([0.1, 0.2, 0.3, 0.4]))
 
-    def empty_reports(self):
+    def empty_reports(self) -> npt.NDArray[Any]:
         return np.zeros(0, dtype=self.report_dtype)
 
     def _perturb(self, values, rng, user_ids):
@@ -304,11 +510,52 @@ class LocalHashing(DesignedMechanism):
             return aggregate["posterior_sums"] / aggregate.n
         return (aggregate["unbiased_sums"] / aggregate.n - self.collision) / (1.0 - self.collision)
 
-    def estimate(self, reports, *, method=None, consistency=None):
-        """The frequencies as an ``ld.Estimate``: ``"unbiased"`` (default) with plug-in standard errors given the
-        users' values, from the reports' own spread (docs/math.md §7.2); ``"mmse"`` without; up to MAX_TABLE_HASHES
-        hashes also ``"gls"`` (the best unbiased linear estimate over the whole family) and ``"mle"``, from the counts
-        of every (seed, bit) through the equivalent table (``as_table``)."""
+    def estimate(self, reports: npt.ArrayLike | Aggregate, *, method: str | None = None,
+                 consistency: str | None = None) -> Estimate:
+        """The frequencies as an ``ld.Estimate``, from reports or from their Aggregate.
+
+        ``"unbiased"`` (default) with plug-in standard errors given the users' values, from the reports' own spread
+        (docs/math.md §7.2); ``"mmse"`` without; up to MAX_TABLE_HASHES hashes also ``"gls"`` (the best unbiased
+        linear estimate over the whole family) and ``"mle"``, from the counts of every (seed, bit) through the
+        equivalent table (``as_table``).
+
+        Parameters
+        ----------
+        reports : numpy.ndarray or Aggregate
+            Structured reports [("seed", "<i8"), ("y", "u1")] from ``perturb``, or their ``aggregate``.
+        method : str, optional
+            ``"unbiased"`` (None: the default), ``"mmse"``, ``"gls"`` or ``"mle"``.
+        consistency : str, optional
+            ``"norm-sub"`` makes the frequencies non-negative and sum to 1 (the errors stay those of ``raw``);
+            None leaves them as estimated.
+
+        Returns
+        -------
+        Estimate
+            The k frequencies, their standard errors (NaN for ``"mmse"``) and ``raw``, the values before
+            ``consistency``.
+
+        Raises
+        ------
+        ValidationError
+            If the reports are malformed or empty, the aggregate is of another mechanism, ``method`` or
+            ``consistency`` is not one of the choices, or ``"gls"``/``"mle"`` is asked of a family of more than
+            MAX_TABLE_HASHES hashes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> mech = ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> values = np.repeat([0, 1, 2, 3], [1000, 2000, 3000, 4000])
+        >>> reports = mech.perturb(values, rng=np.random.default_rng(1))
+        >>> estimate = mech.estimate(reports)  # the truth is 0.1, 0.2, 0.3, 0.4
+        >>> np.round(estimate.values, 3), np.round(estimate.standard_errors, 3)
+        (array([0.093, 0.211, 0.279, 0.375]), array([0.013, 0.013, 0.013, 0.012]))
+        >>> gls = mech.estimate(mech.aggregate(reports), method="gls")  # from the counts of every (seed, bit)
+        >>> np.round(gls.values, 3), np.round(gls.standard_errors, 3)
+        (array([0.1  , 0.221, 0.293, 0.386]), array([0.012, 0.011, 0.011, 0.011]))
+        """
         aggregate = self._aggregate_of(reports)
         method = self._method(method)
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
@@ -335,8 +582,17 @@ class LocalHashing(DesignedMechanism):
 
     # -- averages over the hash family --------------------------------------------------------------------------
     @property
-    def variance_basis(self):
-        """How ``variance``, ``expected_estimate`` and ``mse`` average over the hash family."""
+    def variance_basis(self) -> str:
+        """How ``variance``, ``expected_estimate`` and ``mse`` average over the hash family.
+
+        Exactly over every hash up to EXACT_HASHES hashes, else over SAMPLED_HASHES hashes drawn with SAMPLE_SEED.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4]).variance_basis
+        'exact: every one of the 20 hashes'
+        """
         if self.hashes <= EXACT_HASHES:
             return f"exact: every one of the {self.hashes} hashes"
         return f"{SAMPLED_HASHES} hashes sampled with seed {SAMPLE_SEED} (of {self.hashes})"
@@ -405,9 +661,27 @@ class LocalHashing(DesignedMechanism):
                                   f"{MAX_POSTERIOR_WORK:.3g}, k <= about 150): the MMSE estimate is biased toward the "
                                   "prior anyway; use method='unbiased' or mech.bayes_risk")
 
-    def as_table(self):
-        """The mechanism as the k x 2 p (p - 1) table of ``privacy_table`` in a verified TableMechanism (report
-        (seed, y) is column 2 seed + y), for GLS and the MLE; up to MAX_TABLE_HASHES hashes (k <= 61)."""
+    def as_table(self) -> TableMechanism:
+        """The mechanism as the k x 2 p (p - 1) table of ``privacy_table`` in a verified TableMechanism.
+
+        Report (seed, y) is column 2 seed + y; for GLS and the MLE; up to MAX_TABLE_HASHES hashes (k <= 61).
+
+        Returns
+        -------
+        TableMechanism
+            The equivalent table mechanism, under the same notion at the same prior (built once).
+
+        Raises
+        ------
+        ValidationError
+            If the family has more than MAX_TABLE_HASHES hashes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4]).as_table()
+        TableMechanism(LIP eps=1, frequencies, k=4, 40 outputs)
+        """
         return self._table
 
     @cached_property
@@ -439,8 +713,11 @@ class LocalHashing(DesignedMechanism):
         return (figures["posterior2"] - frequencies @ figures["posterior_means"] ** 2) / n
 
     @property
-    def optimality(self):
-        """The unbiased estimate's figure (``mse``) beside the best lower bound the design recorded, and the gap."""
+    def optimality(self) -> dict[str, Any] | None:
+        """The unbiased estimate's figure (``mse``) beside the best lower bound the design recorded, and the gap.
+
+        None when the mechanism was not made by ``ld.design`` (no lower bounds recorded).
+        """
         bounds = self.provenance.get("lower_bounds")
         if not bounds:
             return None
@@ -468,17 +745,44 @@ class LocalHashing(DesignedMechanism):
         """Not shown: LIP at another prior needs the whole table of every hash (``ld.verify(mech, prior=...)``)."""
         return []
 
-    def audit_plan(self):
-        """Local hashing: the whole k x 2 p (p - 1) table, report (seed, y) is class 2 seed + y (the privacy table's
-        limit on the number of hashes applies)."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads: the whole k x 2 p (p - 1) table, report (seed, y) is class 2 seed + y.
+
+        The privacy table's limit on the number of hashes applies.
+
+        Returns
+        -------
+        AuditPlan
+            One row per value, one output class per (seed, bit).
+
+        Raises
+        ------
+        ValidationError
+            If the family has more than MAX_TABLE_HASHES hashes.
+        """
         return index_plan(self, lambda reports: 2 * reports["seed"].astype(np.int64) + reports["y"],
                            [f"seed={s},y={y}" for s in range(self.hashes) for y in (0, 1)])
 
-    def device_numbers(self):
-        """docs/runtime.md §5: the prime, the hashes, the bucket weights and each cell's flips."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads (docs/runtime.md §5): the prime, the hashes, the bucket weights and each cell's
+        flips.
+
+        Returns
+        -------
+        dict
+            ``k``, ``prime``, ``hashes``, ``cells``, ``weights`` (the normalised prior) and ``flip0``, ``flip1``
+            (the realised flips of each cell's channel, CELLS each).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> numbers = ld.mechanisms.LocalHashing(ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4]).device_numbers()
+        >>> numbers["prime"], numbers["hashes"], numbers["cells"], len(numbers["flip0"])
+        (5, 20, 4096, 4096)
+        """
         return {"k": self.k, "prime": self.prime, "hashes": self.hashes, "cells": self.flip0.size,
                 "weights": (self.prior.probabilities / self.prior.probabilities.sum()).tolist(),
                 "flip0": self.flip0.tolist(), "flip1": self.flip1.tolist()}
 
-    def display_name(self):
+    def display_name(self) -> str:
         return "local hashing (g = 2)"
