@@ -5,31 +5,141 @@ Pure Python on purpose: lipdesign.mechanisms (numpy only) raises these too.
 
 
 class LipdesignError(Exception):
-    """Base class of every error lipdesign raises on purpose."""
+    """Base class of every error lipdesign raises on purpose.
+
+    Catch it to handle any refusal of lipdesign in one place: the CLI turns every LipdesignError into exit code 2
+    and its one-line message. Each subclass says which kind of rule was broken.
+
+    See Also
+    --------
+    ValidationError, InfeasibleError, ProblemTooLargeError, VerificationError, FormatError, SolverError
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> try:
+    ...     ld.Prior([0.5, 0.6])
+    ... except ld.LipdesignError as error:
+    ...     print(f"{type(error).__name__}: {error}")
+    ValidationError: prior sums to 1.1; it must sum to 1 within 1e-09
+    """
 
 
 class ValidationError(LipdesignError, ValueError):
-    """Input that breaks a documented rule. The message names the field, the value and the rule."""
+    """Input that breaks a documented rule. The message names the field, the value and the rule.
+
+    It is also a ``ValueError``, so code that already catches ``ValueError`` keeps working.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> ld.Prior([0.5, 0.6])
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: prior sums to 1.1; it must sum to 1 within 1e-09
+    >>> ld.LDP(-1.0)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: epsilon is -1...
+    """
 
 
 class InfeasibleError(LipdesignError):
-    """A design problem with no feasible table; the message says which constraint and which prior."""
+    """A design problem with no feasible table; the message says which constraint and which prior.
+
+    Every notion allows the column that reports a constant, so the design LPs are feasible on valid input: in
+    practice this signals an LP solve that did not end optimal (the message carries the solver's). A baseline of
+    ``ld.design`` that fails this way is left out rather than blocking the design.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> try:
+    ...     mechanism = ld.design(prior, ld.LIP(1.0), baselines=False)
+    ... except (ld.InfeasibleError, ld.SolverError) as error:
+    ...     print("no table:", error)
+    ... else:
+    ...     print(mechanism.guarantee.notion, mechanism.guarantee.epsilon)
+    LIP 1.0
+    >>> issubclass(ld.InfeasibleError, ld.LipdesignError)
+    True
+    """
 
 
 class ProblemTooLargeError(LipdesignError):
-    """Exact design would need more extreme rays than allowed; raised before the expensive work."""
+    """Exact design would need more extreme rays than allowed; raised before the expensive work.
+
+    The message gives the count, the limit (``max_rays``) and what designs the problem instead (column
+    generation, another family, fewer values).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.4, 0.3, 0.2, 0.1])
+    >>> ld.design(prior, ld.LDP(1.0), method="exact", max_rays=4)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ProblemTooLargeError: k is 4; exact LDP design needs 2^k - 2 = 14 extreme rays (limit
+    max_rays=4); method='auto' (the default) or method='columns' designs it at any k by column generation ...
+    """
 
 
 class VerificationError(LipdesignError):
-    """A table does not satisfy the privacy guarantee it claims."""
+    """A table does not satisfy the privacy guarantee it claims.
+
+    Raised when a mechanism is built or loaded: its guarantee is re-verified exactly, and a claim that does not
+    hold is refused with the epsilon the table really has and where it is attained.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> table = [[0.9, 0.1], [0.1, 0.9]]  # randomized response with e^eps = 9
+    >>> ld.mechanisms.TableMechanism(table, ld.LDP(1.0), [0.5, 0.5])
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.VerificationError: the table is not LDP with eps=1 as sampled: the tightest epsilon of the
+    table its sampler realises is 2.19722457734 (exact verification), attained at {'output': 0, 'inputs': [0, 1]}
+    """
 
 
 class FormatError(LipdesignError):
-    """A JSON document that is not a valid lipdesign document (schema, version, or content)."""
+    """A JSON document that is not a valid lipdesign document (schema, version, or content).
+
+    The message starts with the file (or source) and says what is wrong in it.
+
+    Examples
+    --------
+    >>> import json
+    >>> import lipdesign as ld
+    >>> with open("notes.json", "w") as file:
+    ...     json.dump({"format": "notes", "text": "hello"}, file)
+    >>> ld.load("notes.json")
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.FormatError: notes.json: not a lipdesign mechanism (format must be 'lipdesign.mechanism' or,
+    from lipdesign 0.1.0, 'lipdesign.harmony')
+    """
 
 
 class SolverError(LipdesignError):
-    """A numerical back-end returned something that fails a consistency check; no table is returned."""
+    """A numerical back-end returned something that fails a consistency check; no table is returned.
+
+    The message says which check failed and, where there is one, what to try instead (a larger epsilon, a smaller
+    prior set, another family or method). A design that succeeds has passed these checks.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> try:
+    ...     mechanism = ld.design(prior, ld.LIP(1.0), family="unary", baselines=False)
+    ... except ld.SolverError as error:
+    ...     print("the design failed:", error)
+    ... else:
+    ...     print(type(mechanism).__name__, mechanism.guarantee.epsilon)
+    UnaryEncoding 1.0
+    """
 
 
 class EngineError(LipdesignError):

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from typing import Self
 
     import numpy.typing as npt
+
+    from lipdesign.model.prior import Prior
 from lipdesign.validation import (
     PROBABILITY_ATOL,
     float_array,
@@ -41,6 +43,52 @@ class SecretModel(Immutable):
     ``secret_prior`` (Pr[G]) is optional: LIP never needs it (docs/math.md §2), but when given it declares the
     adversary's joint Pr[G, X], so the prior of X used in a design must agree with its marginal
     ``secret_prior @ conditional`` (within MARGINAL_ATOL) and every claim for the secret is certified at both.
+    Pass it to ``ld.LIP(epsilon, secret=...)`` or ``ld.WorstCaseLIP(epsilon, secret=...)``. A SecretModel is
+    immutable.
+
+    Parameters
+    ----------
+    conditional : array_like of float, shape (m, k)
+        ``conditional[g, x] = Pr[X=x | G=g]``: one row per secret value, each non-negative and summing to 1.
+    secret_prior : array_like of float, shape (m,), optional
+        Pr[G = g], summing to 1; default None (not declared).
+    secret_labels : sequence of str or int, optional
+        One unique label per secret value; default ``0, 1, ..., m-1``.
+    observed_labels : sequence of str or int, optional
+        The labels of X's states, kept as given (``from_dag`` sets them); default None.
+
+    Attributes
+    ----------
+    conditional : numpy.ndarray
+        The (m, k) table T, read-only.
+    secret_prior : numpy.ndarray or None
+        Pr[G], read-only, or None.
+    secret_labels : tuple of str or int
+        The labels of the secret values.
+
+    Raises
+    ------
+    ValidationError
+        When a row of ``conditional`` is not a probability vector, when ``secret_prior`` is not one of length m,
+        or when the labels are not one unique string or integer per secret value.
+
+    See Also
+    --------
+    SecretModel.from_joint, SecretModel.from_dag
+
+    Examples
+    --------
+    A secret age group G (young, old) correlated with a reported value X of three levels:
+
+    >>> import lipdesign as ld
+    >>> secret = ld.SecretModel([[0.8, 0.2, 0.0], [0.1, 0.3, 0.6]], secret_labels=["young", "old"])
+    >>> secret
+    SecretModel(m=2, k=3)
+    >>> notion = ld.LIP(1.0, secret=secret)
+    >>> ld.SecretModel([[0.8, 0.3], [0.5, 0.5]])
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: secret.conditional row 0 sums to 1.1...
     """
 
     def __init__(self, conditional: npt.ArrayLike, secret_prior: npt.ArrayLike | None = None,
@@ -56,13 +104,75 @@ class SecretModel(Immutable):
     @classmethod
     def from_conditional(cls, conditional: npt.ArrayLike, secret_prior: npt.ArrayLike | None = None,
                          secret_labels: Sequence[str | int] | None = None) -> Self:
-        """From ``conditional[g, x] = Pr[X=x | G=g]`` and, optionally, Pr[G]."""
+        """From ``conditional[g, x] = Pr[X=x | G=g]`` and, optionally, Pr[G].
+
+        The same as the constructor, named for symmetry with ``from_joint`` and ``from_dag``.
+
+        Parameters
+        ----------
+        conditional : array_like of float, shape (m, k)
+            ``conditional[g, x] = Pr[X=x | G=g]``, rows summing to 1.
+        secret_prior : array_like of float, shape (m,), optional
+            Pr[G = g]; default None (not declared).
+        secret_labels : sequence of str or int, optional
+            One unique label per secret value; default ``0, 1, ..., m-1``.
+
+        Returns
+        -------
+        SecretModel
+            The model.
+
+        Raises
+        ------
+        ValidationError
+            As the constructor.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> secret = ld.SecretModel.from_conditional([[0.9, 0.1], [0.2, 0.8]], secret_prior=[0.5, 0.5])
+        >>> secret.m, secret.k
+        (2, 2)
+        """
         return cls(conditional, secret_prior, secret_labels)
 
     @classmethod
     def from_joint(cls, joint: npt.ArrayLike, secret_labels: Sequence[str | int] | None = None,
                    observed_labels: Sequence[str | int] | None = None) -> Self:
-        """From ``joint[g, x] = Pr[G=g, X=x]`` (entries sum to 1)."""
+        """From ``joint[g, x] = Pr[G=g, X=x]`` (entries sum to 1).
+
+        Pr[G] is the row sums and T = Pr[X | G] the rows divided by them, so the model declares ``secret_prior``.
+
+        Parameters
+        ----------
+        joint : array_like of float, shape (m, k)
+            ``joint[g, x] = Pr[G=g, X=x]``: non-negative entries summing to 1, no row all zero.
+        secret_labels : sequence of str or int, optional
+            One unique label per secret value; default ``0, 1, ..., m-1``.
+        observed_labels : sequence of str or int, optional
+            The labels of X's states, kept as given; default None.
+
+        Returns
+        -------
+        SecretModel
+            The model, with ``secret_prior`` set.
+
+        Raises
+        ------
+        ValidationError
+            When an entry is negative, the entries do not sum to 1, or a row is all zero.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> secret = ld.SecretModel.from_joint([[0.4, 0.1], [0.1, 0.4]], secret_labels=["a", "b"])
+        >>> np.round(secret.conditional, 3)
+        array([[0.8, 0.2],
+               [0.2, 0.8]])
+        >>> np.round(secret.secret_prior, 3)
+        array([0.5, 0.5])
+        """
         joint = float_array(joint, "secret.joint", 2)
         if (joint < 0).any() or abs(joint.sum() - 1) > PROBABILITY_ATOL:
             raise ValidationError(
@@ -82,21 +192,88 @@ class SecretModel(Immutable):
         ``(*parent sizes, own size)`` whose last axis sums to 1, or ``function``, an integer array of shape
         ``(*parent sizes)`` giving the node's state (a deterministic node). Parents are taken in the order of
         the node's ``parents`` attribute (default: ``graph.predecessors``). Pr[G, X] is obtained by
-        marginalisation, then T = Pr[X | G].
+        marginalisation, then T = Pr[X | G]. Needs networkx (the ``design`` extra).
+
+        Parameters
+        ----------
+        graph : networkx.DiGraph
+            The DAG, its nodes carrying ``states`` and ``cpt`` or ``function`` (at most 52 nodes, a joint table
+            of at most 10^7 entries).
+        secret : str
+            The node of the secret G.
+        observed : str
+            The node of the reported value X.
+
+        Returns
+        -------
+        SecretModel
+            The model of Pr[X | G], with ``secret_prior`` set and the nodes' state labels as ``secret_labels`` and
+            ``observed_labels``.
+
+        Raises
+        ------
+        ValidationError
+            When the graph is not a DAG, a node is missing or malformed (states, cpt, function, parents), or the
+            joint table would be too large.
+        MissingDependencyError
+            When networkx is not installed.
+
+        Examples
+        --------
+        G -> R -> X with X a deterministic function of R:
+
+        >>> import networkx as nx
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> graph = nx.DiGraph([("G", "R"), ("R", "X")])
+        >>> graph.nodes["G"].update(states=["a", "b"], cpt=[0.5, 0.5])
+        >>> graph.nodes["R"].update(states=3, cpt=[[0.7, 0.2, 0.1], [0.1, 0.2, 0.7]])
+        >>> graph.nodes["X"].update(states=["low", "high"], function=np.array([0, 0, 1]))
+        >>> secret = ld.SecretModel.from_dag(graph, "G", "X")
+        >>> np.round(secret.conditional, 3)
+        array([[0.9, 0.1],
+               [0.3, 0.7]])
+        >>> secret.secret_labels, secret.observed_labels
+        (('a', 'b'), ('low', 'high'))
         """
         joint, labels = _dag_marginal(graph, secret, observed)
         return cls.from_joint(joint, labels[secret], labels[observed])
 
     @property
-    def m(self):
+    def m(self) -> int:
+        """The number of secret values (rows of ``conditional``)."""
         return self.conditional.shape[0]
 
     @property
-    def k(self):
+    def k(self) -> int:
+        """The number of values of X (columns of ``conditional``)."""
         return self.conditional.shape[1]
 
-    def check_prior(self, prior):
-        """Raise unless the model fits ``prior``: same domain size and, if Pr[G] is known, the same marginal."""
+    def check_prior(self, prior: Prior) -> None:
+        """Raise unless the model fits ``prior``: same domain size and, if Pr[G] is known, the same marginal.
+
+        Parameters
+        ----------
+        prior : Prior
+            The design prior of X.
+
+        Raises
+        ------
+        ValidationError
+            When ``prior`` has another number of values than X here, or differs from the marginal
+            ``secret_prior @ conditional`` by more than MARGINAL_ATOL (1e-6).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> secret = ld.SecretModel([[0.8, 0.2, 0.0], [0.1, 0.3, 0.6]], secret_prior=[0.5, 0.5])
+        >>> secret.check_prior(ld.Prior([0.45, 0.25, 0.3]))
+        >>> secret.check_prior(ld.Prior([0.3, 0.3, 0.4]))
+        Traceback (most recent call last):
+        ...
+        lipdesign.errors.ValidationError: prior[0] is 0.3 but the secret model's marginal Pr[X=0] is 0.45; the
+        prior must equal secret_prior @ conditional
+        """
         if self.k != prior.k:
             raise ValidationError(f"secret.conditional has {self.k} columns; it must have one per value of the prior "
                                   f"({prior.k})")
@@ -110,9 +287,17 @@ class SecretModel(Immutable):
                     f"{marginal[x]:.6g}; the prior must equal secret_prior @ conditional")
 
     @functools.cached_property
-    def marginal(self):
+    def marginal(self) -> npt.NDArray[np.object_] | None:
         """Pr[X] of the declared joint, exactly: an object array of Fractions, sum_g Pr[G=g] T[g, x] with Pr[G]
-        and each row of T normalised as the verifier reads them (docs/math.md §1); None without ``secret_prior``."""
+        and each row of T normalised as the verifier reads them (docs/math.md §1); None without ``secret_prior``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> secret = ld.SecretModel.from_joint([[0.375, 0.125], [0.125, 0.375]])
+        >>> [str(p) for p in secret.marginal]
+        ['1/2', '1/2']
+        """
         if self.secret_prior is None:
             return None
         secret_prior = [Fraction(float(p)) for p in self.secret_prior]
@@ -125,6 +310,20 @@ class SecretModel(Immutable):
         return np.array(marginal, dtype=object)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form of the model (as written in spec and mechanism files).
+
+        Returns
+        -------
+        dict
+            ``{"conditional": [[...]], "secret_prior": [...] or None, "secret_labels": [...]}``, read back by
+            ``from_dict`` (``observed_labels`` is not kept).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.SecretModel([[0.9, 0.1], [0.2, 0.8]]).to_dict()
+        {'conditional': [[0.9, 0.1], [0.2, 0.8]], 'secret_prior': None, 'secret_labels': [0, 1]}
+        """
         return {
             "conditional": self.conditional.tolist(),
             "secret_prior": None if self.secret_prior is None else self.secret_prior.tolist(),
@@ -133,13 +332,38 @@ class SecretModel(Immutable):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Rebuild a model from its JSON form: ``to_dict``'s, a ``"joint"`` table, or a ``"dag"`` of a spec file.
+
+        Parameters
+        ----------
+        data : mapping
+            ``{"conditional": ..., "secret_prior": ..., "secret_labels": ...}``, ``{"joint": ...,
+            "secret_labels": ...}``, or ``{"dag": {"nodes": {...}, "secret": ..., "observed": ...}}``.
+
+        Returns
+        -------
+        SecretModel
+            The model the mapping describes, validated again.
+
+        Raises
+        ------
+        ValidationError
+            When the tables, labels or DAG break the rules of the constructor, ``from_joint`` or ``from_dag``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> secret = ld.SecretModel.from_dict({"joint": [[0.4, 0.1], [0.1, 0.4]]})
+        >>> secret.secret_prior
+        array([0.5, 0.5])
+        """
         if "dag" in data:
             return cls.from_dag(dag_from_dict(data["dag"]), data["dag"]["secret"], data["dag"]["observed"])
         if "joint" in data:
             return cls.from_joint(data["joint"], data.get("secret_labels"))
         return cls(data["conditional"], data.get("secret_prior"), data.get("secret_labels"))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"SecretModel(m={self.m}, k={self.k})"
 
 
@@ -210,7 +434,7 @@ def _dag_marginal(graph, secret, observed, max_entries=10**7):
     return joint, labels
 
 
-def dag_from_dict(data):
+def dag_from_dict(data: Mapping[str, Any]) -> Any:
     """Build the networkx DAG of a spec file: ``{"nodes": {name: {states, parents, cpt | function}}, ...}``."""
     require("a secret model given as a DAG", "design", "networkx")
     import networkx as nx
