@@ -12,13 +12,15 @@ whose interval reaches the largest lower end: the result (ratio, place, pass/fai
 gives on the whole table. Floating-point mode is approximate (within FLOAT_SLACK).
 """
 
+from __future__ import annotations
+
 import decimal
 import math
 import numbers
 import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +29,9 @@ from lipdesign.model.prior import Prior
 from lipdesign.model.prior_set import GREEDY_KINDS, greedy_extreme
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.validation import stochastic_rows
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 #: Floating-point verification passes when the tightest epsilon exceeds the claim by at most this.
 FLOAT_SLACK = 1e-9
@@ -51,19 +56,77 @@ TINY = 2.0**-500
 
 @dataclass(frozen=True)
 class Certificate:
-    """What verification found. With ``exact=True``, ``epsilon`` is an upper bound on the table's tightest
-    epsilon; in floating point it is the computed value."""
+    """What verification found: the tightest epsilon of a table, where it is attained, and pass/fail.
+
+    With ``exact=True``, ``epsilon`` is an upper bound on the table's tightest epsilon (docs/math.md §3: rational
+    arithmetic, rounded up); in floating point it is the computed value. ``verify_table``, ``ld.verify`` and
+    ``mechanism.verify()`` return one; it is frozen (its fields cannot be set).
+
+    Parameters
+    ----------
+    notion : str
+        The notion verified: ``"LDP"``, ``"LIP"`` or ``"WC-LIP"`` (the notion's ``kind``).
+    claimed_epsilon : float or None
+        The epsilon the table claims (the notion's), or None when no claim was checked.
+    epsilon : float
+        The tightest epsilon found (an upper bound in exact mode).
+    passed : bool or None
+        Whether ``epsilon`` is within the claim (None: no claim).
+    exact : bool
+        True for a proof in exact arithmetic, False for a floating-point computation.
+    worst : dict, optional
+        Where the tightest epsilon is first attained: the ``output`` and, under LDP, the pair of ``inputs``; under
+        LIP the ``secret`` value, the ``side`` of the ratio and the ``prior``. Default empty.
+    arithmetic : str, optional
+        How an exact certificate was computed when not in rational arithmetic (a bounded-rounding method); default
+        ``""`` (exact rational).
+
+    See Also
+    --------
+    verify_table : The certificate of a table.
+    lipdesign.verify : The certificate of a mechanism or a table.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> table = np.array([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
+    >>> certificate = ld.verification.verify_table(table, ld.LDP(1.1))
+    >>> certificate.passed, round(certificate.epsilon, 4), certificate.worst
+    (True, 1.0986, {'output': 0, 'inputs': [0, 1]})
+    >>> print(certificate.summary())
+    PASS: tightest LDP epsilon <= 1.09861228867 against claimed eps = 1.1 (exact rational);
+    worst at {'output': 0, 'inputs': [0, 1]}
+    """
 
     notion: str
     claimed_epsilon: float | None
     epsilon: float
     passed: bool | None
     exact: bool
-    worst: dict = field(default_factory=dict)
+    worst: dict[str, Any] = field(default_factory=dict)
     #: How an exact certificate was computed, when not in rational arithmetic (a bounded-rounding method).
     arithmetic: str = ""
 
     def summary(self) -> str:
+        """One line of text: the verdict, the tightest epsilon against the claim, the arithmetic and the worst place.
+
+        Long lists in the worst place (a prior over many values) are cut to their first ``SUMMARY_ENTRIES``
+        entries; ``worst`` and ``to_dict`` keep them all.
+
+        Returns
+        -------
+        str
+            ``"PASS: ..."``, ``"FAIL: ..."`` or ``"no claim: ..."``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> certificate = ld.verification.verify_table([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.0))
+        >>> print(certificate.summary())
+        FAIL: tightest LDP epsilon <= 1.09861228867 against claimed eps = 1 (exact rational);
+        worst at {'output': 0, 'inputs': [0, 1]}
+        """
         verdict = {True: "PASS", False: "FAIL", None: "no claim"}[self.passed]
         mode = (self.arithmetic or "exact rational") if self.exact else "floating point"
         claim = "" if self.claimed_epsilon is None else f" against claimed eps = {self.claimed_epsilon:g}"
@@ -71,6 +134,20 @@ class Certificate:
                 f"worst at {_shortened(self.worst)}")
 
     def to_dict(self) -> dict[str, Any]:
+        """The certificate as a JSON-able dict (``arithmetic`` left out).
+
+        Returns
+        -------
+        dict
+            ``notion``, ``claimed_epsilon``, ``epsilon``, ``passed``, ``exact`` and ``worst``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> certificate = ld.verification.verify_table([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1))
+        >>> sorted(certificate.to_dict())
+        ['claimed_epsilon', 'epsilon', 'exact', 'notion', 'passed', 'worst']
+        """
         return {"notion": self.notion, "claimed_epsilon": self.claimed_epsilon, "epsilon": self.epsilon,
                 "passed": self.passed, "exact": self.exact, "worst": self.worst}
 
@@ -85,8 +162,29 @@ def _shortened(worst):
             if isinstance(value, list) and len(value) > SUMMARY_ENTRIES else value for key, value in worst.items()}
 
 
-def exp_bounds(epsilon):
-    """Rational (lower, upper) bracket of e^epsilon for the float ``epsilon`` (decimal exp at 60 digits)."""
+def exp_bounds(epsilon: float) -> tuple[Fraction, Fraction]:
+    """Rational (lower, upper) bracket of e^epsilon for the float ``epsilon`` (decimal exp at 60 digits).
+
+    Exact verification passes a table when its largest ratio is at most the lower end (docs/math.md §3), so a
+    pass never rests on a rounding of e^epsilon.
+
+    Parameters
+    ----------
+    epsilon : float
+        The exponent (a claimed epsilon), read as the exact rational value of the double.
+
+    Returns
+    -------
+    tuple of fractions.Fraction
+        ``(lower, upper)`` with lower < e^epsilon < upper, each within a relative 10^-50 of it.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> lower, upper = ld.verification.exp_bounds(1.0)
+    >>> lower < upper, float(lower), float(upper)
+    (True, 2.718281828459045, 2.718281828459045)
+    """
     with decimal.localcontext() as context:
         context.prec = 60
         value = Fraction(decimal.Decimal(epsilon).exp())
@@ -104,16 +202,40 @@ LOG_BITS = 256
 LOG_LINEAR = Fraction(1, 10**20)
 
 
-def log_upper(ratio):
-    """The smallest double >= ln(ratio), or the next one up, for a Fraction, int or float ratio >= 1 (0.0 at or
-    below 1, inf for inf): outward rounding of the exact rational, finite for every finite ratio, also one beyond
-    the double range (an exact ratio of 2^1100 gives 762.46..., never an OverflowError).
+def log_upper(ratio: Fraction | float) -> float:
+    """The smallest double >= ln(ratio), or the next one up: an epsilon rounded up, never down.
+
+    For a Fraction, int or float ratio >= 1 (0.0 at or below 1, inf for inf): outward rounding of the exact
+    rational, finite for every finite ratio, also one beyond the double range (an exact ratio of 2^1100 gives
+    762.46..., never an OverflowError).
 
     The ratio n/d is read from the leading LOG_BITS bits of n and d, N 2^a and D 2^b, so ln(ratio) = ln(N/D) +
     (a - b) ln 2 + delta with ``|delta|`` < 2^(2 - LOG_BITS); the logarithms of these rationals (ln(numerator) -
     ln(denominator) of a ratio of double-sized integers, computed without forming n/d) are evaluated at
     LOG_DIGITS digits (decimal's ln is correctly rounded), and the bound on every rounding and on delta is added
-    before the result is rounded up to a double. Ratios within 10^-20 of 1 use ln(1 + x) <= x instead."""
+    before the result is rounded up to a double. Ratios within 10^-20 of 1 use ln(1 + x) <= x instead.
+
+    Parameters
+    ----------
+    ratio : fractions.Fraction, int or float
+        A largest probability ratio (``tightest`` gives it).
+
+    Returns
+    -------
+    float
+        A double >= ln(ratio), at most one ulp above the smallest such double.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> from fractions import Fraction
+    >>> print(f"{ld.verification.log_upper(3):.6f}")
+    1.098612
+    >>> print(f"{ld.verification.log_upper(Fraction(2) ** 1100):.2f}")
+    762.46
+    >>> ld.verification.log_upper(Fraction(1, 2)), ld.verification.log_upper(float("inf"))
+    (0.0, inf)
+    """
     if ratio == math.inf:
         return math.inf
     ratio = Fraction(ratio)
@@ -436,18 +558,89 @@ def _nonzero_columns(table):
     return candidates.tolist(), _integer_columns(integers, candidates)
 
 
-def tightest(table, notion, prior, *, exact=False):
-    """(largest ratio, worst place) of ``table`` under ``notion``; the tightest epsilon is ln(ratio). Exact mode
-    returns the Fraction and place that rational arithmetic over every column gives (docs/math.md §3.7)."""
+def tightest(table: npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP, prior: Prior, *,
+             exact: bool = False) -> tuple[Fraction | float, dict[str, Any]]:
+    """(largest ratio, worst place) of ``table`` under ``notion``; the tightest epsilon is ln(ratio).
+
+    Exact mode returns the Fraction and place that rational arithmetic over every column gives (docs/math.md
+    §3.7). Each row is read as the distribution a perturber samples (divided by its sum); the table is not
+    checked (``check_table`` does that, ``verify_table`` both).
+
+    Parameters
+    ----------
+    table : array_like
+        The table, one row per input value (floats, or exact rationals in an object array).
+    notion : LDP, LIP or WorstCaseLIP
+        The notion whose ratios are taken.
+    prior : Prior
+        The design prior (LIP notions; for LDP any prior with one value per row).
+    exact : bool, default False
+        Rational arithmetic (True) or floating point (False).
+
+    Returns
+    -------
+    ratio : fractions.Fraction or float
+        The largest ratio (a Fraction in exact mode; ``math.inf`` for a zero beside a positive entry; 0 for a
+        table without a positive column).
+    worst : dict
+        Where it is first attained (as ``Certificate.worst``).
+
+    Raises
+    ------
+    ValidationError
+        ``notion`` is not ``ld.LDP``, ``ld.LIP`` or ``ld.WorstCaseLIP``.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> table = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ratio, worst = ld.verification.tightest(table, ld.LDP(1.0), ld.Prior([0.5, 0.5]), exact=True)
+    >>> print(ratio, worst)
+    3 {'output': 0, 'inputs': [0, 1]}
+    >>> print(f"{ld.verification.log_upper(ratio):.4f}")
+    1.0986
+    """
     if exact:
         return _prefiltered_tightest(table, notion, prior)
     rows = [_normalised(row) for row in _as_numbers(table, False)]  # what a perturber samples
     return _first_largest(enumerate(map(list, zip(*rows))), _column_worst(notion, prior, False))
 
 
-def check_table(table, k=None):
-    """A finite, non-negative table whose rows sum to 1 within 1e-9, with ``k`` rows when given (kept as
-    given: verification reads the numbers as they are), of at most MAX_VERIFY_ENTRIES entries."""
+def check_table(table: npt.ArrayLike, k: int | None = None) -> npt.NDArray[np.float64]:
+    """A finite, non-negative table whose rows sum to 1 within 1e-9, with ``k`` rows when given.
+
+    The table is kept as given (verification reads the numbers as they are, not renormalised), and has at most
+    MAX_VERIFY_ENTRIES entries (docs/math.md §3.7).
+
+    Parameters
+    ----------
+    table : array_like
+        A 2-D table, one row per input value.
+    k : int, optional
+        The number of rows required (the prior's number of values); default any.
+
+    Returns
+    -------
+    numpy.ndarray
+        The table as a float array.
+
+    Raises
+    ------
+    ValidationError
+        The table is not 2-D, has a negative or non-finite entry, a row not summing to 1, not ``k`` rows, or more
+        than MAX_VERIFY_ENTRIES entries.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> ld.verification.check_table([[0.5, 0.5], [0.1, 0.9]])
+    array([[0.5, 0.5],
+           [0.1, 0.9]])
+    >>> ld.verification.check_table([[0.5, 0.6], [0.1, 0.9]])
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: table row 0 sums to 1.1; each row must sum to 1 within 1e-09
+    """
     table = stochastic_rows(table, "table")
     if k is not None and table.shape[0] != k:
         raise ValidationError(f"table has {table.shape[0]} rows; it must have one per value of the prior ({k})")
@@ -468,7 +661,9 @@ def _non_negative_rationals(table):
     return table
 
 
-def verify_table(table, notion, prior=None, *, exact=True):
+# table and prior are Any: they are checked here (ValidationError), and ld.verify passes them on as it gets them
+def verify_table(table: Any, notion: LDP | LIP | WorstCaseLIP | None, prior: Any = None, *,
+                 exact: bool = True) -> Certificate:
     """Certificate of the tightest epsilon of ``table`` under ``notion`` (docs/math.md §3); the claim checked is
     ``notion.epsilon``.
 
@@ -479,6 +674,49 @@ def verify_table(table, notion, prior=None, *, exact=True):
     realised table no double holds), which are checked as floats and verified as the rationals they are. The
     epsilon is finite for every table without a zero beside a positive entry in a column, even when the ratio is
     beyond the double range (``log_upper``).
+
+    Parameters
+    ----------
+    table : array_like
+        The table, one row per input value: floats, or exact rationals (Fractions, ints) in an object array.
+    notion : LDP, LIP or WorstCaseLIP
+        The notion and its claimed epsilon.
+    prior : Prior or array_like, optional
+        The design prior; required for ``ld.LIP``, default uniform otherwise.
+    exact : bool, default True
+        Rational arithmetic (a proof, rounded up) or floating point (within FLOAT_SLACK).
+
+    Returns
+    -------
+    Certificate
+        The tightest epsilon, where it is attained, and whether it is within the claim.
+
+    Raises
+    ------
+    ValidationError
+        ``notion`` is not one of the three notions (None included), an LIP notion without a prior, a prior that
+        is not probabilities (a PriorSet: ``ld.verify`` takes one with a mechanism) or of the wrong size for the
+        table or the notion, or a table that ``check_table`` refuses (None included).
+
+    See Also
+    --------
+    lipdesign.verify : The same for a mechanism (its privacy table and claim).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> table = np.array([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
+    >>> certificate = ld.verification.verify_table(table, ld.LDP(1.1))
+    >>> certificate.passed, round(certificate.epsilon, 4)
+    (True, 1.0986)
+    >>> certificate = ld.verification.verify_table(table, ld.LIP(1.0), [0.5, 0.3, 0.2])
+    >>> certificate.passed, round(certificate.epsilon, 4), certificate.worst["output"]
+    (True, 0.7621, 2)
+    >>> ld.verification.verify_table(table, ld.LIP(1.0))
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: prior is None; verifying an LIP notion needs the design prior
     """
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
         raise ValidationError(f"notion is {notion!r}; verify needs ld.LIP, ld.LDP or ld.WorstCaseLIP")
