@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -49,27 +49,84 @@ class Row:
     seconds: float
     note: str = ""
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready data (the mechanism by its family id).
+
+        Returns
+        -------
+        dict
+            family, mechanism, figure, lower_bound, report_bits, client_cost, seconds and note.
+        """
         return {"family": self.family, "mechanism": None if self.mechanism is None else self.mechanism.family,
                 "figure": self.figure, "lower_bound": self.lower_bound, "report_bits": self.report_bits,
                 "client_cost": self.client_cost, "seconds": self.seconds, "note": self.note}
 
 
 class Comparison:
-    """The rows of ``compare`` (one per family, in FAMILIES order), the notion and objective they were designed
-    for, and ``bound``: the best lower bound valid for EVERY mechanism of the notion (docs/math.md §10, §11).
-    ``print(comparison)`` shows the table; ``best`` is the row with the lowest figure."""
+    """Every family designed for one problem, side by side: what ``compare`` returns (docs/math.md §7.3).
 
-    def __init__(self, rows, prior, notion, objective, bound, bound_name):
+    The rows of ``compare`` (one per family, in FAMILIES order), the notion and objective they were designed
+    for, and ``bound``: the best lower bound valid for EVERY mechanism of the notion (docs/math.md §10, §11).
+    ``print(comparison)`` shows the table; ``best`` is the row with the lowest figure. Each row has ``family``,
+    ``mechanism`` (None when the family does not apply or could not be designed, ``note`` then says why),
+    ``figure``, ``lower_bound`` (the best bound its own design certifies), ``report_bits``, ``client_cost``,
+    ``seconds`` (the design time) and ``note``.
+
+    Parameters
+    ----------
+    rows : iterable of Row
+        One row per family, in the order shown.
+    prior : Prior
+        The design prior.
+    notion : LIP, WorstCaseLIP or LDP
+        The notion every row was designed under.
+    objective : Frequencies, Mean, BayesHistogram or BayesSum
+        The objective whose figure the rows show.
+    bound : float or None
+        A lower bound on the figure of every mechanism of the notion at the prior, or None when none applies.
+    bound_name : str
+        Where ``bound`` comes from ("" without one).
+
+    See Also
+    --------
+    compare : designs the rows.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> comparison = ld.compare(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0), families=["rr", "unary"])
+    >>> comparison.best.family
+    'rr'
+    >>> [(row.family, round(row.figure, 3)) for row in comparison.rows]
+    [('rr', 1.284), ('unary', 6.606)]
+    >>> round(comparison.bound, 4), comparison.bound_name
+    (1.2843, "the RR design's certificate")
+    """
+
+    def __init__(self, rows: Iterable[Row], prior: Prior, notion: LDP | LIP | WorstCaseLIP,
+                 objective: Frequencies | Mean | BayesHistogram | BayesSum, bound: float | None,
+                 bound_name: str) -> None:
         self.rows, self.prior, self.notion, self.objective = tuple(rows), prior, notion, objective
         self.bound, self.bound_name = bound, bound_name
 
     @property
-    def best(self):
+    def best(self) -> Row | None:
+        """The row with the lowest figure (None when no family was designed)."""
         designed = [row for row in self.rows if row.figure is not None]
-        return min(designed, key=lambda row: row.figure) if designed else None
+        return min(designed, key=lambda row: cast(float, row.figure)) if designed else None
 
-    def summary(self):
+    def summary(self) -> str:
+        """The comparison as a table (what ``print(comparison)`` shows).
+
+        One line per family: its figure, the ratio to the best, the gap to ``bound``, the report size in bits, the
+        design time and the client's cost (or why the family was not designed); then the bound and the guarantee
+        every row shares.
+
+        Returns
+        -------
+        str
+            The table, one line per row.
+        """
         figure = ("n x sum Var of the unbiased estimate, at the design prior, given the users' values"
                   if self.objective.population else f"the MSE of the posterior mean ({self.objective.kind})")
         lines = [(f"{self.notion.kind} eps={self.notion.epsilon:g}, k={self.prior.k}: every family under the same "
@@ -82,6 +139,7 @@ class Comparison:
             if row.figure is None:
                 lines.append(f"{name:<46} {'-':>10} {'':>8} {'':>7} {'':>5} {row.seconds:8.2f}  {row.note}")
                 continue
+            assert best is not None and best.figure is not None  # a row with a figure makes a best row
             ratio = f"{row.figure / best.figure:7.2f}x" if best.figure > 0 else ("1.00x" if row.figure == 0 else "inf")
             gap = ("" if self.bound is None or row.figure == 0
                    else f"{max(0.0, (row.figure - self.bound) / row.figure):7.1%}")
@@ -99,13 +157,30 @@ class Comparison:
                          "row here has the same guarantee")
         return "\n".join(lines)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.summary()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Comparison({', '.join(f'{row.family}={row.figure}' for row in self.rows)})"
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as JSON-ready data (the CLI's ``compare --json``).
+
+        Returns
+        -------
+        dict
+            notion, objective (its kind), k, bound, bound_name and rows (each row's ``to_dict``).
+
+        Examples
+        --------
+        >>> import json
+        >>> import lipdesign as ld
+        >>> comparison = ld.compare([0.5, 0.3, 0.2], ld.LDP(1.0), families=["rr"])
+        >>> data = comparison.to_dict()
+        >>> data["objective"], data["k"], data["rows"][0]["mechanism"]
+        ('frequencies', 3, 'table')
+        >>> text = json.dumps(data)
+        """
         return {"notion": self.notion.to_dict(), "objective": self.objective.kind, "k": self.prior.k,
                 "bound": self.bound, "bound_name": self.bound_name, "rows": [row.to_dict() for row in self.rows]}
 
@@ -132,14 +207,99 @@ def compare(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
             progress: Callable[[str], object] | None = None, buckets: int = 2, method: str = "auto",
             target_gap: float = TARGET_GAP, max_rounds: int = MAX_ROUNDS,
             time_limit: float = TIME_LIMIT) -> Comparison:
-    """Design every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion``
-    for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and return a ``Comparison`` (docs/math.md
-    §7.3). A family that does not apply, or cannot be designed at this k, keeps its row with the reason. Under
-    ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH. ``buckets`` is local hashing's
-    g (3..8: the pooled design); ``method``, ``target_gap``, ``max_rounds`` and ``time_limit`` choose how the
-    randomized-response table is designed (exactly, or by column generation past enumeration: docs/math.md §12).
-    ``progress`` receives a line per family (a ``ProgressLine`` of phase "compare": the families done before it, of
-    all), and the design's own lines."""
+    """Design every family for one problem and set them side by side: what to deploy (docs/math.md §7.3).
+
+    Designs every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion`` for
+    ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and returns a ``Comparison``: each family's
+    figure, its gap to the best lower bound valid for every mechanism of the notion, its report size, its client's
+    cost and its design time. A family that does not apply, or cannot be designed at this k, keeps its row with the
+    reason. Under ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH.
+
+    Parameters
+    ----------
+    prior : Prior or array_like
+        The design prior: a Prior, or probabilities (one per value, summing to 1).
+    notion : LIP, WorstCaseLIP or LDP
+        The privacy notion every family is designed under.
+    objective : Frequencies, Mean, BayesHistogram, BayesSum, str or dict, optional
+        What the designs minimise (default None: ld.Frequencies()), as in ``ld.design``.
+    families : iterable of str, default FAMILIES
+        The families to design, in the order of the rows: any of "rr", "unary", "hashing".
+    max_rays : int, default MAX_RAYS
+        The most extreme rays the randomized-response table's exact method enumerates (as in ``ld.design``).
+    progress : callable, optional
+        None (the default), or a callable that receives a line per family (a ``ProgressLine`` of phase "compare":
+        the families done before it, of all), and the design's own lines.
+    buckets : int, default 2
+        Local hashing's g (3..8: the pooled design).
+    method : {"auto", "exact", "columns", "classes"}, default "auto"
+        How the randomized-response table is designed (as in ``ld.design``).
+    target_gap : float, default 0.01
+        Column generation's relative gap to the best certified bound at which it stops (docs/math.md §12).
+    max_rounds : int, default 200
+        Column generation's budget of rounds.
+    time_limit : float or None, default 600
+        Column generation's budget of seconds (None: no limit).
+
+    Returns
+    -------
+    Comparison
+        One row per family, in the order of ``families``, with ``best`` (the lowest figure), ``bound`` (valid for
+        every mechanism of the notion) and ``bound_name``; ``print`` shows the table.
+
+    Raises
+    ------
+    ValidationError
+        An unknown family in ``families``, or inputs that the randomized-response design refuses (a prior, notion,
+        objective or option out of its range, as in ``ld.design``). A family that refuses the problem only keeps its
+        row with the reason.
+
+    See Also
+    --------
+    design : one family's design.
+    Comparison : the table.
+
+    Notes
+    -----
+    The figure is n x the sum of the variances of the unbiased estimate given the users' values for the population
+    objectives (docs/math.md §11), the posterior mean's MSE for the Bayesian ones (docs/math.md §4). The common
+    bound is the per-bin bound or the relaxation dual (docs/math.md §11), the per-bin binary optimum for the
+    Bayesian histogram (docs/math.md §10), or the randomized-response design's certified bound, which docs/math.md
+    §7.3 makes valid for every finite-output mechanism.
+
+    Examples
+    --------
+    Every family under LIP at a skewed prior:
+
+    >>> import lipdesign as ld
+    >>> comparison = ld.compare(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0))
+    >>> print(comparison)
+    LIP eps=1, k=3: every family under the same notion; figure = n x sum Var of the unbiased estimate, at the
+    design prior, given the users' values (lower is better)
+    family                                       figure  vs best     gap  bits design s  client
+    ---...
+    randomized response (optimal table), ... outputs   1.284    1.00x    0.0%     2 ...
+    unary encoding                                  6.606    5.14x   80.6%     3 ...
+    local hashing (g = 2)                           3.522    2.74x   63.5%     4 ...
+    gap: to 1.28429, a lower bound over every LIP eps=1 mechanism (the RR design's certificate)
+    eps-LIP holds at the design prior and implies at most 2 eps-LDP (docs/math.md §2); every row here has the
+    same guarantee
+    >>> comparison.best.family
+    'rr'
+
+    A family that does not apply keeps its row, with the reason:
+
+    >>> comparison = ld.compare([0.5, 0.3, 0.2], ld.LIP(1.0), ld.Mean([1, 2, 3]), families=["rr", "unary"])
+    >>> print(comparison.rows[1].note)
+    does not apply: objective is Mean(values=(1.0, 2.0, 3.0)); family='unary' is designed for the histogram: ...
+
+    An unknown family is refused:
+
+    >>> ld.compare([0.5, 0.3, 0.2], ld.LIP(1.0), families=["rr", "oue"])
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: families has 'oue'; each must be one of rr, unary, hashing
+    """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
     families = tuple(families)

@@ -67,36 +67,127 @@ def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
            family: str = "rr", max_rays: int = MAX_RAYS, baselines: bool = True,
            progress: Callable[[str], object] | None = None, buckets: int = 2, method: str = "auto",
            target_gap: float = TARGET_GAP, max_rounds: int = MAX_ROUNDS, time_limit: float = TIME_LIMIT) -> Mechanism:
-    """The optimal mechanism of the randomized-response family under ``notion`` for ``objective`` (docs/math.md
-    §5, §11): a TableMechanism, or at a uniform prior (LIP for X or LDP, ld.Frequencies) the optimal orbit at any k,
+    """The optimal mechanism for ``prior`` under ``notion`` for ``objective``.
+
+    By default (``family="rr"``) the optimal mechanism of the randomized-response family (docs/math.md §5, §11): a
+    TableMechanism, or at a uniform prior (LIP for X or LDP, ld.Frequencies) the optimal orbit at any k,
     ``SubsetLIP`` or ``SubsetSelection``; under LDP a column-generation table that ends above subset selection gives
-    way to it.
+    way to it. ``family="unary"`` designs a unary encoding instead (docs/math.md §7.1), ``family="hashing"`` local
+    hashing (docs/math.md §7.2); ``ld.compare`` designs every family side by side (docs/math.md §7.3). A design's
+    ``verify()`` is the certificate of its claim: the tightest epsilon of the numbers its sampler realises
+    (docs/math.md §3).
 
-    ``prior``: a Prior (or probabilities); ``notion``: ld.LIP (optionally with secret and prior_set),
-    ld.WorstCaseLIP or ld.LDP; ``objective``: ld.Frequencies() (the default: the variance of the unbiased estimate of
-    the population histogram), ld.Mean(values), or the Bayesian ld.BayesHistogram() / ld.BayesSum(values) (right
-    only when the prior is the truth). ``baselines=True`` also evaluates the optimal LDP table, GRR, OUE, OLH and subset
-    selection at the same epsilon and prior, and at 2 eps for an LIP design (``mechanism.baselines``).
-    ``progress``: None, or a callable that receives a line of text now and then during long work (the extreme-ray
-    enumeration of a latent secret or a prior set, the rounds of column generation, the baselines): each line a
-    ``lipdesign.progress.ProgressLine``, a str that also says how far its phase has come (for a progress bar).
-    ``family="unary"`` designs a unary encoding instead
-    (docs/math.md §7.1: ld.LIP for X and ld.Frequencies only; a ``UnaryEncoding``, with the optimal RR table's
-    figure among its baselines for k <= 10); ``family="hashing"`` designs local hashing (docs/math.md §7.2: a
-    ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies); with ``buckets`` g in
-    3..8, pooled local hashing (a TableMechanism over a public pool of hashes, one ray LP per hash) under ld.LIP,
-    OLH with g buckets under ld.LDP.
+    Parameters
+    ----------
+    prior : Prior or array_like
+        The design prior: a Prior, or probabilities (one per value, summing to 1). Under LIP every value needs a
+        positive probability (docs/math.md §1).
+    notion : LIP, WorstCaseLIP or LDP
+        The privacy notion and its epsilon: ld.LIP (optionally with ``secret`` and ``prior_set``), ld.WorstCaseLIP or
+        ld.LDP. Designs are made at epsilon >= 1e-3 (``DESIGN_MIN_EPSILON``).
+    objective : Frequencies, Mean, BayesHistogram, BayesSum, str or dict, optional
+        What the design minimises: ld.Frequencies() (the default, None: the variance of the unbiased estimate of the
+        population histogram), ld.Mean(values), or the Bayesian ld.BayesHistogram() / ld.BayesSum(values) (right
+        only when the prior is the truth); a name ("frequencies") or a dict as in a spec file is read by
+        ``as_objective``.
+    family : {"rr", "unary", "hashing"}, default "rr"
+        The mechanism family (``FAMILIES``). "rr": a randomized-response table (any notion and objective). "unary":
+        a unary encoding (docs/math.md §7.1: ld.LIP for X and ld.Frequencies only; a ``UnaryEncoding``, with the
+        optimal RR table's figure among its baselines for k <= 10). "hashing": local hashing (docs/math.md §7.2: a
+        ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies).
+    max_rays : int, default MAX_RAYS
+        The most extreme rays the exact method enumerates (200,000): past it "auto" designs by classes or column
+        generation and "exact" raises ProblemTooLargeError.
+    baselines : bool, default True
+        Also evaluate the optimal LDP table, GRR, OUE, OLH and subset selection at the same epsilon and prior, and at
+        2 eps for an LIP design (``mechanism.baselines``). False designs faster.
+    progress : callable, optional
+        None (the default), or a callable that receives a line of text now and then during long work (the
+        extreme-ray enumeration of a latent secret or a prior set, the rounds of column generation, the baselines):
+        each line a ``lipdesign.progress.ProgressLine``, a str that also says how far its phase has come (for a
+        progress bar).
+    buckets : int, default 2
+        The buckets g of ``family="hashing"``; with g in 3..8, pooled local hashing (a TableMechanism over a public
+        pool of hashes, one ray LP per hash) under ld.LIP, OLH with g buckets under ld.LDP.
+    method : {"auto", "exact", "columns", "classes"}, default "auto"
+        How ``family="rr"`` is designed. "exact" enumerates the extreme rays (optimal, certified; small k).
+        "columns" runs column generation over the cone's slice (docs/math.md §12: every notion at any k).
+        "classes" makes a class-symmetric design (docs/math.md §11: ld.LIP for X, ld.Frequencies, k <= 2048; a
+        ``ClassSymmetricLIP``), at the prior's own classes of equally likely values or, where it has none, at the
+        prior grouped into classes of nearly equal values and certified eps-LIP at the prior itself. "auto" the
+        exact method where enumeration fits in ``max_rays``, past it a class-symmetric design at a prior with at
+        most 32 classes or with k >= 512 (grouped), and column generation otherwise.
+    target_gap : float, default 0.01
+        Column generation stops once its figure is within this relative gap of the best certified lower bound
+        (``TARGET_GAP``; strictly between 0 and 1).
+    max_rounds : int, default 200
+        Column generation stops after this many rounds (``MAX_ROUNDS``), its gap and the bound that limits it
+        reported.
+    time_limit : float or None, default 600
+        Column generation stops at the first round that ends past this many seconds (``TIME_LIMIT``; None: no
+        limit), the design found so far returned with its certified gap. ``target_gap``, ``max_rounds`` and
+        ``time_limit`` apply to ``family="rr"`` with method "auto" or "columns" only.
 
-    ``method`` (family "rr"): "exact" enumerates the extreme rays (optimal, certified; small k), "columns" runs
-    column generation over the cone's slice (docs/math.md §12: every notion at any k, stopped within
-    ``target_gap`` of the best certified lower bound, after ``max_rounds`` rounds or past ``time_limit`` seconds
-    (default TIME_LIMIT, 600; None: no limit), the gap and the bound that limits it reported either way),
-    "classes" a class-symmetric design (docs/math.md §11: ld.LIP for X, ld.Frequencies, k <= 2048; a
-    ``ClassSymmetricLIP``), at the prior's own classes of equally likely values or, where it has none, at the prior
-    grouped into classes of nearly equal values and certified eps-LIP at the prior itself; "auto" (the default) the
-    exact method where enumeration fits in ``max_rays``, past it a class-symmetric design at a prior with at most 32
-    classes or with k >= 512 (grouped), and column generation otherwise. "exact" raises ProblemTooLargeError,
-    before the expensive work, where enumeration does not fit.
+    Returns
+    -------
+    Mechanism
+        The designed mechanism: a TableMechanism, SubsetLIP, SubsetSelection, ClassSymmetricLIP, UnaryEncoding,
+        LocalHashing or OLH (``FAMILIES`` says which family gives which). Its ``mse`` is its figure of the objective
+        at the design prior and, for a designed table, ``optimality`` sets it beside the best certified lower
+        bound.
+
+    Raises
+    ------
+    ValidationError
+        An input out of its range: an unknown family or method, epsilon below 1e-3, a value of probability 0 under
+        LIP, a single value, an objective or notion the family is not designed for, ``buckets`` without
+        ``family="hashing"``, column-generation options with another method.
+    ProblemTooLargeError
+        ``method="exact"`` where enumeration does not fit in ``max_rays`` (raised before the expensive work), or a
+        latent secret or prior set past what enumeration handles.
+    InfeasibleError
+        The ray LP finds no table for the notion at this epsilon.
+    SolverError
+        A numerical back-end fails to converge or to certify its result.
+
+    See Also
+    --------
+    compare : every family side by side.
+    lipdesign.verify : the tightest epsilon of any table.
+
+    Notes
+    -----
+    The exact method is the LP over the extreme rays of the notion's column cone (docs/math.md §5); the bounds a
+    design is set beside are those of docs/math.md §10 and §11; column generation and its certified gap are
+    docs/math.md §12. Every designer runs with one BLAS thread.
+
+    Examples
+    --------
+    An LIP design and its certified epsilon:
+
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> mechanism = ld.design(prior, ld.LIP(1.0))
+    >>> mechanism
+    TableMechanism(LIP eps=1, frequencies, k=3, ... outputs)
+    >>> certificate = mechanism.verify()
+    >>> certificate.passed, round(certificate.epsilon, 6)
+    (True, 1.0)
+    >>> round(mechanism.mse, 4)
+    1.2843
+
+    A unary encoding instead, for the same prior and notion (a larger figure here):
+
+    >>> unary = ld.design(prior, ld.LIP(1.0), family="unary", baselines=False)
+    >>> type(unary).__name__, round(unary.mse, 3)
+    ('UnaryEncoding', 6.606)
+
+    A value of probability 0 cannot be protected under LIP:
+
+    >>> ld.design([0.5, 0.5, 0.0], ld.LIP(1.0))
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: prior[2] (2) is 0; LIP design needs every value to have positive probability ...
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
