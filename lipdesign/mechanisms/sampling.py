@@ -15,16 +15,24 @@
 - ``structured_reports`` and ``sign_field``: the checks every structured report array goes through.
 """
 
+from __future__ import annotations
+
 import copy
 import math
 import numbers
 import secrets
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
 from lipdesign.validation import check_indices, epsilon, fmt, index_array, integer, stochastic_rows
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.base import RandomSource
 
 #: Values processed per chunk: 2**16 values keep every temporary (8 bytes each) in the L2 cache.
 DEFAULT_CHUNK = 2**16
@@ -46,7 +54,7 @@ ONE_BIT_MIN_EPSILON = 1e-6
 ONE_BIT_MAX_EPSILON = 10.0
 
 
-def one_bit_epsilon(value):
+def one_bit_epsilon(value: float) -> float:
     """An epsilon in [ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON], the range of the flip-probability mechanisms."""
     return epsilon(value, ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON, include_low=True)
 
@@ -67,7 +75,7 @@ SECURE_ROUNDS = 20
 SECURE_KEY_BITS = 256
 
 
-def secure_generator(key=None) -> np.random.Generator:
+def secure_generator(key: int | None = None) -> np.random.Generator:
     """A ``numpy.random.Generator`` on the ChaCha20 bit stream, ``randomgen.ChaCha(key=key, rounds=20)``
     (docs/math.md §3.8): as long as ChaCha20 is a pseudorandom function (the standard assumption), its words
     cannot be told from uniform ones, nor predicted from the others, without the key. ``key=None`` draws 256 bits
@@ -85,7 +93,7 @@ def secure_generator(key=None) -> np.random.Generator:
     return np.random.Generator(ChaCha(key=int(key), rounds=SECURE_ROUNDS))
 
 
-def as_generator(rng=None) -> np.random.Generator:
+def as_generator(rng: RandomSource = None) -> np.random.Generator:
     """Return a ``numpy.random.Generator`` for ``rng`` (docs/math.md §3.8).
 
     ``None``: ``secure_generator()``, a fresh ChaCha20 stream keyed from the OS CSPRNG, which is what a device
@@ -93,7 +101,43 @@ def as_generator(rng=None) -> np.random.Generator:
     simulations, but predictable from its outputs). A ``Generator``: returned as is (its state advances); a
     ``BitGenerator`` (say ``randomgen.AESCounter()``): wrapped in a Generator. The exact statements about what
     the samplers realise (§3.5, §3.6) assume ``random()`` returns the top 53 bits of one 64-bit word, as for
-    PCG64, ChaCha and AESCounter. Anything else: ``ValidationError``.
+    PCG64, ChaCha and AESCounter. Anything else: ``ValidationError``. Every ``rng=`` argument of the package goes
+    through it.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, numpy.random.BitGenerator, int or None, optional
+        The source of randomness; by default None, the secure ChaCha20 stream.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A generator drawing from ``rng`` (``rng`` itself when it is one).
+
+    Raises
+    ------
+    ValidationError
+        If ``rng`` is a negative int, a bool, of another type, or a bit generator whose ``random()`` is not the
+        top 53 bits of one 64-bit word (randomgen's DSFMT, for one).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> from lipdesign.mechanisms import as_generator
+    >>> rng = as_generator(7)  # reproducible: PCG64 seeded with 7
+    >>> print(rng, round(rng.random(), 4))
+    Generator(PCG64) 0.6251
+    >>> rng = np.random.default_rng(0)
+    >>> as_generator(rng) is rng
+    True
+    >>> as_generator(None).bit_generator  # what a device should use
+    <randomgen.chacha.ChaCha object at 0x...>
+    >>> as_generator(-1)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: rng is -1; an int seed must be non-negative (or pass None, a \
+numpy.random.Generator or a BitGenerator)
     """
     if rng is None:
         return secure_generator()
@@ -134,7 +178,7 @@ def _check_doubles(bit_generator):
     return bit_generator
 
 
-def _alias_row(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _alias_row(row: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     """Vose's alias construction for one row; zero entries are never reachable (see module docstring)."""
     n = row.size
     total = row.sum()
@@ -175,10 +219,41 @@ class TablePerturber(Immutable):
 
     ``TablePerturber(table).perturb(values, rng)`` returns an int64 array of the same shape as ``values`` with
     ``out[i] ~ Q[values[i], :]``, independently. Attributes: ``table`` (float64 copy), ``k``, ``n_out``,
-    ``prob`` and ``alias`` (both ``(k, n_out)``, the alias tables).
+    ``prob`` and ``alias`` (both ``(k, n_out)``, the alias tables). One uniform per value (Walker/Vose: the slot
+    and the coin come from the same draw); an output whose table entry is 0 is never produced, and
+    ``realized_table`` is the exact distribution sampled, on which ``TableMechanism`` verifies its claim.
+    Immutable.
+
+    Parameters
+    ----------
+    table : array_like of float
+        The table, shape ``(k, n_out)``, non-negative, every row summing to 1 (within 1e-9).
+    chunk_size : int, default 65536
+        Values processed per chunk (``DEFAULT_CHUNK``); it does not change the result.
+
+    Raises
+    ------
+    ValidationError
+        If ``table`` is not a non-negative matrix whose rows sum to 1, or ``chunk_size`` is not an integer.
+
+    See Also
+    --------
+    TableMechanism : A table with the privacy claim it is verified against.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> from lipdesign.mechanisms import TablePerturber
+    >>> sampler = TablePerturber([[0.75, 0.25], [0.1, 0.9]])
+    >>> sampler
+    TablePerturber(k=2, n_out=2)
+    >>> reports = sampler.perturb(np.repeat([0, 1], [5000, 5000]), rng=0)
+    >>> np.bincount(reports[:5000]) / 5000, np.bincount(reports[5000:]) / 5000  # the rows, from 5000 draws
+    (array([0.7554, 0.2446]), array([0.1012, 0.8988]))
     """
 
-    def __init__(self, table, chunk_size: int = DEFAULT_CHUNK):
+    def __init__(self, table: npt.ArrayLike, chunk_size: int = DEFAULT_CHUNK) -> None:
         self.table = stochastic_rows(table, "table")
         self.k, self.n_out = self.table.shape
         self.chunk_size = integer(chunk_size, "chunk_size")
@@ -193,15 +268,21 @@ class TablePerturber(Immutable):
         self._prob_flat = prob.ravel()  # views of read-only arrays are read-only
         self._alias_flat = alias.ravel()
 
-    def implied_table(self) -> np.ndarray:
-        """The exact output distribution the alias tables produce (equals ``table`` up to rounding)."""
+    def implied_table(self) -> npt.NDArray[np.float64]:
+        """The exact output distribution the alias tables produce (equals ``table`` up to rounding).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(k, n_out)``: the distribution of ``perturb`` if its uniforms were real numbers.
+        """
         out = np.zeros((self.k, self.n_out))
         rows = np.repeat(np.arange(self.k), self.n_out)
         np.add.at(out, (rows, np.tile(np.arange(self.n_out), self.k)), self._prob_flat)
         np.add.at(out, (rows, self._alias_flat), 1.0 - self._prob_flat)
         return out / self.n_out
 
-    def thresholds(self) -> tuple[np.ndarray, np.ndarray]:
+    def thresholds(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(start, keep_end): the alias tables in integers on k = (word >> 11), the 53 bits that ``random()`` turns
         into u = k / 2^53 (docs/runtime.md, the integer alias method). Slot j takes the k in [start[j], start[j+1])
         (start[n_out] = 2^53) and keeps its own output j exactly when k < keep_end[x, j], else gives alias[x, j].
@@ -209,7 +290,22 @@ class TablePerturber(Immutable):
         Every step of ``perturb`` is a deterministic function of k: the slot j = min(floor(fl(u n_out)), n_out - 1)
         and the coin fl(u n_out) - j (an exact subtraction), which keeps j when below ``prob[x, j]``. Both are
         monotone in k, so the k of each slot and of each kept coin form intervals, found by bisection over k
-        (vectorised, 54 steps). int64 arrays of shapes (n_out,) and (k, n_out)."""
+        vectorised, 54 steps).
+
+        Returns
+        -------
+        start : numpy.ndarray
+            int64, shape ``(n_out,)``: the first k of each slot.
+        keep_end : numpy.ndarray
+            int64, shape ``(k, n_out)``: per value and slot, the end of the k that keep the slot's own output.
+
+        Examples
+        --------
+        >>> from lipdesign.mechanisms import TablePerturber
+        >>> start, keep_end = TablePerturber([[0.75, 0.25], [0.1, 0.9]]).thresholds()
+        >>> start / 2**53, keep_end / 2**53
+        (array([0. , 0.5]), array([[0.5 , 0.75], [0.1 , 1.  ]]))
+        """
         n_out, last, top = self.n_out, self.n_out - 1, 2**53
 
         def first_k(reached, shape):
@@ -229,10 +325,28 @@ class TablePerturber(Immutable):
         kept_end = first_k(lambda v: v - slots >= self.prob, (self.k, n_out))  # the coin v - j reaches prob[x, j]
         return start, np.clip(kept_end, start, end)
 
-    def realized_table(self) -> np.ndarray:
-        """The exact output distribution ``perturb`` realises, as exact dyadic floats (counts / 2^53), from
-        ``thresholds``. Unlike ``implied_table`` this accounts for the resolution of the coin, which matters for
-        tiny entries."""
+    def realized_table(self) -> npt.NDArray[np.float64]:
+        """The exact output distribution ``perturb`` realises, as exact dyadic floats (counts / 2^53).
+
+        From ``thresholds`` (docs/math.md §3.6). Unlike ``implied_table`` this accounts for the resolution of the
+        coin, which matters for tiny entries.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(k, n_out)``; every entry is a multiple of 2^-53 and every row sums to 1 exactly.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from lipdesign.mechanisms import TablePerturber
+        >>> sampler = TablePerturber([[0.75, 0.25], [0.1, 0.9]])
+        >>> realized = sampler.realized_table()
+        >>> realized
+        array([[0.75, 0.25], [0.1 , 0.9 ]])
+        >>> print(np.abs(realized - sampler.table).max() < 1e-15, (realized * 2**53 % 1 == 0).all())
+        True True
+        """
         start, keep_end = self.thresholds()
         end = np.append(start[1:], 2**53)
         counts = np.zeros((self.k, self.n_out), dtype=np.int64)
@@ -241,12 +355,35 @@ class TablePerturber(Immutable):
         np.add.at(counts, (rows, self._alias_flat), (end - keep_end).ravel())
         return counts / 2.0**53
 
-    def perturb(self, values, rng=None) -> np.ndarray:
+    def perturb(self, values: npt.ArrayLike, rng: RandomSource = None) -> npt.NDArray[np.int64]:
         """Perturb every entry of ``values`` (integer indices in 0..k-1, any shape); returns int64, same shape.
 
         ``rng``: see ``as_generator`` (None = the secure ChaCha20 stream). One uniform per value, processed in
         chunks of ``chunk_size`` without per-value Python loops; deterministic for a given seed (the chunk size
         does not change the result, since each double consumes exactly one draw of the bit generator).
+
+        Parameters
+        ----------
+        values : array_like of int
+            Row indices in 0..k-1, any shape.
+        rng : numpy.random.Generator, numpy.random.BitGenerator, int or None, optional
+            The randomness (``as_generator``); by default None, the secure ChaCha20 stream.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, the shape of ``values``: an output index drawn from the row of each value.
+
+        Raises
+        ------
+        ValidationError
+            If ``values`` are not integers in 0..k-1, or ``rng`` is not a source of randomness.
+
+        Examples
+        --------
+        >>> from lipdesign.mechanisms import TablePerturber
+        >>> TablePerturber([[0.75, 0.25], [0.1, 0.9]]).perturb([[0, 1], [1, 0]], rng=0)
+        array([[1, 1], [0, 0]])
         """
         arr = index_array(values, self.k, "values", check_range=False)
         flat = arr.ravel()
@@ -256,11 +393,41 @@ class TablePerturber(Immutable):
             check = None
         return self.sample(flat, as_generator(rng), check).reshape(arr.shape)
 
-    def sample(self, indices, rng, check=None) -> np.ndarray:
-        """``perturb`` of the integer vector ``indices`` with the numpy Generator ``rng``, for a caller that has
-        checked that they lie in 0..k-1 (``check``: None, or the shape to name when checking them chunk by chunk).
-        One value is drawn with Python floats (the same IEEE doubles and the same one draw, without numpy's
-        per-call costs: docs/runtime.md), more in chunks; int64 vector."""
+    def sample(self, indices: npt.NDArray[np.integer[Any]], rng: np.random.Generator,
+               check: tuple[int, ...] | None = None) -> npt.NDArray[np.int64]:
+        """``perturb`` of the integer vector ``indices`` with the numpy Generator ``rng``, for a checked caller.
+
+        For a caller that has checked that they lie in 0..k-1 (``check``: None, or the shape to name when checking
+        them chunk by chunk). One value is drawn with Python floats (the same IEEE doubles and the same one draw,
+        without numpy's per-call costs: docs/runtime.md), more in chunks; the same outputs as ``perturb``.
+
+        Parameters
+        ----------
+        indices : numpy.ndarray of int
+            A vector of row indices.
+        rng : numpy.random.Generator
+            The generator to draw from (its state advances by one draw per value).
+        check : tuple of int, optional
+            None (the default): the caller has checked the indices. A shape: check each chunk of a vector of more
+            than one index, naming this shape in the error.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 vector: an output index per entry of ``indices``.
+
+        Raises
+        ------
+        ValidationError
+            If ``check`` is given and an index lies outside 0..k-1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from lipdesign.mechanisms import TablePerturber
+        >>> TablePerturber([[0.75, 0.25], [0.1, 0.9]]).sample(np.array([0, 1, 1]), np.random.default_rng(0))
+        array([1, 1, 0])
+        """
         if indices.size != 1:
             return self._chunked(indices, rng, check)
         v = rng.random() * self.n_out
@@ -312,23 +479,29 @@ class TablePerturber(Immutable):
     def __repr__(self) -> str:
         return f"TablePerturber(k={self.k}, n_out={self.n_out})"
 
-    def device_numbers(self):
-        """The integer alias tables (docs/runtime.md §4): ``thresholds()`` and the alias of every slot."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The integer alias tables (docs/runtime.md §4): ``thresholds()`` and the alias of every slot.
+
+        Returns
+        -------
+        dict
+            ``slot_start`` (a list), ``keep_end`` and ``alias`` (lists of lists), as plain ints for JSON.
+        """
         start, keep_end = self.thresholds()
         return {"slot_start": start.tolist(), "keep_end": keep_end.tolist(), "alias": self.alias.tolist()}
 
 
-def implemented_exp(epsilon):
+def implemented_exp(epsilon: float) -> float:
     """The e^eps a finite mechanism uses: slightly below the true e^eps (see EXP_MARGIN)."""
     return math.exp(epsilon) * (1.0 - EXP_MARGIN)
 
 
-def realized_probability(probability):
+def realized_probability(probability: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Pr[rng.random() < p] exactly: numpy's random() is k / 2^53, so it is ceil(p 2^53) / 2^53 (a double)."""
     return np.ceil(np.asarray(probability, dtype=float) * 2.0**53) / 2.0**53
 
 
-def public_seed(seed, field="seed"):
+def public_seed(seed: int | None, field: str = "seed") -> int:
     """A seed of public randomness: an int in [0, 2**63); ``None`` draws a fresh one from the OS CSPRNG (it is
     stored with the mechanism and exported, since the server needs it)."""
     if seed is None:
@@ -336,7 +509,7 @@ def public_seed(seed, field="seed"):
     return integer(seed, field, low=0, high=MAX_SEED - 1)
 
 
-def public_index(seed, user_ids, size):
+def public_index(seed: int, user_ids: npt.ArrayLike, size: int) -> npt.NDArray[np.int64]:
     """Public randomness: a uniform index in 0..size-1 per user id, derived from ``seed`` and the id by the
     SplitMix64 finaliser (Steele, Lea, Flood 2014), so the server recomputes it from the id alone.
 
@@ -357,7 +530,7 @@ def public_index(seed, user_ids, size):
     return ((z >> np.uint64(32)) * np.uint64(size) >> np.uint64(32)).astype(np.int64)
 
 
-def structured_reports(reports, dtype):
+def structured_reports(reports: Any, dtype: Any) -> npt.NDArray[Any]:
     """Check that ``reports`` is a vector of records with exactly the fields of ``dtype`` (in any order; another
     mechanism's reports, with other or extra fields, are refused), each a scalar integer, as a ``perturb``
     returns them. An empty vector is allowed (an empty partition aggregates to zero)."""
@@ -376,7 +549,7 @@ def structured_reports(reports, dtype):
     return reports
 
 
-def sign_field(reports):
+def sign_field(reports: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     """``reports['sign']`` as int64, refusing any value other than -1 and +1 (compared in the field's own
     dtype: casting a huge unsigned value first would wrap it onto -1)."""
     sign = reports["sign"]
@@ -386,10 +559,10 @@ def sign_field(reports):
     return sign.astype(np.int64)
 
 
-def index_reports(reports, bound):
+def index_reports(reports: npt.ArrayLike, bound: int) -> npt.NDArray[np.int64]:
     """Reports that are output indices (GRR, Hadamard, designed tables): an int64 vector in 0..bound-1, possibly
     empty."""
-    reports = index_array(reports, bound, "reports")
-    if reports.ndim != 1:
-        raise ValidationError(f"reports has shape {reports.shape}; it must be a vector of reports")
-    return reports
+    indices = index_array(reports, bound, "reports")
+    if indices.ndim != 1:
+        raise ValidationError(f"reports has shape {indices.shape}; it must be a vector of reports")
+    return indices
