@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,7 +41,15 @@ from lipdesign.notions import LDP
 from lipdesign.validation import choice, float_array, fmt, integer
 from lipdesign.verification import sequential, verify_table
 
-#: Reports of ``HarmonyNumeric``: the coordinate j and the sign of the one bit.
+if TYPE_CHECKING:  # annotations only
+    from typing import Self
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.aggregate import Aggregate
+
+#: The reports of ``HarmonyNumeric`` and of the learners (``lipdesign.learn.client_report``): one record per user,
+#: the coordinate j (int32) and the sign of the one bit (int8, -1 or +1).
 REPORT_DTYPE = np.dtype([("coordinate", "<i4"), ("sign", "i1")])
 
 #: Default and largest grid M of ``Laplace`` (M + 1 grid points, M + 1 reports per coordinate). The rounding adds
@@ -63,13 +72,13 @@ DUCHI_MAX_D = 4096
 CHUNK_ENTRIES = 2**20
 
 
-def chunks(n, d):
+def chunks(n: int, d: int) -> list[slice]:
     """Slices of users so that (users x d) temporaries stay near CHUNK_ENTRIES entries."""
     step = max(1, CHUNK_ENTRIES // d)
     return [slice(start, min(start + step, n)) for start in range(0, n, step)]
 
 
-def numeric_reports(reports, d):
+def numeric_reports(reports: npt.ArrayLike, d: int) -> npt.NDArray[np.float64]:
     """Float reports of shape (n, d) (or (n,) when d == 1), finite; an empty batch is allowed."""
     try:
         flat = d == 1 and np.ndim(reports) == 1
@@ -85,7 +94,7 @@ def numeric_reports(reports, d):
     return array
 
 
-def refuse_reports(reports, bad, rule):
+def refuse_reports(reports: npt.NDArray[np.float64], bad: npt.NDArray[np.bool_], rule: str) -> None:
     """Raise ValidationError at the first entry of the (n, d) float ``reports`` that ``bad`` (a mask of the same
     shape) flags, saying what the reports of the mechanism are (``rule``)."""
     at = np.flatnonzero(bad.ravel())
@@ -101,7 +110,9 @@ LAPLACE_COORDINATES = 6
 class NumericReports(Mechanism):
     """Mechanisms whose reports are d floats per user."""
 
-    def empty_reports(self):
+    d: int
+
+    def empty_reports(self) -> npt.NDArray[np.float64]:
         return np.zeros((0, self.d))
 
 
@@ -113,8 +124,19 @@ class MeanOfReports(NumericReports):
         reports = self._checked_reports(numeric_reports(reports, self.d))
         return reports.shape[0], {"sums": reports.sum(axis=0), "squares": np.square(reports).sum(axis=0)}
 
-    def term_moments(self, aggregate):
-        """(sum Y, sum Y^2, users) per coordinate, Y the report (docs/math.md §15)."""
+    def term_moments(self, aggregate: Aggregate) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
+        """The moments of the per-user terms Y (the reports) whose mean is the estimate (docs/math.md §15).
+
+        Parameters
+        ----------
+        aggregate : Aggregate
+            An aggregate of this mechanism's reports.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray, int)
+            (sum Y, sum Y^2) per coordinate and the number of users.
+        """
         return aggregate["sums"], aggregate["squares"], aggregate.n
 
     def _checked_reports(self, reports):
@@ -137,8 +159,75 @@ class Laplace(MeanOfReports):
     input, and the report stays unbiased. Per coordinate the sampler realises an (M + 1) x (M + 1) table
     (``privacy_table``, verified exactly) whose largest ratio is a^-M = e^(eps/d); the d coordinates compose to
     eps. The variance is at most that of Lap(2d/eps) (8 d^2 / eps^2 per coordinate) plus the rounding's
-    (at most 1/M^2). Reports: float (n, d), each one of the M + 1 ``outputs``. ``grid`` M in 2..LAPLACE_MAX_GRID;
-    epsilon in [1e-6, 10].
+    (at most 1/M^2).
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level of the whole report, in [1e-6, 10]; each coordinate gets eps / d.
+    d : int, default 1
+        The number of coordinates, 1..``LAPLACE_MAX_D`` (4096), with epsilon / d >= 1e-6.
+    grid : int, default 64
+        M, the grid of the rounding and of the reports (M + 1 points), 2..``LAPLACE_MAX_GRID`` (256).
+
+    Attributes
+    ----------
+    outputs : numpy.ndarray
+        The M + 1 possible reports of a coordinate: the grid, its two ends moved out to -+``bound``.
+    bound : float
+        The largest |report|, 1 + step a / (1 - a).
+    decay : float
+        a, the ratio of the geometric law per grid step.
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10], d or grid is not an integer in its range, epsilon / d < 1e-6, or the
+        sampler cannot realise the table within the claim at this grid (a smaller grid can).
+
+    See Also
+    --------
+    Duchi, HarmonyNumeric, Piecewise, Hybrid : The other mean estimators of docs/math.md §9.
+
+    Notes
+    -----
+    Reports: float (n, d), each entry one of the M + 1 ``outputs``; the aggregate holds their sums and sums of
+    squares per coordinate.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> laplace = ld.mechanisms.Laplace(1.0, d=2, grid=16)
+    >>> laplace.guarantee.basis
+    'composition of exact tables'
+    >>> certificate = laplace.verify()
+    >>> certificate.passed, round(certificate.epsilon, 6)
+    (True, 1.0)
+
+    Reports are points of the grid; the estimate is their mean, unbiased for the mean of the values:
+
+    >>> values = np.random.default_rng(0).uniform(-1, 1, size=(5000, 2))
+    >>> reports = laplace.perturb(values, rng=1)
+    >>> reports.shape, bool(np.isin(reports, laplace.outputs).all())
+    ((5000, 2), True)
+    >>> estimate = laplace.estimate(reports)
+    >>> np.round(values.mean(axis=0), 3)
+    array([-0.001, -0.001])
+    >>> np.round(estimate.values, 3), np.round(estimate.standard_errors, 3)
+    (array([-0.089, -0.076]), array([0.062, 0.062]))
+
+    The exact standard deviation of the estimate for this population (``variance``):
+
+    >>> np.round(np.sqrt(laplace.variance(values, n=5000)), 3)
+    array([0.062, 0.062])
+
+    A float that is not a report of this mechanism is refused:
+
+    >>> laplace.estimate(reports + 0.01)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: reports[0, 0] is ...; Laplace reports are the 17 values of its grid ...
     """
 
     family = "laplace"
@@ -179,11 +268,11 @@ class Laplace(MeanOfReports):
         self.outputs = outputs
         self.bound = 1.0 + overshoot
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "d": self.d, "grid": self.grid}
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(1.0, 3, grid=16)
 
     def _table(self):
@@ -197,13 +286,29 @@ class Laplace(MeanOfReports):
         table.setflags(write=False)
         return table
 
-    def privacy_table(self):
-        """(M + 1) x (M + 1): Pr[report j | g_i] as the alias sampler realises it (rounding is pre-processing: any
-        input's report distribution is a mixture of these rows)."""
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The per-coordinate table Pr[report j | g_i] as the alias sampler realises it.
+
+        Rounding is pre-processing: any input's report distribution is a mixture of these rows. Its exact epsilon
+        is eps / d; ``verify`` composes the d coordinates (docs/math.md §9.9).
+
+        Returns
+        -------
+        numpy.ndarray
+            (M + 1) x (M + 1), rows the grid inputs g_i, columns the ``outputs`` (read-only).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> table = ld.mechanisms.Laplace(1.0, d=2, grid=16).privacy_table()
+        >>> table.shape, bool(np.allclose(table.sum(axis=1), 1.0))
+        ((17, 17), True)
+        """
         return self._realized
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         if self.d == 1:
             return Guarantee("LDP", self.epsilon, EXACT_TABLE)
         return Guarantee("LDP", self.epsilon, COMPOSITION,
@@ -240,10 +345,17 @@ class Laplace(MeanOfReports):
         per_user = (1.0 - fraction) * second[low] + fraction * second[low + 1] - values**2
         return per_user.sum(axis=0) / n**2
 
-    def audit_plan(self):
-        """Laplace: inputs +1 and -1 in every coordinate (grid points M and 0); per coordinate the classes bottom end,
-        interior, top end of the realised per-coordinate table, joint over the first LAPLACE_COORDINATES coordinates
-        (independent, so the joint table is the product)."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs +1 and -1 in every coordinate (grid points M and 0).
+
+        Per coordinate the classes bottom end, interior, top end of the realised per-coordinate table, joint over
+        the first ``LAPLACE_COORDINATES`` coordinates (independent, so the joint table is the product).
+
+        Returns
+        -------
+        AuditPlan
+            2 inputs and 3^min(d, 6) classes.
+        """
         realized, grid = self.privacy_table(), self.grid
         per = np.array([[row[0], row[1:grid].sum(), row[grid]] for row in (realized[grid], realized[0])])
         used = min(self.d, LAPLACE_COORDINATES)
@@ -262,8 +374,14 @@ class Laplace(MeanOfReports):
         return AuditPlan(extremes(self.d), table, classify, ["t=+1", "t=-1"],
                      [f"coordinates {name} (l: lowest, i: interior, t: top)" for name in names])
 
-    def device_numbers(self):
-        """docs/runtime.md §8: the output grid and its alias tables."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §8).
+
+        Returns
+        -------
+        dict
+            ``d``, ``grid``, the ``outputs`` and the alias tables of the sampler.
+        """
         return {"d": self.d, "grid": self.grid, "outputs": self.outputs.tolist(), **self.sampler.device_numbers()}
 
 
@@ -272,14 +390,64 @@ class Duchi(NumericReports):
 
     v_j = +-1 with Pr[v_j = 1] = (1 + t_j) / 2; with probability ``plus_probability`` the output is uniform on
     T+ = {s in {-B, B}^d : s.v > 0}, else uniform on the rest. Every output has probability e^eps / Z or 1 / Z
-    given v, and E[s | v] = v. Reports: float (n, d) with entries +-B (``bound``); the aggregate counts the +B
-    entries per coordinate. d <= DUCHI_MAX_D (4096); epsilon in [1e-6, 10].
+    given v, and E[s | v] = v.
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level, in [1e-6, 10].
+    d : int, default 1
+        The number of coordinates, 1..``DUCHI_MAX_D`` (4096).
+
+    Attributes
+    ----------
+    bound : float
+        B, the |entry| of every report.
+    plus_probability : float
+        Pr[s . v > 0], the probability of an output on v's side.
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10] or d is not an integer in 1..4096.
+
+    See Also
+    --------
+    HarmonyNumeric : One bit per user, for large d.
+    Laplace, Piecewise, Hybrid : The other mean estimators of docs/math.md §9.
+
+    Notes
+    -----
+    Reports: float (n, d) with entries +-B (``bound``); the aggregate counts the +B entries per coordinate.
 
     Sampling is exact apart from the Bernoulli draws of v and u (``rng.random() < p``, as in every mechanism
     here): u ~ Bernoulli(plus_probability), then w uniform on {-1, 1}^d from fair bits, redrawn until
     (sum(w) > 0) == u, and s = B w v. Given u, the accepted w is exactly uniform on its half (rejection sampling;
     each round accepts with probability >= 1/4). No floating-point distribution of the agreement count is used,
     so even the rarest outputs (all coordinates agreeing with v, probability ~2^-d) keep their exact probability.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> duchi = ld.mechanisms.Duchi(1.0, d=3)
+    >>> round(duchi.bound, 4), round(duchi.plus_probability, 4)
+    (4.3279, 0.7311)
+    >>> certificate = duchi.verify()
+    >>> certificate.passed, round(certificate.epsilon, 6)
+    (True, 1.0)
+
+    Every report entry is +-B; their mean estimates the mean of the values:
+
+    >>> values = np.random.default_rng(0).uniform(-1, 1, size=(5000, 3))
+    >>> reports = duchi.perturb(values, rng=1)
+    >>> reports.shape, np.unique(np.round(np.abs(reports), 4))
+    ((5000, 3), array([4.3279]))
+    >>> np.round(values.mean(axis=0), 3)
+    array([ 0.022, -0.004, -0.007])
+    >>> estimate = duchi.estimate(reports)
+    >>> np.round(estimate.values, 3), np.round(estimate.standard_errors, 3)
+    (array([ 0.087,  0.042, -0.033]), array([0.061, 0.061, 0.061]))
     """
 
     family = "duchi"
@@ -300,11 +468,11 @@ class Duchi(NumericReports):
         self.plus_probability = e / ((e - 1.0) + 2**d / self.plus_count)
         self.bound = (2**d / middle + (self.plus_count / middle) * (e - 1.0)) / (e - 1.0)
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "d": self.d}
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(1.0, 4)
 
     def _agreements(self, plus, rng):
@@ -339,8 +507,21 @@ class Duchi(NumericReports):
     def _estimate(self, aggregate, method):
         return self.bound * (2 * aggregate["positives"] - aggregate.n) / aggregate.n
 
-    def term_moments(self, aggregate):
-        """(sum Y, sum Y^2, users) per coordinate, Y = +-B the report: every Y^2 is B^2 (docs/math.md §15)."""
+    def term_moments(self, aggregate: Aggregate) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
+        """The moments of the per-user terms Y = +-B (the reports) whose mean is the estimate (docs/math.md §15).
+
+        Every Y^2 is B^2, so the count of +B entries determines both sums.
+
+        Parameters
+        ----------
+        aggregate : Aggregate
+            An aggregate of this mechanism's reports.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray, int)
+            (sum Y, sum Y^2) per coordinate and the number of users.
+        """
         n = aggregate.n
         return self.bound * (2 * aggregate["positives"] - n), np.full(self.d, n * self.bound**2), n
 
@@ -351,14 +532,29 @@ class Duchi(NumericReports):
         """sum_i (B^2 - t_ij^2) / n^2 per coordinate (E[s_j^2] = B^2, E[s_j] = t_j)."""
         return (self.bound**2 - values**2).sum(axis=0) / n**2
 
-    def privacy_table(self):
-        """Rows v = (1,...,1) and -v; columns: the groups of outputs with s.v > 0, < 0 (and = 0 when d is even),
-        as exact rationals of what the sampler realises.
+    def privacy_table(self) -> npt.NDArray[np.object_]:
+        """The grouped privacy table: rows v = (1,...,1) and -v, columns the groups of outputs with s.v > 0, < 0
+        (and = 0 when d is even), as exact rationals of what the sampler realises.
 
         Given v the sampler puts Pr[u] = p' = ceil(p 2^53) / 2^53 (``realized_probability``) on the C outputs of T+
         uniformly and 1 - p' on the other 2^d - C uniformly (rejection sampling is exact), so every output has
         probability p' / C or (1 - p') / (2^d - C) under any v: within a group every output has the same
-        probability under each row, and the table's largest ratio is the mechanism's (docs/math.md §3.5, §9)."""
+        probability under each row, and the table's largest ratio is the mechanism's (docs/math.md §3.5, §9).
+
+        Returns
+        -------
+        numpy.ndarray
+            2 x 2 (odd d) or 2 x 3 (even d), of ``fractions.Fraction`` (object dtype).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> table = ld.mechanisms.Duchi(1.0, d=3).privacy_table()
+        >>> np.round(table.astype(float), 4)
+        array([[0.7311, 0.2689],
+               [0.2689, 0.7311]])
+        """
         realized = Fraction(float(realized_probability(self.plus_probability)))
         rest = (1 - realized) / (2**self.d - self.plus_count)  # per output outside T+
         row = [realized, self.plus_count * rest]  # |{s.v < 0}| = |{s.v > 0}| = C
@@ -366,9 +562,35 @@ class Duchi(NumericReports):
             row.append(math.comb(self.d, self.d // 2) * rest)
         return np.array([row, [row[1], row[0], *row[2:]]], dtype=object)
 
-    def full_table(self, max_d=12):
-        """(signs, table): ``signs`` lists {-1, 1}^d (int8, 2^d x d); ``table[a, b]`` = Pr[s = B signs[b] | v =
-        signs[a]], the whole 2^d x 2^d table, for audits at small d (at most ``max_d``)."""
+    def full_table(self, max_d: int = 12) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]:
+        """The whole 2^d x 2^d table of the ideal mechanism given v, for audits at small d.
+
+        Parameters
+        ----------
+        max_d : int, default 12
+            The largest d it is built for (the table has 4^d entries).
+
+        Returns
+        -------
+        signs : numpy.ndarray
+            {-1, 1}^d, int8, 2^d x d.
+        table : numpy.ndarray
+            ``table[a, b]`` = Pr[s = B signs[b] | v = signs[a]], 2^d x 2^d.
+
+        Raises
+        ------
+        ValidationError
+            If d > ``max_d``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> signs, table = ld.mechanisms.Duchi(1.0, d=3).full_table()
+        >>> signs.shape, table.shape
+        ((8, 3), (8, 8))
+        >>> round(float(table.max() / table.min()), 4)  # e^eps
+        2.7183
+        """
         if self.d > max_d:
             raise ValidationError(f"d is {self.d}; the full table has 4^d entries, so it is built for d <= {max_d}")
         codes = np.arange(2**self.d)
@@ -377,9 +599,15 @@ class Duchi(NumericReports):
         z = (self.exp_epsilon - 1.0) * self.plus_count + 2**self.d
         return signs, np.where(dots > 0, self.exp_epsilon, 1.0) / z
 
-    def audit_plan(self):
-        """Duchi: inputs +1 and -1 in every coordinate; classes s.1 > 0, < 0 (and = 0 for even d), the privacy table's
-        columns (docs/math.md §9.3)."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs +1 and -1 in every coordinate; classes s.1 > 0, < 0
+        (and = 0 for even d), the privacy table's columns (docs/math.md §9.3).
+
+        Returns
+        -------
+        AuditPlan
+            2 inputs and 2 (odd d) or 3 (even d) classes.
+        """
         d = self.d
 
         def classify(reports):
@@ -390,8 +618,14 @@ class Duchi(NumericReports):
         return AuditPlan(extremes(d), table, classify, ["t=+1", "t=-1"],
                          ["s.1 > 0", "s.1 < 0", "s.1 = 0"][:table.shape[1]])
 
-    def device_numbers(self):
-        """docs/runtime.md §8."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §8).
+
+        Returns
+        -------
+        dict
+            ``d``, ``bound`` and ``plus_probability``.
+        """
         return {"d": self.d, "bound": self.bound, "plus_probability": self.plus_probability}
 
 
@@ -399,13 +633,74 @@ class HarmonyNumeric(Mechanism):
     """Harmony Alg. 2 (docs/math.md §9): each user reports one randomized bit (``rr.one_bit``) for one coordinate j.
 
     ``coordinates="private"``: j is drawn uniformly by the user; the report stands for +-d c in coordinate j and
-    the estimate is (1/n) sum of d c sign per coordinate (per-user variance d c^2 - t_j^2).
+    the estimate is (1/n) sum of d c sign per coordinate (per-user variance d c^2 - t_j^2), with
+    c = (e^eps + 1)/(e^eps - 1) (``scale``).
     ``coordinates="public"``: j = public_index(seed, user_id, d), which the server recomputes from the user id
     (Harmony Sec. 3.2); ``perturb`` then needs ``user_ids`` and the estimate is c (sum of signs) / n_j per
     coordinate, n_j the number of reports for it: given the hashed buckets, unbiased for the mean of t_j over
     bucket j (a hash-chosen subsample of the users). A coordinate nobody reported on is estimated as nan.
-    Reports: structured array of REPORT_DTYPE (fields "coordinate" int32 and "sign" int8 in {-1, 1}); the
-    aggregate holds the sum of signs and the number of reports per coordinate. Epsilon in [1e-6, 10].
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level, in [1e-6, 10].
+    d : int, default 1
+        The number of coordinates, >= 1.
+    coordinates : {"private", "public"}, default "private"
+        Who chooses each user's coordinate: the user, at random, or a public hash of its user id.
+    seed : int, optional
+        The public seed of the hash, with ``coordinates="public"`` only (default: drawn from the OS and stored
+        in the mechanism's file).
+
+    Attributes
+    ----------
+    scale : float
+        c = (e^eps + 1)/(e^eps - 1), which makes c times the bit unbiased for t.
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10], d is not a positive integer, ``coordinates`` is neither mode, or a
+        seed is given with ``coordinates="private"``.
+
+    See Also
+    --------
+    Duchi : All d coordinates per user, for small d.
+    HarmonyCategorical, HarmonyMixed : The same one-bit report for categorical values and mixed tuples.
+
+    Notes
+    -----
+    Reports: a structured array of ``REPORT_DTYPE`` (fields "coordinate" int32 and "sign" int8 in {-1, 1});
+    the aggregate holds the sum of signs and the number of reports per coordinate.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> harmony = ld.mechanisms.HarmonyNumeric(2.0, d=3)
+    >>> certificate = harmony.verify()
+    >>> certificate.passed, round(certificate.epsilon, 6)
+    (True, 2.0)
+    >>> values = np.random.default_rng(0).uniform(-1, 1, size=(5000, 3))
+    >>> reports = harmony.perturb(values, rng=1)
+    >>> reports[:3]
+    array([(1, 1), (1, 1), (2, 1)], dtype=[('coordinate', '<i4'), ('sign', 'i1')])
+    >>> np.round(values.mean(axis=0), 3)
+    array([ 0.022, -0.004, -0.007])
+    >>> estimate = harmony.estimate(reports)
+    >>> np.round(estimate.values, 3), np.round(estimate.standard_errors, 3)
+    (array([ 0.026, -0.05 , -0.054]), array([0.032, 0.032, 0.032]))
+
+    With public coordinates each user's coordinate is a hash of its id, so ``perturb`` needs the ids:
+
+    >>> public = ld.mechanisms.HarmonyNumeric(2.0, d=3, coordinates="public", seed=7)
+    >>> public.perturb(values, rng=1)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: user_ids is None; coordinates='public' derives each user's coordinate from ...
+    >>> reports = public.perturb(values, rng=1, user_ids=np.arange(5000))
+    >>> np.round(public.estimate(reports).values, 3)
+    array([ 0.036,  0.034, -0.023])
     """
 
     family = "harmony-numeric"
@@ -426,17 +721,19 @@ class HarmonyNumeric(Mechanism):
         self.scale = one_bit_scale(self.exp_epsilon)
 
     @property
-    def uses_user_ids(self):
+    def uses_user_ids(self):  # unannotated: Mechanism declares it a ClassVar[bool], which mypy will not let a
+        # property override (an annotated one fails with [override])
+        """Whether ``perturb`` needs ``user_ids``: with ``coordinates="public"``."""
         return self.coordinates == "public"
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "d": self.d, "coordinates": self.coordinates, "seed": self.seed}
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(2.0, 5)
 
-    def empty_reports(self):
+    def empty_reports(self) -> npt.NDArray[np.void]:
         return np.zeros(0, dtype=REPORT_DTYPE)
 
     def _public_coordinates(self, n, user_ids):
@@ -482,10 +779,24 @@ class HarmonyNumeric(Mechanism):
         with np.errstate(invalid="ignore"):
             return self.scale * sums / aggregate["counts"]
 
-    def term_moments(self, aggregate):
-        """(sum Y, sum Y^2, users) per coordinate (docs/math.md §15). Private: Y = d c sign on the user's coordinate
-        and 0 elsewhere, over all n users, so sum Y^2 = (d c)^2 counts. Public: Y = c sign over the counts[j] users of
-        bucket j."""
+    def term_moments(self, aggregate: Aggregate) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                                                          int | npt.NDArray[np.int64]]:
+        """The moments of the per-user terms Y whose mean is the estimate (docs/math.md §15).
+
+        Private coordinates: Y = d c sign on the user's coordinate and 0 elsewhere, over all n users, so
+        sum Y^2 = (d c)^2 counts. Public: Y = c sign over the counts[j] users of bucket j.
+
+        Parameters
+        ----------
+        aggregate : Aggregate
+            An aggregate of this mechanism's reports.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray, int or numpy.ndarray)
+            (sum Y, sum Y^2) per coordinate, and the number of users: n (private) or the users of each
+            coordinate (public).
+        """
         weight = self.d * self.scale if self.coordinates == "private" else self.scale
         users = aggregate.n if self.coordinates == "private" else aggregate["counts"]
         return weight * aggregate["sign_sums"], weight**2 * aggregate["counts"], users
@@ -512,15 +823,34 @@ class HarmonyNumeric(Mechanism):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.bincount(coordinate, weights=self.scale**2 - own**2, minlength=self.d) / counts**2
 
-    def privacy_table(self):
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The realised one-bit table (``rr.one_bit_table``): rows t = +1 and -1, columns the signs + and -.
+
+        Returns
+        -------
+        numpy.ndarray
+            2 x 2; its exact epsilon is the mechanism's.
+        """
         return one_bit_table(self.exp_epsilon)
 
-    def audit_plan(self):
-        """Harmony's numeric self: inputs +1 and -1 in every coordinate; class the sign (whichever coordinate is
-        reported, its input is the same extreme)."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs +1 and -1 in every coordinate; class the sign (whichever
+        coordinate is reported, its input is the same extreme).
+
+        Returns
+        -------
+        AuditPlan
+            2 inputs and 2 classes.
+        """
         return AuditPlan(extremes(self.d), self.privacy_table(), lambda reports: (reports["sign"] < 0).astype(int),
                      ["t=+1", "t=-1"], ["sign +", "sign -"])
 
-    def device_numbers(self):
-        """docs/runtime.md §8."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §8).
+
+        Returns
+        -------
+        dict
+            ``d``, ``exp_epsilon`` (e^eps as the sampler uses it), ``coordinates`` and ``seed``.
+        """
         return {"d": self.d, "exp_epsilon": self.exp_epsilon, "coordinates": self.coordinates, "seed": self.seed}
