@@ -36,9 +36,12 @@ from lipdesign.verification.unary_encoding import joint_ldp_ratio, joint_lip_bou
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Self
 
     import numpy.typing as npt
 
+    from lipdesign.mechanisms.aggregate import Aggregate
+    from lipdesign.model import SecretModel
     from lipdesign.objectives import BayesHistogram, BayesSum, Frequencies, Mean
 
 #: The MMSE estimate's expectation and variance given the users' values (k x k moments) are built up to this k.
@@ -65,6 +68,78 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
     b_j), with standard errors given the users' values; "mmse", the joint posterior mean (no errors: biased toward
     the prior). ``bit_probabilities`` gives (a, b) as realised. Its weights, like an RR table's, are designed at the
     prior; what unary encoding adds is a design whose cost grows linearly in k.
+
+    Parameters
+    ----------
+    a : array_like
+        k probabilities strictly between 0 and 1: ``a[j]`` = Pr[bit j = 1 | X = j].
+    b : array_like
+        k probabilities strictly between 0 and 1: ``b[j]`` = Pr[bit j = 1 | X != j] (a[j] != b[j] as realised,
+        unless the objective is Bayesian).
+    notion : LIP or LDP
+        ``ld.LIP(eps)`` for X, for a latent secret or over a prior set (not both), or ``ld.LDP(eps)``.
+    prior : Prior or array_like
+        The design prior: a Prior, or k probabilities.
+    objective : Frequencies, BayesHistogram or str, default "frequencies"
+        ``"frequencies"`` (``ld.Frequencies()``, the unbiased estimate) or ``"histogram"``
+        (``ld.BayesHistogram()``, the posterior mean); an objective's dict is accepted too.
+    provenance : mapping, optional
+        The design's record (``baselines``, ``optimality``), as ``ld.design`` writes it; None when built directly.
+
+    Raises
+    ------
+    ValidationError
+        If the objective does not estimate the histogram, the notion is neither LIP nor LDP (or has both a secret
+        and a prior set) or does not fit the prior, ``a`` or ``b`` has not k entries strictly between 0 and 1, or
+        a bit of a population design has a = b as realised.
+    VerificationError
+        If the realised bit probabilities fail the claim (the exact joint condition of docs/math.md §7.1).
+
+    See Also
+    --------
+    lipdesign.design : ``family="unary"`` designs it.
+    OUE : Optimised unary encoding, the same bits under LDP with one pair of probabilities for every value.
+    LocalHashing : The designed encoding whose report stays short at any k.
+
+    Examples
+    --------
+    A design at a prior of four values (``baselines=False`` skips the comparison with the other families):
+
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> prior = ld.Prior([0.1, 0.2, 0.3, 0.4])
+    >>> mech = ld.design(prior, ld.LIP(1.0), family="unary", baselines=False)
+    >>> type(mech).__name__, mech.report_bytes
+    ('UnaryEncoding', 1)
+    >>> certificate = mech.certificate  # exact, over all 2^k reports
+    >>> certificate.passed, round(certificate.epsilon, 4)
+    (True, 1.0)
+    >>> a, b = mech.bit_probabilities
+    >>> np.round(a, 3), np.round(b, 3)
+    (array([0.507, 0.547, 0.61 , 0.663]), array([0.271, 0.238, 0.308, 0.371]))
+
+    Each report is the k bits, packed; the aggregate's bit counts give the estimate:
+
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(4, size=20_000, p=prior.probabilities)
+    >>> reports = mech.perturb(values, rng=rng)
+    >>> reports.shape, reports.dtype
+    ((20000, 1), dtype('uint8'))
+    >>> estimate = mech.estimate(mech.aggregate(reports))
+    >>> np.round(estimate.values, 3)
+    array([0.114, 0.192, 0.317, 0.388])
+    >>> np.round(np.bincount(values) / values.size, 3)  # the truth
+    array([0.102, 0.191, 0.305, 0.403])
+
+    Bit probabilities chosen by hand are verified when built:
+
+    >>> mech = ld.mechanisms.UnaryEncoding([0.5] * 4, [0.3] * 4, ld.LIP(1.0), prior)
+    >>> round(mech.epsilons["LIP for X"], 4), round(mech.epsilons["LDP"], 4)
+    (0.7885, 0.8473)
+    >>> ld.mechanisms.UnaryEncoding([0.9] * 4, [0.1] * 4, ld.LIP(1.0), prior)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.VerificationError: the bit probabilities are not LIP with eps=1: ...
     """
 
     family = "unary"
@@ -139,15 +214,40 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
         return self.bayes_risk
 
     @property
-    def secret(self):
+    def secret(self) -> SecretModel | None:
         """The latent secret the design protects (a SecretModel), or None for X itself."""
         return getattr(self.notion, "secret", None)
 
-    def certificate_at(self, prior):
-        """The exact Certificate of eps-LIP, for the secret the design protects (X itself without one), at ``prior``
-        (a Prior, probabilities, or a PriorSet: the worst over its vertices, where a linear-fractional ratio peaks),
-        from the joint condition of docs/math.md §7.1 on the realised bit probabilities (decimal arithmetic with its
-        rounding bounded and added: ``joint_lip_bound``, ``secret_lip_bound``)."""
+    def certificate_at(self, prior: Prior | PriorSet | npt.ArrayLike) -> Certificate:
+        """The exact Certificate of eps-LIP, for the secret the design protects (X itself without one), at ``prior``.
+
+        From the joint condition of docs/math.md §7.1 on the realised bit probabilities (decimal arithmetic with its
+        rounding bounded and added: ``joint_lip_bound``, ``secret_lip_bound``).
+
+        Parameters
+        ----------
+        prior : Prior, PriorSet or array_like
+            A Prior, k probabilities, or a PriorSet: the worst over its vertices, where a linear-fractional ratio
+            peaks.
+
+        Returns
+        -------
+        Certificate
+            Whether the mechanism is eps-LIP at ``prior``, and its epsilon there (rounded up).
+
+        Raises
+        ------
+        ValidationError
+            If ``prior`` is not a probability vector of length k.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.UnaryEncoding([0.5] * 4, [0.3] * 4, ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> certificate = mech.certificate_at([0.25, 0.25, 0.25, 0.25])
+        >>> certificate.passed, round(certificate.epsilon, 4)
+        (True, 0.6931)
+        """
         if isinstance(prior, PriorSet):
             return worst_over_vertices(self, prior)
         probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
@@ -174,21 +274,48 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
         return Certificate("LIP", self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]), True,
                            worst, arithmetic="50-digit decimal, rounding bounded")
 
-    def privacy_table(self, max_k=MAX_REDUCED_K):
-        """The reports that decide every posterior ratio, for audits (floats): for each value x, the report with bit
-        x at its more likely side for x and every other bit at its less likely one, and the reverse (docs/math.md
-        §7.1: the worst ratios at ANY prior come from these 2k reports), then one column for all other reports.
-        Each entry multiplies k floats, so it may differ from the realised probability in the last digit: the
-        certificates come from the exact joint condition (``certificate_at``), not from this table."""
+    def privacy_table(self, max_k: int = MAX_REDUCED_K) -> npt.NDArray[np.float64]:
+        """The reports that decide every posterior ratio, for audits (floats).
+
+        For each value x, the report with bit x at its more likely side for x and every other bit at its less likely
+        one, and the reverse (docs/math.md §7.1: the worst ratios at ANY prior come from these 2k reports), then one
+        column for all other reports. Each entry multiplies k floats, so it may differ from the realised probability
+        in the last digit: the certificates come from the exact joint condition (``certificate_at``), not from this
+        table.
+
+        Parameters
+        ----------
+        max_k : int, default MAX_REDUCED_K
+            The largest k the table is built for (k x (2k + 1) floats).
+
+        Returns
+        -------
+        numpy.ndarray
+            k rows; one column per distinct deciding report (at most 2k), then the rest; each row sums to 1.
+
+        Raises
+        ------
+        ValidationError
+            If k is larger than ``max_k``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> mech = ld.mechanisms.UnaryEncoding([0.5] * 4, [0.3] * 4, ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> table = mech.privacy_table()
+        >>> table.shape, np.round(table.sum(axis=1), 6)
+        ((4, 9), array([1., 1., 1., 1.]))
+        """
         if self.k > max_k:
             raise ValidationError(f"k is {self.k}; the reduced table has k (2k + 1) entries, built for k <= {max_k}")
         likely_one = self.p > self.q  # for bit x, is 1 the report that favours X = x?
-        patterns = []
+        candidates = []
         for x in range(self.k):
             high = ~likely_one.copy()
             high[x] = likely_one[x]
-            patterns += [high, ~high]
-        patterns = np.unique(np.array(patterns), axis=0)
+            candidates += [high, ~high]
+        patterns = np.unique(np.array(candidates), axis=0)
         # Pr[pattern | x']: bit j is 1 with p_j if j = x' else q_j
         logs = np.where(patterns, np.log(self.q), np.log1p(-self.q)).sum(axis=1)  # every bit at its "other" law
         own = np.where(patterns, np.log(self.p / self.q), np.log1p(-self.p) - np.log1p(-self.q))  # (patterns, k)
@@ -196,12 +323,12 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
         return np.column_stack([columns, np.maximum(1.0 - columns.sum(axis=1), 0.0)])
 
     @property
-    def bit_probabilities(self):
+    def bit_probabilities(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """(a, b) as the sampler realises them: Pr[bit j = 1 | X = j] and Pr[bit j = 1 | X != j]."""
         return self.p, self.q
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         return Guarantee(self.notion.kind, self.epsilon, EXACT_TABLE,
                          "joint condition over all 2^k reports on the realised bit probabilities (docs/math.md §7.1)")
 
@@ -240,7 +367,7 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
                          f"at the design prior {self.bayes_risk:.6g}")
         return lines
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         parameters = {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "a": self.a.tolist(),
                       "b": self.b.tolist()}
         if not self.objective.population:  # files of population designs keep their form
@@ -248,13 +375,13 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
         return parameters
 
     @classmethod
-    def from_parameters(cls, parameters, provenance=None):
+    def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
         return cls(parameters["a"], parameters["b"], notion_from_dict(parameters["notion"]),
                    Prior.from_dict(parameters["prior"]), objective=parameters.get("objective", "frequencies"),
                    provenance=provenance)
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         """Symmetric UE at P = (0.2, 0.3, 0.5), eps = 1: a = 1/2 and u/v = 0.9 (e - p_min)/(1 - p_min), inside the
         exact condition of docs/math.md §7.1 (u/v <= (e^eps - p_min)/(1 - p_min))."""
         prior, e = np.array([0.2, 0.3, 0.5]), np.exp(1.0)
@@ -267,11 +394,38 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
         requested: the sampler realises ``bit_probabilities``, which are what is verified."""
         return packed_unary_reports(values, self.k, self.a, self.b, rng, "unary")
 
-    def empty_reports(self):
+    def empty_reports(self) -> npt.NDArray[np.uint8]:
         return np.zeros((0, self.report_bytes), dtype=np.uint8)
 
-    def bits(self, reports):
-        """The (n, k) uint8 bits of packed ``reports``, checked (for audits; aggregation never unpacks all of them)."""
+    def bits(self, reports: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+        """The (n, k) uint8 bits of packed ``reports``, checked (for audits; aggregation never unpacks all of them).
+
+        Parameters
+        ----------
+        reports : array_like
+            uint8 reports of shape (n, ceil(k / 8)), as ``perturb`` makes them (bit j of a report is bit j % 8 of
+            byte j // 8).
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 of shape (n, k): bit j of each report.
+
+        Raises
+        ------
+        ValidationError
+            If ``reports`` has another shape or dtype, or sets a spare bit beyond the k-th.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> mech = ld.mechanisms.UnaryEncoding([0.5] * 4, [0.3] * 4, ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> reports = np.array([[0b0101], [0b1000]], dtype=np.uint8)
+        >>> mech.bits(reports)
+        array([[1, 0, 1, 0],
+               [0, 0, 0, 1]], dtype=uint8)
+        """
         return np.unpackbits(self._packed(reports), axis=1, count=self.k, bitorder="little")
 
     def _packed(self, reports):
@@ -305,11 +459,50 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
             return aggregate["posterior_sums"] / aggregate.n
         return pure_estimate(aggregate["support"], aggregate.n, self.p, self.q)
 
-    def estimate(self, reports, *, method=None, consistency=None):
-        """The unbiased frequencies (C_j/n - b_j)/(a_j - b_j) as an ``ld.Estimate`` with plug-in standard errors given
-        the users' values: ``variance`` at the estimate clipped to [0, 1] (docs/math.md §7.1, §11);
-        ``method="mmse"``: the mean of the joint posteriors (biased toward the design prior, no standard errors);
-        ``consistency="norm-sub"`` projects the frequencies onto the simplex (the errors stay those of ``raw``)."""
+    def estimate(self, reports: npt.ArrayLike | Aggregate, *, method: str | None = None,
+                 consistency: str | None = None) -> Estimate:
+        """The unbiased frequencies (C_j/n - b_j)/(a_j - b_j) as an ``ld.Estimate``, from reports or their Aggregate.
+
+        With plug-in standard errors given the users' values: ``variance`` at the estimate clipped to [0, 1]
+        (docs/math.md §7.1, §11); ``method="mmse"``: the mean of the joint posteriors (biased toward the design
+        prior, no standard errors).
+
+        Parameters
+        ----------
+        reports : numpy.ndarray or Aggregate
+            Packed uint8 reports of shape (n, ceil(k / 8)) from ``perturb``, or their ``aggregate``.
+        method : str, optional
+            ``"unbiased"`` or ``"mmse"``; None: ``default_method`` (``"unbiased"`` for a population design,
+            ``"mmse"`` for a Bayesian one).
+        consistency : str, optional
+            ``"norm-sub"`` projects the frequencies onto the simplex (the errors stay those of ``raw``); None
+            leaves them as estimated.
+
+        Returns
+        -------
+        Estimate
+            The k frequencies, their standard errors (NaN for ``"mmse"``) and ``raw``, the values before
+            ``consistency``.
+
+        Raises
+        ------
+        ValidationError
+            If the reports are malformed or empty, the aggregate is of another mechanism, ``method`` or
+            ``consistency`` is not one of the choices, or ``"unbiased"`` is asked of a design with a bit whose a = b.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> mech = ld.mechanisms.UnaryEncoding([0.5] * 4, [0.3] * 4, ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> values = np.repeat([0, 1, 2, 3], [1000, 2000, 3000, 4000])
+        >>> reports = mech.perturb(values, rng=np.random.default_rng(1))
+        >>> estimate = mech.estimate(reports)  # the truth is 0.1, 0.2, 0.3, 0.4
+        >>> np.round(estimate.values, 3), np.round(estimate.standard_errors, 3)
+        (array([0.086, 0.188, 0.295, 0.422]), array([0.023, 0.023, 0.024, 0.024]))
+        >>> np.round(mech.estimate(reports, consistency="norm-sub").values, 3)  # on the simplex
+        array([0.089, 0.19 , 0.297, 0.424])
+        """
         aggregate = self._aggregate_of(reports)
         method = self._method(method)
         consistency = None if consistency is None else choice(consistency, "consistency", CONSISTENCY)
@@ -322,7 +515,7 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
                         names=self.input_domain.names(), raw=raw, note=note)
 
     @cached_property
-    def bayes_risk(self):
+    def bayes_risk(self) -> float:
         """The histogram MSE per user of the joint posterior mean at the design prior (docs/math.md §7.1: one
         integral in t, O(k) per node)."""
         from lipdesign.mechanisms.unary_posterior import joint_mmse_risk
@@ -351,10 +544,26 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
             return frequencies @ (second - first**2) / n
         return pure_variance(frequencies, n, self.p, self.q)
 
-    def audit_plan(self):
-        """Unary encoding: the bits of up to UNARY_BITS values S (the worst value of the certificate first, then by
-        increasing prior) are read, class = their pattern; rows: each value of S and one row for all the others, whose
-        bits of S all follow b. Pr[pattern | row] is the product of the realised bit probabilities."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads: the bits of up to UNARY_BITS values S, class = their pattern.
+
+        S is the worst value of the certificate first, then the others by increasing prior; rows: each value of S
+        and one row for all the others, whose bits of S all follow b. Pr[pattern | row] is the product of the
+        realised bit probabilities.
+
+        Returns
+        -------
+        AuditPlan
+            The rows, the 2^|S| output classes and their probabilities.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.UnaryEncoding([0.5] * 4, [0.3] * 4, ld.LIP(1.0), [0.1, 0.2, 0.3, 0.4])
+        >>> plan = mech.audit_plan()
+        >>> plan.table.shape, plan.row_names
+        ((4, 16), ['x=0', 'x=1', 'x=2', 'x=3'])
+        """
         k = self.k
         worst = self.certificate.worst.get("value", self.certificate.worst.get("inputs", [0])[0])
         order = [int(worst)] + [int(x) for x in np.argsort(self.prior.probabilities, kind="stable") if x != worst]
@@ -376,10 +585,16 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
         return AuditPlan(np.array(rows), table, classify, names,
                      ["bits of " + ",".join(map(str, read)) + " = " + "".join(map(str, p)) for p in patterns], members)
 
-    def device_numbers(self):
-        """docs/runtime.md §5: the realised bit probabilities."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads (docs/runtime.md §5): the bit probabilities.
+
+        Returns
+        -------
+        dict
+            ``k``, and ``a`` and ``b`` as requested (the sampler realises them on its 2^-53 grid).
+        """
         return {"k": self.k, "a": self.a.tolist(), "b": self.b.tolist()}
 
-    def display_name(self):
+    def display_name(self) -> str:
         return "unary encoding"
 
