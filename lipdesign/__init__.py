@@ -58,6 +58,9 @@ _EXPORTS = {
     "VerificationError": "lipdesign.errors",
     "FormatError": "lipdesign.errors",
     "SolverError": "lipdesign.errors",
+    "SampleSizeWarning": "lipdesign.errors",
+    "ShrinkageWarning": "lipdesign.errors",
+    "LegacyFileWarning": "lipdesign.errors",
 }
 
 #: Subpackages reachable as attributes (``ld.mechanisms.GRR``) without an explicit import. ``harmony`` and
@@ -91,8 +94,11 @@ if TYPE_CHECKING:  # what a type checker reads for the lazy names below (nothing
     from lipdesign.engine import perturb_file as perturb_file
     from lipdesign.errors import FormatError as FormatError
     from lipdesign.errors import InfeasibleError as InfeasibleError
+    from lipdesign.errors import LegacyFileWarning as LegacyFileWarning
     from lipdesign.errors import LipdesignError as LipdesignError
     from lipdesign.errors import ProblemTooLargeError as ProblemTooLargeError
+    from lipdesign.errors import SampleSizeWarning as SampleSizeWarning
+    from lipdesign.errors import ShrinkageWarning as ShrinkageWarning
     from lipdesign.errors import SolverError as SolverError
     from lipdesign.errors import ValidationError as ValidationError
     from lipdesign.errors import VerificationError as VerificationError
