@@ -27,9 +27,11 @@ from lipdesign.validation import fmt, integer
 from lipdesign.verification.exact import Certificate, integer_entries, log_upper
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     import numpy.typing as npt
+
+    from lipdesign.mechanisms.base import Mechanism
 
 #: Largest product table (rows x joint outputs) whose joint LIP epsilon is computed exactly; past it the safe bound
 #: is used (docs/math.md §13; measured: 0.25 s at the cap for 14 binary tables, 0.02 s for two 4 x 64 tables).
@@ -48,20 +50,84 @@ JOINT_NOTIONS = ("LDP", "LIP")
 
 @dataclass(frozen=True)
 class JointCertificate(Certificate):
-    """A Certificate of several releases: ``epsilon`` bounds the joint epsilon under ``notion`` ("LDP", or "LIP"
-    for X at ``worst["prior"]``); ``method`` says how (one of the constants above: only EXACT_PRODUCT and
-    EXACT_PAIRS give the tightest value), ``parts`` what was used of each release."""
+    """A Certificate of several releases about the same input (docs/math.md §13).
+
+    ``epsilon`` bounds the joint epsilon under ``notion`` ("LDP", or "LIP" for X at ``worst["prior"]``);
+    ``method`` says how (one of the module's constants EXACT_PRODUCT, EXACT_PAIRS, LDP_SUM, LIP_BOUND, SAMPLED:
+    only EXACT_PRODUCT and EXACT_PAIRS give the tightest value), ``parts`` what was used of each release.
+    ``compose``, ``sequential`` and ``sampled`` return one.
+
+    Parameters
+    ----------
+    notion : str
+        ``"LDP"`` or ``"LIP"`` (LIP for X).
+    claimed_epsilon : float or None
+        The joint claim checked, or None (``compose`` checks none).
+    epsilon : float
+        The joint epsilon, rounded up.
+    passed : bool or None
+        Whether every part passed and ``epsilon`` is within the claim (None: no claim).
+    exact : bool
+        Whether every part was verified in exact arithmetic.
+    worst : dict, optional
+        Where the joint epsilon is attained (the ``outputs`` of each part, the ``inputs`` or the ``prior``), or
+        which part the bound took at its LIP epsilon. Default empty.
+    arithmetic : str, optional
+        As in ``Certificate``; default ``""``.
+    method : str, optional
+        How the figure was obtained; default ``""``.
+    parts : tuple of dict, optional
+        What was used of each release (family, notion and epsilons); default empty.
+
+    See Also
+    --------
+    compose : The joint certificate of several mechanisms.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), [0.5, 0.5])
+    >>> joint = ld.compose([mechanism, mechanism])
+    >>> joint.method, round(joint.epsilon, 4), len(joint.parts)
+    ('exact pairwise LDP ratios', 2.1972, 2)
+    >>> joint.worst
+    {'inputs': [0, 1], 'outputs': [0, 0]}
+    """
 
     method: str = ""
-    parts: tuple = ()
+    parts: tuple[dict[str, Any], ...] = ()
 
-    def summary(self):
+    def summary(self) -> str:
+        """One line of text: the verdict, the joint epsilon against the claim, the method, the number of parts and
+        the worst place.
+
+        Returns
+        -------
+        str
+            ``"PASS: ..."``, ``"FAIL: ..."`` or ``"no claim: ..."``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), [0.5, 0.5])
+        >>> print(ld.compose([mechanism, mechanism]).summary())
+        no claim: joint LDP epsilon <= 2.19722457734 (exact pairwise LDP ratios, 2 parts);
+        worst at {'inputs': [0, 1], 'outputs': [0, 0]}
+        """
         verdict = {True: "PASS", False: "FAIL", None: "no claim"}[self.passed]
         claim = "" if self.claimed_epsilon is None else f" against claimed eps = {self.claimed_epsilon:g}"
         return (f"{verdict}: joint {self.notion} epsilon <= {self.epsilon:.12g}{claim} ({self.method}, "
                 f"{len(self.parts)} parts); worst at {self.worst}")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The certificate as a JSON-able dict: ``Certificate.to_dict`` with ``method`` and ``parts`` (a list).
+
+        Returns
+        -------
+        dict
+            ``notion``, ``claimed_epsilon``, ``epsilon``, ``passed``, ``exact``, ``worst``, ``method`` and
+            ``parts``.
+        """
         return {**super().to_dict(), "method": self.method, "parts": [dict(part) for part in self.parts]}
 
 
@@ -78,9 +144,37 @@ def _passed(parts, epsilon, claimed_epsilon):
     return None if claimed_epsilon is None else all(part.passed for part in parts) and epsilon <= claimed_epsilon
 
 
-def sequential(parts, claimed_epsilon=None):
+def sequential(parts: Iterable[Certificate], claimed_epsilon: float | None = None) -> JointCertificate:
     """Certificate of independent releases, each certified by one of ``parts`` (LDP Certificates): the budgets add
-    (docs/math.md §9.8, §13), rounded up; passed against ``claimed_epsilon`` when given."""
+    (docs/math.md §9.8, §13), rounded up; passed against ``claimed_epsilon`` when given.
+
+    The rule of the fixed mechanisms that perturb every attribute (Piecewise and Laplace with d > 1).
+
+    Parameters
+    ----------
+    parts : iterable of Certificate
+        The LDP certificates of the releases (one per release; a certificate may be repeated).
+    claimed_epsilon : float, optional
+        The joint claim; default None (``passed`` is None).
+
+    Returns
+    -------
+    JointCertificate
+        Method LDP_SUM; ``epsilon`` is the sum of the parts' epsilons, rounded up.
+
+    Raises
+    ------
+    ValidationError
+        ``parts`` is empty, or holds something other than a Certificate, or a certificate not under LDP.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> part = ld.verification.verify_table([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1))
+    >>> joint = ld.verification.sequential([part, part, part], claimed_epsilon=3.5)
+    >>> joint.passed, round(joint.epsilon, 4), joint.method
+    (True, 3.2958, 'sum of LDP budgets')
+    """
     parts = _certificates(parts, "LDP")
     epsilon = _sum_up([part.epsilon for part in parts])
     largest = max(parts, key=lambda part: part.epsilon)
@@ -90,10 +184,39 @@ def sequential(parts, claimed_epsilon=None):
                             parts=tuple({"epsilon": part.epsilon} for part in parts))
 
 
-def sampled(parts, claimed_epsilon=None):
+def sampled(parts: Sequence[Certificate], claimed_epsilon: float | None = None) -> JointCertificate:
     """Certificate of ONE of ``parts`` (Certificates of one notion) drawn independently of the data, with the
     index drawn published: the largest of their epsilons (docs/math.md §9.5, §13); passed against
-    ``claimed_epsilon`` when given."""
+    ``claimed_epsilon`` when given.
+
+    The rule of the fixed mechanisms that sample one attribute to perturb (Harmony over mixed attributes).
+
+    Parameters
+    ----------
+    parts : sequence of Certificate
+        The certificates of the releases one of which is drawn, all under the notion of the first.
+    claimed_epsilon : float, optional
+        The claim; default None (``passed`` is None).
+
+    Returns
+    -------
+    JointCertificate
+        Method SAMPLED, under the parts' notion; ``worst`` names the ``part`` with the largest epsilon.
+
+    Raises
+    ------
+    ValidationError
+        ``parts`` is empty, or holds something other than a Certificate, or certificates of different notions.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> first = ld.verification.verify_table([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1))
+    >>> second = ld.verification.verify_table([[0.6, 0.4], [0.4, 0.6]], ld.LDP(1.1))
+    >>> joint = ld.verification.sampled([first, second], claimed_epsilon=1.1)
+    >>> joint.passed, round(joint.epsilon, 4), joint.worst["part"]
+    (True, 1.0986, 0)
+    """
     parts = _certificates(parts, parts[0].notion if parts else "")
     largest = max(parts, key=lambda part: part.epsilon)
     worst = dict(largest.worst, part=parts.index(largest))
@@ -102,7 +225,7 @@ def sampled(parts, claimed_epsilon=None):
                             worst, method=SAMPLED, parts=tuple({"epsilon": part.epsilon} for part in parts))
 
 
-def _certificates(parts, notion):
+def _certificates(parts: Iterable[Any], notion: str) -> list[Certificate]:
     parts = list(parts)
     if not parts:
         raise ValidationError("parts is empty; a composition needs at least one certified part")
@@ -362,7 +485,7 @@ def _bound(parts, prior):
     return (float(best) if len(parts) == 1 else math.nextafter(float(best), math.inf)), chosen, lips
 
 
-def compose(mechanisms: Iterable[Any], prior: Prior | npt.ArrayLike | None = None, *, notion: str | None = None,
+def compose(mechanisms: Iterable[Mechanism], prior: Prior | npt.ArrayLike | None = None, *, notion: str | None = None,
             max_entries: int = MAX_JOINT_ENTRIES) -> JointCertificate:
     """JointCertificate of releasing every mechanism in ``mechanisms`` on the same input, with independent
     randomness (docs/math.md §13). ``notion``: "LDP" or "LIP" (LIP for X at ``prior``); default the mechanisms'
@@ -372,7 +495,64 @@ def compose(mechanisms: Iterable[Any], prior: Prior | npt.ArrayLike | None = Non
     LDP: exact pairwise ratios when every part is a designed table (the tightest joint epsilon, which can be below
     the sum), else the sum of the parts' LDP epsilons (an LIP part's verified LDP epsilon, at most 2 eps). LIP: the
     exact product table when every part is a designed table and rows x joint outputs <= ``max_entries``, else the
-    safe bound. No claim is checked (``passed`` is None); exact figures are rounded up."""
+    safe bound. No claim is checked (``passed`` is None); exact figures are rounded up.
+
+    Parameters
+    ----------
+    mechanisms : iterable of Mechanism
+        The mechanisms released, each on the same input (the same domain; named labels the same, in the same
+        order). A mechanism may be listed several times (repeated reports). Each must pass its own verification.
+    prior : Prior or array_like, optional
+        LIP only: the prior at which the joint LIP for X is wanted; default the mechanisms' common design prior.
+    notion : str, optional
+        ``"LDP"`` or ``"LIP"``; default the mechanisms' common notion.
+    max_entries : int, default MAX_JOINT_ENTRIES
+        The largest product table (rows x joint outputs) computed exactly under LIP; 0 never builds it.
+
+    Returns
+    -------
+    JointCertificate
+        The joint epsilon, how it was obtained (``method``) and what was used of each part (``parts``).
+
+    Raises
+    ------
+    ValidationError
+        An empty list or something that is not a mechanism; a mechanism failing its own claim; mechanisms of
+        different input domains or labels; a mix of LDP and LIP parts without ``notion``; a ``prior`` under LDP;
+        under LIP, a numeric domain, no prior to use, different design priors without ``prior``, or a prior of the
+        wrong size.
+
+    See Also
+    --------
+    Ledger : A per-user budget that composes each release with the ones before.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> table = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ldp = ld.TableMechanism(table, ld.LDP(1.1), [0.5, 0.5])
+    >>> joint = ld.compose([ldp, ldp])
+    >>> joint.method, round(joint.epsilon, 4)
+    ('exact pairwise LDP ratios', 2.1972)
+
+    Under LIP the budgets do not add: two reports of a part of LIP epsilon 0.8755 have a joint epsilon of 1.8871
+    (the product table), or at most 1.9741 by the safe bound:
+
+    >>> lip = ld.TableMechanism(table, ld.LIP(1.0), [0.7, 0.3])
+    >>> round(lip.verify().epsilon, 4)
+    0.8755
+    >>> joint = ld.compose([lip, lip])
+    >>> joint.method, round(joint.epsilon, 4)
+    ('exact product table', 1.8871)
+    >>> round(ld.compose([lip, lip], max_entries=0).epsilon, 4)
+    1.9741
+    >>> ld.compose([ldp, lip])
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: notion is None and the mechanisms are under both LDP and LIP; ...
+    >>> round(ld.compose([ldp, lip], notion="LDP").epsilon, 4)
+    2.1972
+    """
     max_entries = integer(max_entries, "max_entries", low=0)  # 0: never build the product table
     parts = _parts(mechanisms)
     kind = _joint_kind(parts, notion)
@@ -402,13 +582,44 @@ def compose(mechanisms: Iterable[Any], prior: Prior | npt.ArrayLike | None = Non
 
 
 class Ledger:
-    """A per-user privacy budget for repeated collection (docs/math.md §13): the releases spent so far and their
-    joint epsilon under ``total`` (``ld.LDP(eps)``, or ``ld.LIP(eps)`` for X at ``prior``, default the mechanisms'
-    common design prior), computed by ``compose``. Under LDP the budgets add; under LIP the joint figure of the
-    releases is used (exact while the product table is small, the safe bound beyond), so ``remaining`` is only a
-    guide there: ``reports_allowed`` says what fits."""
+    """A per-user privacy budget for repeated collection (docs/math.md §13).
 
-    def __init__(self, total, prior=None):
+    The releases spent so far and their joint epsilon under ``total`` (``ld.LDP(eps)``, or ``ld.LIP(eps)`` for X
+    at ``prior``, default the mechanisms' common design prior), computed by ``compose``. Under LDP the budgets add;
+    under LIP the joint figure of the releases is used (exact while the product table is small, the safe bound
+    beyond), so ``remaining`` is only a guide there: ``reports_allowed`` says what fits.
+
+    Parameters
+    ----------
+    total : LDP or LIP
+        The budget: ``ld.LDP(eps)``, or ``ld.LIP(eps)`` for X (no secret model and no prior set).
+    prior : Prior or array_like, optional
+        LIP only: the prior of the budget; default the mechanisms' common design prior.
+
+    Raises
+    ------
+    ValidationError
+        ``total`` is not ``ld.LDP`` or a plain ``ld.LIP``, or a ``prior`` is given with an LDP budget.
+
+    See Also
+    --------
+    compose : The joint certificate of a list of releases.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), [0.5, 0.5])
+    >>> ledger = ld.Ledger(ld.LDP(3.0))
+    >>> ledger.reports_allowed(mechanism)
+    2
+    >>> certificate = ledger.spend(mechanism)
+    >>> round(ledger.spent, 4), round(ledger.remaining, 4), ledger.reports_allowed(mechanism)
+    (1.0986, 1.9014, 1)
+    >>> ledger
+    Ledger(LDP total 3: 1 releases, spent 1.09861228867)
+    """
+
+    def __init__(self, total: LDP | LIP, prior: Prior | npt.ArrayLike | None = None) -> None:
         if not isinstance(total, (LDP, LIP)) or isinstance(total, LIP) and (total.secret or total.prior_set):
             raise ValidationError(f"total is {total!r}; a ledger's budget is ld.LDP(eps) or ld.LIP(eps) (for X, at "
                                   "one prior)")
@@ -417,38 +628,130 @@ class Ledger:
                                   "depend on a prior")
         self.total = total
         self.prior = prior
-        self._releases = []
+        self._releases: list[Mechanism] = []
 
     @property
-    def releases(self):
-        """The mechanisms spent so far, in order."""
+    def releases(self) -> tuple[Mechanism, ...]:
+        """The mechanisms spent so far, in order.
+
+        Returns
+        -------
+        tuple of Mechanism
+            One entry per ``spend``.
+        """
         return tuple(self._releases)
 
-    def joint(self, mechanisms):
-        """The JointCertificate of ``mechanisms`` under the ledger's notion and prior."""
+    def joint(self, mechanisms: Iterable[Mechanism]) -> JointCertificate:
+        """The JointCertificate of ``mechanisms`` under the ledger's notion and prior.
+
+        Parameters
+        ----------
+        mechanisms : iterable of Mechanism
+            The releases (those spent are not added: pass ``[*ledger.releases, ...]`` for them).
+
+        Returns
+        -------
+        JointCertificate
+            ``compose(mechanisms, prior, notion=total.kind)``.
+
+        Raises
+        ------
+        ValidationError
+            As ``compose``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), [0.5, 0.5])
+        >>> ledger = ld.Ledger(ld.LDP(3.0))
+        >>> round(ledger.joint([mechanism, mechanism]).epsilon, 4)
+        2.1972
+        """
         return compose(mechanisms, None if self.total.kind == "LDP" else self.prior, notion=self.total.kind)
 
     @property
-    def spent(self):
-        """The joint epsilon of the releases so far (0.0 before the first)."""
+    def spent(self) -> float:
+        """The joint epsilon of the releases so far (0.0 before the first).
+
+        Returns
+        -------
+        float
+            The epsilon of ``joint(releases)``.
+        """
         return self.joint(self._releases).epsilon if self._releases else 0.0
 
     @property
-    def remaining(self):
-        """total - spent, rounded down (0.0 when nothing is left)."""
+    def remaining(self) -> float:
+        """total - spent, rounded down (0.0 when nothing is left).
+
+        Returns
+        -------
+        float
+            The budget left (a guide under LIP, where budgets do not add).
+        """
         left = Fraction(self.total.epsilon) - Fraction(self.spent)
         value = float(left)
         return max(0.0, math.nextafter(value, -math.inf) if value > left else value)
 
-    def fits(self, mechanisms):
+    def fits(self, mechanisms: Mechanism | list[Mechanism] | tuple[Mechanism, ...]) -> bool:
         """Whether releasing ``mechanisms`` (one mechanism or a list) after the ones spent keeps the joint epsilon
-        within the total."""
+        within the total.
+
+        Parameters
+        ----------
+        mechanisms : Mechanism, or list or tuple of Mechanism
+            The releases considered (nothing is recorded).
+
+        Returns
+        -------
+        bool
+            True when the joint epsilon with them is at most the total.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), [0.5, 0.5])
+        >>> ledger = ld.Ledger(ld.LDP(3.0))
+        >>> ledger.fits(mechanism), ledger.fits([mechanism] * 3)
+        (True, False)
+        """
         mechanisms = list(mechanisms) if isinstance(mechanisms, (list, tuple)) else [mechanisms]
         return self.joint([*self._releases, *mechanisms]).epsilon <= self.total.epsilon
 
-    def spend(self, mechanism):
+    def spend(self, mechanism: Mechanism) -> JointCertificate:
         """Record one release of ``mechanism`` and return the new joint certificate; ValidationError, recording
-        nothing, if it would exceed the total."""
+        nothing, if it would exceed the total.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            The mechanism released once more.
+
+        Returns
+        -------
+        JointCertificate
+            The joint certificate of every release, this one included.
+
+        Raises
+        ------
+        ValidationError
+            The release would bring the joint epsilon above the total (nothing is recorded), or as ``compose``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), [0.5, 0.5])
+        >>> ledger = ld.Ledger(ld.LDP(2.5))
+        >>> round(ledger.spend(mechanism).epsilon, 4), round(ledger.spend(mechanism).epsilon, 4)
+        (1.0986, 2.1972)
+        >>> ledger.spend(mechanism)
+        Traceback (most recent call last):
+        ...
+        lipdesign.errors.ValidationError: mechanism is TableMechanism(...); releasing it would bring the joint LDP
+        epsilon to 3.295836866 (exact pairwise LDP ratios), above the total 2.5 (spent so far: 2.19722457734)
+        >>> len(ledger.releases)
+        2
+        """
         certificate = self.joint([*self._releases, mechanism])
         if certificate.epsilon > self.total.epsilon:
             raise ValidationError(f"mechanism is {mechanism!r}; releasing it would bring the joint {self.total.kind} "
@@ -457,10 +760,34 @@ class Ledger:
         self._releases.append(mechanism)
         return certificate
 
-    def reports_allowed(self, mechanism):
+    def reports_allowed(self, mechanism: Mechanism) -> int | float:
         """How many more reports of ``mechanism`` fit within the total (math.inf for one that reveals nothing).
+
         The joint epsilon never decreases with another report (dropping a report is post-processing), so the
-        count is found by doubling and bisection."""
+        count is found by doubling and bisection.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            The mechanism to be reported again.
+
+        Returns
+        -------
+        int or float
+            The number of further reports that fit (0 when none does), or ``math.inf``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LIP(1.0), [0.7, 0.3])
+        >>> ld.Ledger(ld.LIP(2.0)).reports_allowed(mechanism)
+        2
+
+        The same budget under LDP, where each report counts at its LDP epsilon (ln 3):
+
+        >>> ld.Ledger(ld.LDP(2.0)).reports_allowed(mechanism)
+        1
+        """
         if not self.fits([mechanism]):
             return 0
         if compose([mechanism], notion="LDP").epsilon == 0:  # its reports do not depend on the input
