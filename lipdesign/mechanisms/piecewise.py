@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,6 +31,11 @@ from lipdesign.mechanisms.sampling import (
 from lipdesign.notions import LDP
 from lipdesign.validation import fmt, integer
 from lipdesign.verification import sequential, verify_table
+
+if TYPE_CHECKING:  # annotations only
+    from typing import Self
+
+    import numpy.typing as npt
 
 #: eps* of Wang et al. (ICDE 2019, "~0.61"): the root of (s + 3) / (3 (s - 1)^2) = c^2 with s = e^(eps/2),
 #: c = (e^eps + 1) / (e^eps - 1). Above it the PM/Duchi mix of ``Hybrid`` beats Duchi's worst case.
@@ -63,7 +69,7 @@ def _piecewise_variance(values, exp_epsilon):
     return values**2 / (half_exp - 1.0) + (half_exp + 3.0) / (3.0 * (half_exp - 1.0) ** 2)
 
 
-def separated_grid(grid, half_exp):
+def separated_grid(grid: int, half_exp: float) -> int:
     """The smallest M >= ``grid`` with frac(M / s) in [1/4, 3/4], s = e^(eps/2). The left ends l_i of the PM's
     high-density intervals are spaced (C + 1)/M apart and each right end r_j = l_j + (C - 1) sits a fraction
     frac(M (C - 1)/(C + 1)) = frac(M / s) of a spacing past an l_i, so every bin is at least a quarter spacing
@@ -90,7 +96,7 @@ class PiecewiseGrid:
     edge + U width, is rounded to a double, but that rounding is the same for every input.
     """
 
-    def __init__(self, exp_epsilon, grid):
+    def __init__(self, exp_epsilon: float, grid: int) -> None:
         self.exp_epsilon = exp_epsilon
         self.half_exp = math.sqrt(exp_epsilon)
         self.grid = separated_grid(grid, self.half_exp)
@@ -111,43 +117,45 @@ class PiecewiseGrid:
         self.table.setflags(write=False)
 
     @cached_property
-    def sampler(self):
+    def sampler(self) -> TablePerturber:
         """The alias tables of the bins (built on first use: a grid is also built just to read its size)."""
         return TablePerturber(self.table)
 
-    def round(self, values, rng):
+    def round(self, values: npt.ArrayLike, rng: np.random.Generator) -> npt.NDArray[np.int64]:
         """Grid indices i with E[g_i] = t: i = floor((t + 1) M / 2) (at most M - 1), plus 1 with probability
         equal to the fractional part."""
         position = (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
         low = np.minimum(np.floor(position), self.grid - 1)
         return low.astype(np.int64) + (rng.random(position.shape) < position - low)
 
-    def rounding_variance(self, values):
+    def rounding_variance(self, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Var of g under the randomized rounding: (g_{i+1} - t)(t - g_i), computed as the sampler rounds."""
         position = (np.asarray(values, dtype=float) + 1.0) * (self.grid / 2.0)
         fraction = position - np.minimum(np.floor(position), self.grid - 1)
         return fraction * (1.0 - fraction) * (2.0 / self.grid) ** 2
 
     @cached_property
-    def realized_table(self):
+    def realized_table(self) -> npt.NDArray[np.float64]:
         """The (M + 1) x bins table the alias sampler realises exactly (TablePerturber.realized_table), computed
         once (about a second at M = 256)."""
         table = self.sampler.realized_table()
         table.setflags(write=False)
         return table
 
-    def sample_bins(self, indices, rng):
+    def sample_bins(self, indices: npt.NDArray[np.int64], rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        """The bin of each grid index, drawn from its row of the table by the alias sampler."""
         return self.sampler.perturb(indices, rng)
 
-    def outputs(self, bins, rng):
+    def outputs(self, bins: npt.NDArray[np.int64], rng: np.random.Generator) -> npt.NDArray[np.float64]:
         """A point uniform in each bin: edge + U width (the same float for the same bin and U, whatever the
         input)."""
         return self.edges[bins] + rng.random(np.shape(bins)) * self.widths[bins]
 
-    def perturb(self, values, rng):
+    def perturb(self, values: npt.ArrayLike, rng: np.random.Generator) -> npt.NDArray[np.float64]:
+        """The finite-output PM of each value t in [-1, 1]: rounded to the grid, a bin, a point in the bin."""
         return self.outputs(self.sample_bins(self.round(values, rng), rng), rng)
 
-    def variance(self, values):
+    def variance(self, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Var_PM(t) + rv(t) s / (s - 1): E over rounding of Var_PM(g) is Var_PM(t) + rv / (s - 1) (Var_PM is
         t^2 / (s - 1) + const), plus the variance rv of g itself."""
         return _piecewise_variance(values, self.exp_epsilon) + \
@@ -176,15 +184,15 @@ class _AttributeSampling(MeanOfReports):
         self.bound = _piecewise_bound(self.half_exp)
 
     @cached_property
-    def piecewise(self):
+    def piecewise(self) -> PiecewiseGrid:
         """The finite-output Piecewise mechanism of one attribute at eps / k (built on first use)."""
         return PiecewiseGrid(self.attribute_exp, self.grid)
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "d": self.d, "grid": self.grid}
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         if self.attributes == 1:
             return Guarantee("LDP", self.epsilon, EXACT_TABLE)
         return Guarantee("LDP", self.epsilon, COMPOSITION,
@@ -221,11 +229,17 @@ class _AttributeSampling(MeanOfReports):
         single = verify_table(self.privacy_table(), LDP(self.attribute_epsilon), exact=True)
         return sequential([single] * self.attributes, self.epsilon)
 
-    def audit_plan(self):
-        """Piecewise and Hybrid: inputs +1 and -1 in every coordinate; classes of the first coordinate: not sampled
-        (report 0), or sampled with its bin of the realised table (Hybrid: or its one-bit output +-c). With k > 1
-        sampled attributes a coordinate alone carries eps / k (docs/math.md §9.8)."""
-        table = self.privacy_table()
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs +1 and -1 in every coordinate; classes of the first
+        coordinate: not sampled (report 0), or sampled with its bin of the realised table (Hybrid: or its one-bit
+        output +-c). With k > 1 sampled attributes a coordinate alone carries eps / k (docs/math.md §9.8).
+
+        Returns
+        -------
+        AuditPlan
+            2 inputs; the classes "not sampled", the bins (and +c, -c for Hybrid).
+        """
+        table = cast("npt.NDArray[np.float64]", self.privacy_table())  # both families' tables are arrays
         one_bit_only = getattr(self, "piecewise_probability", 1.0) == 0.0
         top, bottom = (0, 1) if one_bit_only else (table.shape[0] - 1, 0)
         chosen = self.attributes / self.d
@@ -247,8 +261,15 @@ class _AttributeSampling(MeanOfReports):
         names = ["not sampled"] + [f"bin {b}" for b in range(bins)] + (["+c", "-c"] if bit is not None else [])
         return AuditPlan(extremes(self.d), rows, classify, ["t=+1", "t=-1"], names)
 
-    def device_numbers(self):
-        """docs/runtime.md §8: the grid of the piecewise density and its alias tables."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §8).
+
+        Returns
+        -------
+        dict
+            ``d``, the k sampled ``attributes``, the ``grid`` M used, the bins' ``edges`` and ``widths`` and the
+            alias tables of the bins.
+        """
         grid = self.piecewise
         return {"d": self.d, "attributes": self.attributes, "grid": grid.grid, "edges": grid.edges.tolist(),
                 "widths": grid.widths.tolist(), **grid.sampler.device_numbers()}
@@ -262,7 +283,79 @@ class Piecewise(_AttributeSampling):
     - t)(t - g_i) e^(eps/2) / (e^(eps/2) - 1) per attribute, at most (1/M)^2 e^(eps/2)/(e^(eps/2) - 1) above
     the continuous PM's. M is the requested ``grid`` raised to ``separated_grid``. The output given its bin
     does not depend on the input, so ``privacy_table`` (grid inputs x bins, as realised) is the whole privacy
-    claim, verified exactly. Needs eps / k >= PIECEWISE_MIN_EPSILON.
+    claim, verified exactly.
+
+    With d attributes (Wang et al.'s extension) each user perturbs k = max(1, min(d, floor(eps / 2.5)))
+    attributes drawn uniformly without replacement, each with eps / k, scaled by d / k; the others report 0.
+    The attribute subset is drawn independently of the data, so sequential composition gives eps-LDP from the
+    per-attribute table (``verify`` reports k times its epsilon, docs/math.md §9.8).
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level of the whole report, in [1e-6, 10]; each of the k sampled attributes gets eps / k.
+    d : int, default 1
+        The number of attributes, >= 1.
+    grid : int, default 256
+        The requested input grid M, 2..``MAX_GRID`` (256); the grid used is the smallest M' >= M whose bins are
+        all at least a quarter of the spacing wide (``separated_grid``).
+
+    Attributes
+    ----------
+    attributes : int
+        k, the attributes each user perturbs.
+    bound : float
+        C = (e^(eps/2k) + 1)/(e^(eps/2k) - 1), the largest |output| of one attribute before the scaling by d / k.
+    piecewise : PiecewiseGrid
+        The finite-output mechanism of one attribute at eps / k (its ``grid`` is the M used).
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10], d or grid is not an integer in its range, or eps / k is below
+        ``PIECEWISE_MIN_EPSILON`` (0.01).
+
+    See Also
+    --------
+    Hybrid : Piecewise mixed with the one-bit mechanism, better for small epsilon.
+    Duchi, Laplace, HarmonyNumeric : The other mean estimators of docs/math.md §9.
+
+    Notes
+    -----
+    Reports: float (n, d), 0 on the attributes a user did not sample; the aggregate holds their sums and sums
+    of squares per attribute.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> pm = ld.mechanisms.Piecewise(3.0, d=2, grid=16)
+    >>> pm.attributes, pm.piecewise.grid, round(pm.bound, 4)
+    (1, 16, 1.5744)
+    >>> certificate = pm.verify()
+    >>> certificate.passed, round(certificate.epsilon, 6)
+    (True, 3.0)
+
+    Each user reports one attribute (scaled by d / k = 2) and 0 for the other:
+
+    >>> values = np.random.default_rng(0).uniform(-1, 1, size=(5000, 2))
+    >>> reports = pm.perturb(values, rng=2)
+    >>> np.round(reports[:3], 3)
+    array([[ 0.416,  0.   ],
+           [ 0.   , -2.173],
+           [ 1.24 ,  0.   ]])
+    >>> np.round(values.mean(axis=0), 3)
+    array([-0.001, -0.001])
+    >>> estimate = pm.estimate(reports)
+    >>> np.round(estimate.values, 3), np.round(estimate.standard_errors, 3)
+    (array([-0.004, -0.012]), array([0.016, 0.016]))
+
+    Below eps / k = 0.01 the grid cannot keep the bins apart:
+
+    >>> ld.mechanisms.Piecewise(0.005)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: epsilon is 0.005; Piecewise needs epsilon / k >= 0.01 per perturbed ...
     """
 
     family = "piecewise"
@@ -275,7 +368,7 @@ class Piecewise(_AttributeSampling):
                                   "have the lower variance there)")
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(3.0, 2, grid=16)
 
     def _perturb_one(self, values, rng):
@@ -284,9 +377,23 @@ class Piecewise(_AttributeSampling):
     def _variance_one(self, values):
         return self.piecewise.variance(values)
 
-    def privacy_table(self):
-        """(M + 1) x bins: Pr[bin | g_i] for the grid inputs as the sampler realises it (rounding is
-        pre-processing: any input's output distribution is a mixture of these rows)."""
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The per-attribute table Pr[bin | g_i] for the grid inputs, as the sampler realises it.
+
+        Rounding is pre-processing: any input's output distribution is a mixture of these rows. Its exact epsilon
+        is eps / k; ``verify`` composes the k sampled attributes.
+
+        Returns
+        -------
+        numpy.ndarray
+            (M + 1) x bins, rows the grid inputs g_i (read-only).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.Piecewise(3.0, grid=16).privacy_table().shape
+        (17, 33)
+        """
         return self.piecewise.realized_table
 
 
@@ -294,7 +401,64 @@ class Hybrid(_AttributeSampling):
     """Wang et al.'s Hybrid mechanism (ICDE 2019, docs/math.md §9): above eps* (HYBRID_THRESHOLD, per attribute)
     the finite-output Piecewise mechanism (see ``Piecewise``) with probability alpha = 1 - e^(-eps/2), else the
     one-bit Duchi mechanism (+-c) on t itself; at or below eps* always the one-bit mechanism. Finite output
-    space: ``privacy_table`` is verified exactly.
+    space: ``privacy_table`` is verified exactly. With d attributes each user perturbs k of them, as in
+    ``Piecewise``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level of the whole report, in [1e-6, 10]; each of the k sampled attributes gets eps / k.
+    d : int, default 1
+        The number of attributes, >= 1.
+    grid : int, default 256
+        The requested input grid M, 2..``MAX_GRID`` (256); the grid used is the smallest M' >= M whose bins are
+        all at least a quarter of the spacing wide (``separated_grid``).
+
+    Attributes
+    ----------
+    attributes : int
+        k, the attributes each user perturbs.
+    piecewise_probability : float
+        alpha, the probability of the Piecewise branch (0 at or below eps*).
+    scale : float
+        c = (e^(eps/k) + 1)/(e^(eps/k) - 1), the |output| of the one-bit branch.
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10] or d or grid is not an integer in its range.
+
+    See Also
+    --------
+    Piecewise : The Piecewise branch alone.
+    Duchi, Laplace, HarmonyNumeric : The other mean estimators of docs/math.md §9.
+
+    Notes
+    -----
+    Reports: float (n, d), 0 on the attributes a user did not sample; the aggregate holds their sums and sums
+    of squares per attribute.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> hybrid = ld.mechanisms.Hybrid(3.0, d=2, grid=16)
+    >>> round(hybrid.piecewise_probability, 4), round(hybrid.scale, 4)
+    (0.7769, 1.1048)
+    >>> certificate = hybrid.verify()
+    >>> certificate.passed, round(certificate.epsilon, 6)
+    (True, 3.0)
+    >>> values = np.random.default_rng(0).uniform(-1, 1, size=(5000, 2))
+    >>> estimate = hybrid.estimate(hybrid.perturb(values, rng=2))
+    >>> np.round(values.mean(axis=0), 3)
+    array([-0.001, -0.001])
+    >>> np.round(estimate.values, 3), np.round(estimate.standard_errors, 3)
+    (array([-0.019, -0.015]), array([0.018, 0.018]))
+
+    At or below eps* = 0.609 it is the one-bit mechanism alone:
+
+    >>> ld.mechanisms.Hybrid(0.5).piecewise_probability
+    0.0
     """
 
     family = "hybrid"
@@ -306,7 +470,7 @@ class Hybrid(_AttributeSampling):
         self.scale = one_bit_scale(self.attribute_exp)
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(3.0, 2, grid=16)
 
     def _perturb_one(self, values, rng):
@@ -333,15 +497,39 @@ class Hybrid(_AttributeSampling):
         table.setflags(write=False)
         return table
 
-    def privacy_table(self):
-        """At or below eps*: ``one_bit_table``. Above: rows g_i (i = 0..M), columns the Piecewise bins then +c,
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The per-attribute table of both branches, as the samplers realise it.
+
+        At or below eps*: ``one_bit_table``. Above: rows g_i (i = 0..M), columns the Piecewise bins then +c,
         -c: [alpha Pr[bin | g_i], (1 - alpha) Pr[+-1 | g_i]], every probability as the samplers realise it.
         Column by column this bounds every input: a bin's probability is alpha times a mixture of the rows'
         (rounding), and the one-bit branch, which runs on t itself, has Pr[+-1 | t] monotone in t, so its
-        extremes are the rows t = -1 and +1."""
+        extremes are the rows t = -1 and +1.
+
+        Returns
+        -------
+        numpy.ndarray
+            2 x 2 at or below eps*, else (M + 1) x (bins + 2) (read-only).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.Hybrid(3.0, grid=16).privacy_table().shape
+        (17, 35)
+        >>> ld.mechanisms.Hybrid(0.5).privacy_table().shape  # below eps*: the one-bit mechanism alone
+        (2, 2)
+        """
         return self._table
 
-    def device_numbers(self):
-        """The piecewise numbers and the one-bit branch (docs/runtime.md §8)."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads beyond ``parameters()``: the piecewise ones and the one-bit branch
+        (docs/runtime.md §8).
+
+        Returns
+        -------
+        dict
+            Those of ``Piecewise.device_numbers``, plus ``exp_epsilon`` (e^(eps/k) as the sampler uses it), the
+            one-bit ``scale`` c and ``piecewise_probability`` alpha.
+        """
         return {**super().device_numbers(), "exp_epsilon": self.attribute_exp, "scale": self.scale,
                 "piecewise_probability": self.piecewise_probability}
