@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,11 +24,16 @@ from lipdesign.mechanisms.rr import (
 from lipdesign.mechanisms.sampling import BLOCK, public_index, public_seed, structured_reports
 from lipdesign.validation import fmt, index_array, integer
 
+if TYPE_CHECKING:  # annotations only
+    from typing import Self
+
+    import numpy.typing as npt
+
 #: The prime P of OLH's hash family h_{a,b}(x) = ((a x + b) mod P) mod g (a Mersenne prime; a x + b < 2**63).
 HASH_PRIME = 2**31 - 1
 
 
-def hash_collision(g, prime=HASH_PRIME):
+def hash_collision(g: int, prime: int = HASH_PRIME) -> float:
     """Pr[h(x) = h(x')] for x != x' in [0, prime), h = ((a x + b) mod prime) mod g, a uniform in
     [1, prime-1], b uniform in [0, prime-1] (docs/math.md §8).
 
@@ -67,9 +73,11 @@ SEED_DRAWS = 16
 
 
 class OLH(PureProtocol):
-    """Optimised local hashing (docs/math.md §8.4). Each user hashes her value with h_{a,b}(x) = ((a x + b) mod P)
-    mod g, P = ``HASH_PRIME`` = 2^31 - 1, and reports the hash and y = GRR over g buckets of h(x) (p' = e^eps/(e^eps
-    + g - 1), sampled and realised as GRR's mixture, ``rr.grr_mixing_probability``).
+    """Optimised local hashing over k values, eps-LDP (docs/math.md §8.4), with a hash per user or from a public pool.
+
+    Each user hashes her value with h_{a,b}(x) = ((a x + b) mod P) mod g, P = ``HASH_PRIME`` = 2^31 - 1, and reports
+    the hash and y = GRR over g buckets of h(x) (p' = e^eps/(e^eps + g - 1), sampled and realised as GRR's mixture,
+    ``rr.grr_mixing_probability``).
 
     - ``pool=None`` (the default, as in files written before pools existed): the user draws a uniform in [1, P-1]
       and b uniform in [0, P-1] from her own rng and reports (a, b, y), structured [("a", "<i8"), ("b", "<i8"),
@@ -90,6 +98,85 @@ class OLH(PureProtocol):
     ``g`` defaults to round(e^eps) + 1 (the survey's choice: the variance-minimising integer except in narrow windows
     of epsilon, where it costs up to about 2% variance; docs/math.md §8.4), capped at P so y fits int32. Requires k <
     P (distinct values stay distinct mod P). Epsilon in [1e-6, 10].
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level, in [1e-6, 10].
+    k : int
+        The number of values, 2 <= k <= P - 1; inputs are the indices 0..k-1.
+    g : int, optional
+        The number of hash buckets, 2 <= g <= P; by default round(e^eps) + 1.
+    pool : int, optional
+        The number S of hashes in a public pool, 1 <= S <= ``MAX_POOL``; by default none (a hash per user).
+    seed : int, optional
+        With a pool only: the public seed the pool is derived from; by default drawn from the OS (and stored in the
+        mechanism's file).
+
+    Attributes
+    ----------
+    p : float
+        Pr[y = h(x)] for the user's value x, as the sampler realises it.
+    q : float or None
+        Per user: the probability that a report supports a value other than the user's (exact for the hash
+        family); None with a pool, whose support probabilities depend on the pair of values.
+    alpha, lie : float
+        The mixture's keep probability and Pr[y = a given other bucket].
+
+    Raises
+    ------
+    ValidationError
+        If an argument breaks its rule above, a seed is given without a pool, the pool cannot separate k values
+        (S (g - 1) + 1 < k) or exceeds one of its caps, or its collision matrix is singular.
+
+    See Also
+    --------
+    GRR, OUE, HadamardResponse : The other frequency oracles of docs/math.md §8.
+    LocalHashing : Local hashing with a designed table over the buckets.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> olh = ld.mechanisms.OLH(1.0, 4)
+    >>> olh
+    OLH(epsilon=1.0, k=4, g=4)
+    >>> olh.verify().passed, round(olh.verify().epsilon, 6)
+    (True, 1.0)
+
+    The exact q is close to the idealised 1/g, and the variance of an absent value (f_v = 0) is close to the
+    survey's (e^eps - 1 + g)^2/((e^eps - 1)^2 (g - 1)) per user (docs/math.md §8.1):
+
+    >>> import math
+    >>> e = math.exp(1.0)
+    >>> round(olh.p, 6), round(e / (e + 3), 6), round(olh.q, 6)
+    (0.475367, 0.475367, 0.25)
+    >>> round(float(olh.variance([1, 0, 0, 0])[1]), 6), round((e + 3) ** 2 / ((e - 1) ** 2 * 3), 6)
+    (3.691655, 3.691655)
+
+    A seeded round: perturb, aggregate, estimate.
+
+    >>> truth = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> values = np.random.default_rng(0).choice(4, size=20_000, p=truth)
+    >>> reports = olh.perturb(values, rng=1)
+    >>> reports.shape, reports.dtype.names
+    ((20000,), ('a', 'b', 'y'))
+    >>> estimate = olh.estimate(olh.aggregate(reports))
+    >>> np.round(estimate.values, 3)
+    array([0.384, 0.306, 0.23 , 0.101])
+
+    With a public pool of 16 hashes, a report is (s, y), 6 bits:
+
+    >>> pooled = ld.mechanisms.OLH(1.0, 4, pool=16, seed=7)
+    >>> pooled.report_bits, pooled.q
+    (6, None)
+    >>> reports = pooled.perturb(values, rng=1)
+    >>> np.round(pooled.estimate(pooled.aggregate(reports)).values, 3)
+    array([0.401, 0.323, 0.188, 0.091])
+    >>> ld.mechanisms.OLH(1.0, 40, pool=2)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: pool is 2; with g = 4 buckets a pool of S hashes separates at most ...
     """
 
     family = "olh"
@@ -101,6 +188,7 @@ class OLH(PureProtocol):
     client_cost = "O(1) per report (one hash)"
     report_dtype = np.dtype([("a", "<i8"), ("b", "<i8"), ("y", "<i4")])
     pooled_dtype = np.dtype([("s", "<i4"), ("y", "<i4")])
+    q: float | None  # annotation only: None with a pool (set by the constructor)
 
     def __init__(self, epsilon: float, k: int, g: int | None = None, pool: int | None = None,
                  seed: int | None = None) -> None:
@@ -147,21 +235,21 @@ class OLH(PureProtocol):
                 if draw == draws - 1:
                     raise
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         parameters = {"epsilon": self.epsilon, "k": self.k, "g": self.g}
         if self.pool is not None:  # files without a pool keep their form (and fingerprint)
             parameters.update(pool=self.pool, seed=self.seed)
         return parameters
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int:
         """(a, b, y): ceil(log2((P - 1) P g)); (s, y): ceil(log2(S g))."""
         if self.pool is not None:
             return max(1, math.ceil(math.log2(self.pool * self.g)))
         return math.ceil(math.log2((HASH_PRIME - 1) * HASH_PRIME * self.g))
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(2.0, 20)
 
     def _hash(self, a, b, x):
@@ -181,8 +269,36 @@ class OLH(PureProtocol):
             array.setflags(write=False)
         return a, b
 
-    def report_hashes(self, reports, v):
-        """h(v) under the hash of each report (checked), int64 (n,)."""
+    def report_hashes(self, reports: npt.NDArray[np.void], v: int | npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """h(v) under the hash of each report (checked): which reports support the value v (h(v) = y).
+
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            Structured reports as ``perturb`` returns them: (a, b, y) per user, or (s, y) with a pool.
+        v : int
+            A value in 0..k-1 (an array of values broadcasts against the reports).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (n,): the bucket of v under each report's hash.
+
+        Raises
+        ------
+        ValidationError
+            If ``reports`` does not have this mechanism's report fields, or a field is out of range.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> olh = ld.mechanisms.OLH(1.0, 4, pool=16, seed=7)
+        >>> reports = olh.perturb([0, 0, 1], rng=1)
+        >>> supports = olh.report_hashes(reports, 0) == reports["y"]
+        >>> supports.shape, supports.dtype
+        ((3,), dtype('bool'))
+        """
         if self.pool is None:
             a, b, _ = self._per_user_fields(reports)
             return self._hash(a, b, v)
@@ -190,9 +306,31 @@ class OLH(PureProtocol):
         a, b = self.pool_members
         return self._hash(a[s], b[s], v)
 
-    def collision_probability(self, x, v):
-        """Pr[h(x) = h(v)] over the hash a report uses. Per user: ``hash_collision(g)``, the probability for x != v
-        (returned whatever x and v are); with a pool: its frequency C[x, v], which is 1 when x = v."""
+    def collision_probability(self, x: int, v: int) -> float:
+        """Pr[h(x) = h(v)] over the hash a report uses.
+
+        Per user: ``hash_collision(g)``, the probability for x != v (returned whatever x and v are); with a pool:
+        its frequency C[x, v], which is 1 when x = v.
+
+        Parameters
+        ----------
+        x, v : int
+            Two values in 0..k-1.
+
+        Returns
+        -------
+        float
+            The collision probability.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> round(ld.mechanisms.OLH(1.0, 4).collision_probability(0, 1), 6)
+        0.25
+        >>> pooled = ld.mechanisms.OLH(1.0, 4, pool=16, seed=7)
+        >>> pooled.collision_probability(0, 1), pooled.collision_probability(0, 0)
+        (0.25, 1.0)
+        """
         if self.pool is None:
             return hash_collision(self.g)
         a, b = self.pool_members
@@ -330,22 +468,44 @@ class OLH(PureProtocol):
         inverse = self._inverse_collisions
         return np.einsum("ij,jk,ik->i", inverse, sigma, inverse) / (n * self.alpha**2)
 
-    def privacy_table(self):
-        """Exact reduction of the output ((a, b, y) or (s, y)): the hash has the same distribution for every input,
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The exact reduction of the output ((a, b, y) or (s, y)) to the GRR table over g buckets, 2 x 3.
+
+        The hash has the same distribution for every input,
         and given it y is GRR over g buckets of h(x), so the tightest epsilon is that of the g x g GRR table (two
         inputs with h(x) = h(x') only give ratio 1). Rows: two inputs with h(x) = 0, h(x') = 1 (possible for g >= 2;
         a pool that passed its rank check separates some pair); columns: y = 0, y = 1, and the other g - 2 buckets
         merged (``rr.grr_reduced_table``; none when g = 2), in floats. The certificate is verified on its exact rational
-        form, the probabilities the mixture realises (``rr.grr_certificate``)."""
+        form, the probabilities the mixture realises (``rr.grr_certificate``).
+
+        Returns
+        -------
+        numpy.ndarray
+            float (2, 3), or (2, 2) when g = 2.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> np.round(ld.mechanisms.OLH(1.0, 4).privacy_table(), 4)
+        array([[0.4754, 0.1749, 0.3498],
+               [0.1749, 0.4754, 0.3498]])
+        """
         return grr_reduced_table(self.alpha, self.g)
 
     def _certify(self):
         return grr_certificate(self.epsilon, self.alpha, self.g)
 
-    def audit_plan(self):
-        """OLH: inputs 0 and 1; classes y = h(0) != h(1), y = h(1) != h(0), another y with h(0) != h(1), and h(0) =
-        h(1) (probability ``collision_probability(0, 1)``, exact for the family or the pool); given the hash, y is GRR
-        over g buckets."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs 0 and 1; classes y = h(0) != h(1), y = h(1) != h(0),
+        another y with h(0) != h(1), and h(0) = h(1) (probability ``collision_probability(0, 1)``, exact for the
+        family or the pool); given the hash, y is GRR over g buckets.
+
+        Returns
+        -------
+        AuditPlan
+            The inputs, the 2 x 4 table of the classes and the classifier of reports into them.
+        """
         keep, lie = grr_probabilities(self.alpha, self.g)
         c = self.collision_probability(0, 1)
         table = np.array([[(1 - c) * keep, (1 - c) * lie, (1 - c) * (self.g - 2) * lie, c],
@@ -359,10 +519,17 @@ class OLH(PureProtocol):
         return AuditPlan(np.array([0, 1]), table, classify, ["x=0", "x=1"],
                      ["y=h(0)", "y=h(1)", "other y", "h(0)=h(1)"])
 
-    def device_numbers(self):
-        """docs/runtime.md §5: the hash family's prime and the keep probability (and the public pool, when used)."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads (docs/runtime.md §5): the hash family's prime and the keep probability (and
+        the public pool, when used).
+
+        Returns
+        -------
+        dict
+            ``k``, ``g``, ``prime``, ``alpha``, and with a pool ``pool`` and ``seed``.
+        """
         return {"k": self.k, "g": self.g, "prime": HASH_PRIME, "alpha": self.alpha,
                 **({} if self.pool is None else {"pool": self.pool, "seed": self.seed})}
 
-    def display_name(self):
+    def display_name(self) -> str:
         return f"local hashing: OLH, g = {self.g} (LDP)"
