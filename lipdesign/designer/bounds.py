@@ -7,8 +7,11 @@ docs/math.md §10. With a latent secret none but the relaxation over the cone's 
 freely). The equivalence-theorem dual bound over enumerated rays lives with the weights (``designer.weights``).
 """
 
+from __future__ import annotations
+
 import math
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,8 +21,20 @@ from lipdesign.mechanisms.closed_forms import uniform_optimal_orbit
 from lipdesign.notions import LDP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
-def per_bin_variance(p, epsilon, notion):
+    import numpy.typing as npt
+
+    from lipdesign.model import Prior
+    from lipdesign.notions import LIP
+    from lipdesign.objectives import BayesSum, Frequencies, Mean
+
+    Notion = LDP | LIP | WorstCaseLIP
+    Objective = Frequencies | Mean | BayesHistogram | BayesSum
+
+
+def per_bin_variance(p: npt.ArrayLike, epsilon: float, notion: Notion) -> npt.NDArray[np.float64]:
     """n Var of the best unbiased estimate of 1[X = b] from any eps-LIP (``notion`` LIP without a secret) or eps-LDP
     mechanism, users drawn i.i.d. (the binary channel of docs/math.md §6 and §11), for each prior entry p."""
     e = math.exp(epsilon)
@@ -38,7 +53,7 @@ PER_BIN = "per-bin (Cramer-Rao, docs/math.md §11)"
 PER_BIN_BAYES = "per-bin binary optimum (docs/math.md §10)"
 
 
-def bayes_histogram_bound(prior, epsilon):
+def bayes_histogram_bound(prior: Prior, epsilon: float) -> float:
     """LB(P, eps) = sum_b binMSE(P_b, eps) (docs/math.md §10): every eps-LIP mechanism for X (so every eps-LDP one) is
     eps-LIP for each indicator 1[X = b], whose MSE from any observation is at least the §6 binary optimum:
     binMSE = q - q^2 (e^(2 eps) + e^-eps)/(1 + e^eps) if q = min(p, 1 - p) <= 1/(1 + e^eps), else
@@ -50,16 +65,53 @@ def bayes_histogram_bound(prior, epsilon):
     return float(np.where(q <= 1 / (1 + e), small, large).sum())
 
 
-def per_bin_bound(prior, notion):
-    """The per-bin lower bound on n x the sum of the variances given the users' values (docs/math.md §11), or None
-    where it does not apply (a latent secret: X itself may be released freely)."""
+def per_bin_bound(prior: Prior, notion: Notion) -> float | None:
+    """The per-bin lower bound on the figure of every mechanism of a notion at a prior (docs/math.md §11).
+
+    The per-bin (Cramer-Rao) lower bound on n x the sum of the variances given the users' values, valid for every
+    eps-LIP mechanism for X (so every eps-LDP one) at the prior: each bin's indicator 1[X = b] is estimated at best
+    by the optimal binary channel (docs/math.md §6). None where it does not apply (a latent secret: X itself may be
+    released freely).
+
+    Parameters
+    ----------
+    prior : Prior
+        The design prior.
+    notion : LIP, WorstCaseLIP or LDP
+        The notion and its epsilon (LDP and worst-case LIP take the LDP binary channel).
+
+    Returns
+    -------
+    float or None
+        The bound, or None with a latent secret.
+
+    See Also
+    --------
+    uniform_prior_optimum : the optimum itself at a uniform prior.
+
+    Examples
+    --------
+    A design's figure is at least the bound:
+
+    >>> import lipdesign as ld
+    >>> from lipdesign.designer import per_bin_bound
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> round(per_bin_bound(prior, ld.LIP(1.0)), 4), round(per_bin_bound(prior, ld.LDP(1.0)), 4)
+    (1.1205, 2.762)
+    >>> mechanism = ld.design(prior, ld.LIP(1.0), baselines=False)
+    >>> mechanism.mse >= per_bin_bound(prior, ld.LIP(1.0))
+    True
+    >>> secret = ld.SecretModel([[0.8, 0.2, 0.0], [0.1, 0.3, 0.6]])
+    >>> print(per_bin_bound(prior, ld.LIP(1.0, secret=secret)))
+    None
+    """
     if getattr(notion, "secret", None) is not None:
         return None
     p = prior.probabilities
     return float(per_bin_variance(p, notion.epsilon, notion).sum() - (1.0 - p @ p))
 
 
-def bayes_bound(prior, notion, objective):
+def bayes_bound(prior: Prior, notion: Notion, objective: Objective) -> float | None:
     """A certified lower bound on the Bayesian objective's MSE, or None: the per-bin binary optimum of
     docs/math.md §10 for the histogram (valid for every eps-LIP mechanism for X at the prior, so for every eps-LDP
     and bounded-prior one); none with a latent secret, which may leave X free."""
@@ -68,11 +120,45 @@ def bayes_bound(prior, notion, objective):
     return bayes_histogram_bound(prior, notion.epsilon)
 
 
-def uniform_prior_optimum(k, epsilon, notion_kind="LIP"):
-    """(figure, description): the A-optimal n x sum Var, given the users' values, at the uniform prior over k values
+def uniform_prior_optimum(k: int, epsilon: float, notion_kind: str = "LIP") -> tuple[float, str]:
+    """The optimal figure at the uniform prior over k values, in closed form, and the design that reaches it.
+
+    (figure, description): the A-optimal n x sum Var, given the users' values, at the uniform prior over k values
     (docs/math.md §11), in O(k) for any k (``closed_forms.uniform_optimal_orbit``): one permutation orbit of
     a slice vertex; LDP: d-subset selection with the best d; LIP: j values at e^eps, k - 1 - j at e^-eps and one
-    free coordinate."""
+    free coordinate.
+
+    Parameters
+    ----------
+    k : int
+        The number of values.
+    epsilon : float
+        The notion's epsilon.
+    notion_kind : {"LIP", "LDP"}, default "LIP"
+        "LDP" for the LDP cone (staircase columns, also worst-case LIP without a secret); anything else takes the
+        LIP box slice.
+
+    Returns
+    -------
+    figure : float
+        The optimal n x sum Var at the uniform prior.
+    description : str
+        The optimal orbit, in words.
+
+    See Also
+    --------
+    per_bin_bound : a bound at any prior.
+
+    Examples
+    --------
+    >>> from lipdesign.designer import uniform_prior_optimum
+    >>> figure, description = uniform_prior_optimum(4, 1.0)
+    >>> round(figure, 4), description
+    (1.524, 'orbit of 1 value at e^eps, 2 at e^-eps and one at 0.545959')
+    >>> figure, description = uniform_prior_optimum(4, 1.0, "LDP")
+    >>> round(figure, 4), description
+    (7.5562, 'subset selection, d = 1')
+    """
     figure, size, free = uniform_optimal_orbit(k, epsilon, "staircase" if notion_kind == "LDP" else "box")
     if free is None:
         return figure, f"subset selection, d = {size}"
@@ -91,7 +177,7 @@ MAX_RELAXATION_K = 32
 MAX_RELAXATION_ROWS = 128
 
 
-def relaxation_bound(prior, notion, objective):
+def relaxation_bound(prior: Prior, notion: Notion, objective: Objective) -> float | None:
     """The relaxation SDP of docs/math.md §11 (None above MAX_RELAXATION_K, or with more than MAX_RELAXATION_ROWS
     cone rows): minimise the figure over matrices X >= M^-1 where M has M P = 1 and the averaged products of the
     constraints every slice point meets (RLT inequalities). For X itself these are the box constraints
@@ -161,7 +247,7 @@ MAX_RELAXATION_DUAL_K = 2048
 RELAXATION_DUAL_SECONDS = 120.0
 
 
-def relaxation_dual_bound(prior, notion, objective):
+def relaxation_dual_bound(prior: Prior, notion: Notion, objective: Objective) -> float | None:
     """The relaxation's dual in 2k numbers (docs/math.md §11) on n x sum Var given the users' values, or None where
     it does not apply (not ``Frequencies``, a latent secret, a value of probability 0, k past
     MAX_RELAXATION_DUAL_K): every eps-LIP mechanism at P (so every eps-LDP, BP-LIP and WC-LIP one) has
@@ -183,7 +269,8 @@ def relaxation_dual_bound(prior, notion, objective):
     return certified_value(d, s, p, cap, inverse_diagonal) - 1.0
 
 
-def lower_bounds(prior, notion, objective, relaxation=True):
+def lower_bounds(prior: Prior, notion: Notion, objective: Objective,
+                 relaxation: bool = True) -> dict[str, float]:
     """The valid lower bounds on the figure of ``objective`` over every mechanism of ``notion`` at ``prior``, by name
     (docs/math.md §11): per-bin and relaxation dual (histogram), contraction (mean), the uniform-prior optimum, and
     the relaxation SDP unless ``relaxation`` is False."""
@@ -210,22 +297,23 @@ def lower_bounds(prior, notion, objective, relaxation=True):
     return bounds
 
 
-def bound_target(bounds, target_gap):
+def bound_target(bounds: Mapping[str, float | None],
+                 target_gap: float) -> tuple[str | None, float | None, float]:
     """(name, bound, the figure at which the gap to it is ``target_gap``), for the largest certified bound."""
-    bounds = {name: value for name, value in bounds.items() if value is not None and np.isfinite(value)}
-    if not bounds:
+    finite = {name: value for name, value in bounds.items() if value is not None and np.isfinite(value)}
+    if not finite:
         return None, None, -math.inf
-    name = max(bounds, key=bounds.get)
-    return name, bounds[name], bounds[name] / (1 - target_gap)
+    name = max(finite, key=finite.__getitem__)
+    return name, finite[name], finite[name] / (1 - target_gap)
 
 
-def optimality(value, bounds):
+def optimality(value: float, bounds: Mapping[str, float | None]) -> dict[str, Any]:
     """The design's figure beside the best valid lower bound, the relative gap, the bound's name and every bound
     computed (docs/math.md §11)."""
-    bounds = {name: bound for name, bound in bounds.items() if bound is not None and np.isfinite(bound)}
-    if not bounds:
+    finite = {name: bound for name, bound in bounds.items() if bound is not None and np.isfinite(bound)}
+    if not finite:
         return {"variance": value, "lower_bound": None, "gap": None, "bound": None, "bounds": {}}
-    name = max(bounds, key=bounds.get)
-    bound = min(bounds[name], value)  # a bound computed in floating point may exceed the optimum by rounding
+    name = max(finite, key=finite.__getitem__)
+    bound = min(finite[name], value)  # a bound computed in floating point may exceed the optimum by rounding
     return {"variance": value, "lower_bound": bound, "gap": (value - bound) / value if value else 0.0,
-            "bound": name, "bounds": bounds}
+            "bound": name, "bounds": finite}
