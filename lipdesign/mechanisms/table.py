@@ -42,9 +42,12 @@ from lipdesign.verification import check_table, verify_table
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Self
 
     import numpy.typing as npt
 
+    from lipdesign.mechanisms.aggregate import Aggregate
+    from lipdesign.mechanisms.audit_plan import AuditPlan
     from lipdesign.objectives import BayesHistogram, BayesSum, Frequencies, Mean
 
 #: The estimate of a designed table: the histogram, or the mean or sum of f(X) over the users (Mean and BayesSum
@@ -73,9 +76,44 @@ def _counts(counts, n_out, table=None):
     return array
 
 
-def posterior(table, *, prior):
-    """``post[y, x] = Pr[X=x | Y=y] = P_x Q[x, y] / (P.q_y)`` (docs/math.md §4), shape ``(n_out, k)``. An output
-    with ``Pr[Y=y] = 0`` gets the prior as its row, so every row is a distribution."""
+def posterior(table: npt.ArrayLike, *, prior: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """The posterior of X given each output: ``post[y, x] = Pr[X=x | Y=y]``.
+
+    ``post[y, x] = P_x Q[x, y] / (P.q_y)`` (docs/math.md §4), shape ``(n_out, k)``. An output with ``Pr[Y=y] = 0``
+    gets the prior as its row, so every row is a distribution.
+
+    Parameters
+    ----------
+    table : array_like of float
+        The table ``Q``, shape ``(k, n_out)``, ``Q[x, y] = Pr[Y=y | X=x]``, every row summing to 1.
+    prior : array_like of float
+        The prior ``P`` of X, k probabilities summing to 1 (``Prior.probabilities``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_out, k)``: row y is the distribution of X given the report y.
+
+    Raises
+    ------
+    ValidationError
+        If ``table`` is not a non-negative table whose rows sum to 1, or ``prior`` is not a distribution with one
+        entry per row.
+
+    See Also
+    --------
+    mmse_frequencies : The histogram estimate built from these rows.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> from lipdesign.mechanisms import posterior
+    >>> table = np.array([[0.75, 0.25], [0.25, 0.75]])  # randomized response, k = 2
+    >>> np.round(posterior(table, prior=[0.2, 0.8]), 4)
+    array([[0.4286, 0.5714],
+           [0.0769, 0.9231]])
+    """
     q = check_table(table)
     p = probability_vector(prior, "prior", length=q.shape[0])
     joint = p[:, None] * q
@@ -87,10 +125,50 @@ def posterior(table, *, prior):
     return post
 
 
-def mmse_frequencies(table, counts, *, prior):
-    """MMSE estimate of the histogram: ``sum_y (c_y / n) posterior[y]`` (docs/math.md §4). Each report is replaced
-    by E[1[X=x] | Y=y]; the result is a distribution, biased toward the prior (on exact expected counts
-    ``n * table.T @ prior`` it returns the prior)."""
+def mmse_frequencies(table: npt.ArrayLike, counts: npt.ArrayLike, *, prior: npt.ArrayLike
+                     ) -> npt.NDArray[np.float64]:
+    """MMSE estimate of the histogram: ``sum_y (c_y / n) posterior[y]`` (docs/math.md §4).
+
+    Each report is replaced by E[1[X=x] | Y=y]; the result is a distribution, biased toward the prior (on exact
+    expected counts ``n * table.T @ prior`` it returns the prior).
+
+    Parameters
+    ----------
+    table : array_like of float
+        The table ``Q``, shape ``(k, n_out)``, every row summing to 1.
+    counts : array_like of float
+        The number of reports of each output, ``n_out`` non-negative numbers with a positive sum (expected,
+        non-integer counts are fine).
+    prior : array_like of float
+        The prior of X the posterior is taken under (the design prior), k probabilities.
+
+    Returns
+    -------
+    numpy.ndarray
+        The k estimated frequencies, a distribution.
+
+    Raises
+    ------
+    ValidationError
+        If ``table`` or ``prior`` is malformed, or ``counts`` does not have one non-negative count per output, or
+        sums to 0.
+
+    See Also
+    --------
+    unbiased_frequencies : The unbiased estimate.
+    posterior : The rows averaged here.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> from lipdesign.mechanisms import mmse_frequencies
+    >>> table = np.array([[0.75, 0.25], [0.25, 0.75]])
+    >>> np.round(mmse_frequencies(table, [400, 600], prior=[0.2, 0.8]), 4)  # truth (0.3, 0.7): pulled to the prior
+    array([0.2176, 0.7824])
+    >>> np.round(mmse_frequencies(table, [350, 650], prior=[0.2, 0.8]), 4)  # the prior's expected counts
+    array([0.2, 0.8])
+    """
     post = posterior(table, prior=prior)
     c = _counts(counts, post.shape[0])
     return (c / c.sum()) @ post
@@ -104,7 +182,7 @@ def _check_rank(q, what="table"):
                               'its range (ld.Mean), or fit one histogram among many by method="mle"')
 
 
-def gls_matrix(table, *, prior=None):
+def gls_matrix(table: npt.ArrayLike, *, prior: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
     """B with ``unbiased_frequencies(table, c, prior) = B @ (c / n)`` (k x n_out; docs/math.md §4, §11).
 
     The estimate minimises (c/n - Q^T f)^T W (c/n - Q^T f) subject to sum(f) = 1: W = D^-1, D = diag(Q^T prior)
@@ -127,17 +205,65 @@ def gls_matrix(table, *, prior=None):
     return g + np.outer(u, 1.0 - g.sum(axis=0)) / u.sum()
 
 
-def unbiased_frequencies(table, counts, *, prior=None):
+def unbiased_frequencies(table: npt.ArrayLike, counts: npt.ArrayLike, *, prior: npt.ArrayLike | None = None
+                         ) -> npt.NDArray[np.float64]:
     """Unbiased inversion of the report histogram (docs/math.md §4, §8): ``gls_matrix(table, prior) @ (c/n)``.
-    Entries may be negative; they sum to 1. For GRR this is (C_v/n - q)/(p - q)."""
+
+    Entries may be negative; they sum to 1. For GRR this is (C_v/n - q)/(p - q). With ``prior`` the inversion is
+    generalised least squares weighted at the report distribution the prior gives, the smallest variance there
+    (docs/math.md §11); without it, ordinary least squares. Either is unbiased at every true distribution.
+
+    Parameters
+    ----------
+    table : array_like of float
+        The table ``Q``, shape ``(k, n_out)``, every row summing to 1; it must have rank k.
+    counts : array_like of float
+        The number of reports of each output, ``n_out`` non-negative numbers with a positive sum.
+    prior : array_like of float, optional
+        The prior the weights are taken at (the design prior); by default None, equal weights.
+
+    Returns
+    -------
+    numpy.ndarray
+        The k estimated frequencies: they sum to 1, and may be negative (``norm_sub`` makes them a distribution).
+
+    Raises
+    ------
+    ValidationError
+        If the table has rank below k (no unbiased estimate exists; ``ibu_frequencies`` still fits one), or
+        ``table``, ``counts`` or ``prior`` is malformed.
+
+    See Also
+    --------
+    ibu_frequencies : The maximum-likelihood estimate, always a distribution.
+    norm_sub : Projects an estimate onto the distributions.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> from lipdesign.mechanisms import unbiased_frequencies
+    >>> table = np.array([[0.75, 0.25], [0.25, 0.75]])
+    >>> np.round(unbiased_frequencies(table, [400, 600]), 4)  # the expected counts at the truth (0.3, 0.7)
+    array([0.3, 0.7])
+    >>> np.round(unbiased_frequencies(table, [200, 800], prior=[0.3, 0.7]), 4)  # outside [0, 1]
+    array([-0.1,  1.1])
+    >>> unbiased_frequencies([[0.5, 0.5], [0.5, 0.5]], [10, 10])
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: table has rank 1 < k = 2 (its 2 rows are linearly dependent), so no unbiased
+    estimate of the histogram exists; ...
+    """
     matrix = gls_matrix(table, prior=prior)
     c = _counts(counts, matrix.shape[1])
     return matrix @ (c / c.sum())
 
 
-def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=None):
-    """Maximum-likelihood frequencies (docs/math.md §4); works for any table. The name is the iterative Bayesian
-    update's, the EM algorithm that begins the fit.
+def ibu_frequencies(table: npt.ArrayLike, counts: npt.ArrayLike, *, tol: float = IBU_TOLERANCE,
+                    max_iter: int = 10_000, init: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
+    """Maximum-likelihood frequencies (docs/math.md §4); works for any table.
+
+    The name is the iterative Bayesian update's, the EM algorithm that begins the fit.
 
     The log-likelihood per report, l(f) = sum_y (c_y/n) ln (Q^T f)_y, is concave, its gradient is
     g = Q @ ((c/n) / (Q^T f)) and sum_x f_x g_x = 1, so max_x g_x - 1 bounds l(f*) - l(f) (the Frank-Wolfe gap).
@@ -148,6 +274,59 @@ def ibu_frequencies(table, counts, *, tol=IBU_TOLERANCE, max_iter=10_000, init=N
     much of X), dropping a value that a step takes to 0 and bringing back, by a line search, a value at 0 whose g_x
     exceeds 1. Every iterate is a distribution and every step raises l. Counts on an output the table can never produce
     are refused, and ``init`` must give positive probability to every output that was reported.
+
+    Parameters
+    ----------
+    table : array_like of float
+        The table ``Q``, shape ``(k, n_out)``, every row summing to 1 (any rank).
+    counts : array_like of float
+        The number of reports of each output, ``n_out`` non-negative numbers with a positive sum; 0 on every
+        output the table never produces.
+    tol : float, default 1e-13
+        How close to its maximum the log-likelihood per report must be (``IBU_TOLERANCE``), > 0.
+    max_iter : int, default 10000
+        The most steps taken.
+    init : array_like of float, optional
+        The starting distribution; by default None, the uniform one.
+
+    Returns
+    -------
+    numpy.ndarray
+        The k frequencies that maximise the likelihood of the counts, a distribution (entries may be exactly 0).
+
+    Raises
+    ------
+    ValidationError
+        If ``counts`` has a positive count on an output the table never produces, or on one ``init`` gives
+        probability 0, ``tol`` is not a finite number > 0, ``max_iter`` not an integer >= 1, or an input is
+        malformed.
+
+    Warns
+    -----
+    RuntimeWarning
+        If ``max_iter`` steps, or rounding, stop the fit before ``tol`` is reached.
+
+    See Also
+    --------
+    unbiased_frequencies : The unbiased estimate (entries may be negative).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> from lipdesign.mechanisms import ibu_frequencies
+    >>> table = np.array([[0.75, 0.25], [0.25, 0.75]])
+    >>> np.round(ibu_frequencies(table, [400, 600]), 4)
+    array([0.3, 0.7])
+    >>> np.round(ibu_frequencies(table, [200, 800]), 4)  # the unbiased estimate is (-0.1, 1.1)
+    array([0., 1.])
+
+    A table of rank below k, which has no unbiased estimate, still gets a fit:
+
+    >>> merged = np.array([[0.8, 0.2], [0.8, 0.2], [0.2, 0.8]])  # values 0 and 1 give the same reports
+    >>> fit = ibu_frequencies(merged, [500, 500])
+    >>> print(np.round(fit, 4), round(fit[0] + fit[1], 4))  # only the total of values 0 and 1 is determined
+    [0.25 0.25 0.5 ] 0.5
     """
     q = check_table(table)
     k, n_out = q.shape
@@ -278,6 +457,67 @@ class TableMechanism(DesignedMechanism):
       objectives (docs/math.md §4, §11); ``optimality``: that figure beside the best lower bound and the gap;
       ``provenance``: what the design step recorded (method, solver, mix, ``baselines`` at the same epsilon).
     - ``estimate(reports, method=..., what=...)``: an ``ld.Estimate`` (see ``estimate``).
+
+    Parameters
+    ----------
+    table : array_like of float
+        The table, shape ``(k, n_out)``: ``table[x, y] = Pr[Y=y | X=x]``, non-negative, every row summing to 1
+        (within 1e-9); k is the prior's.
+    notion : LIP, WorstCaseLIP or LDP
+        The claim, verified exactly on the table the sampler realises.
+    prior : Prior or array_like of float
+        The design prior of X (an array is made a ``Prior``, with labels 0..k-1).
+    objective : Frequencies, Mean, BayesHistogram, BayesSum, str or dict, default "frequencies"
+        The design objective (``ld.as_objective`` reads a name or its ``to_dict()``); it sets the default estimate
+        and the figure ``mse``.
+    provenance : dict, optional
+        What the design step recorded (method, solver, ``baselines``, ...); by default None, a table built by hand.
+
+    Raises
+    ------
+    ValidationError
+        If ``notion`` is not LIP, WorstCaseLIP or LDP, does not fit the prior (sizes, a design prior outside its
+        prior set), the objective does not fit k, or ``table`` is not a stochastic table with k rows.
+    VerificationError
+        If the table, as sampled, breaks the claim: its exact tightest epsilon exceeds the notion's.
+
+    See Also
+    --------
+    lipdesign.design : Designs the optimal table.
+    TablePerturber : The sampler, and the table it realises.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> prior = ld.Prior([0.5, 0.3, 0.2], labels=["a", "b", "c"])
+    >>> table = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]  # randomized response: ln 3 = 1.0986-LDP
+    >>> mech = ld.TableMechanism(table, ld.LDP(1.1), prior)
+    >>> mech
+    TableMechanism(LDP eps=1.1, frequencies, k=3, 3 outputs)
+    >>> {name: round(eps, 4) for name, eps in mech.epsilons.items()}
+    {'claimed': 1.0986, 'LIP for X': 0.7621, 'LDP': 1.0986}
+
+    Reports of 1000 users, and the estimate beside the truth (0.5, 0.3, 0.2):
+
+    >>> values = np.repeat([0, 1, 2], [500, 300, 200])
+    >>> est = mech.estimate(mech.perturb(values, rng=0))
+    >>> np.round(est.values, 3), np.round(est.standard_errors, 3)
+    (array([0.46, 0.29, 0.25]), array([0.035, 0.034, 0.034]))
+
+    A claim the table breaks is refused:
+
+    >>> ld.TableMechanism(table, ld.LDP(1.0), prior)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.VerificationError: the table is not LDP with eps=1 as sampled: the tightest epsilon of the table
+    its sampler realises is 1.09861228867 (exact verification), attained at ...
+
+    ``ld.design`` returns one too:
+
+    >>> designed = ld.design(prior, ld.LIP(1.0), baselines=False)
+    >>> type(designed).__name__, round(designed.epsilons["claimed"], 6)
+    ('TableMechanism', 1.0)
     """
 
     family = "table"
@@ -316,19 +556,38 @@ class TableMechanism(DesignedMechanism):
     def _design_figure(self):
         return self.objective.value(self.table, self.prior)
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"prior": self.prior.to_dict(), "notion": self.notion.to_dict(), "objective": self.objective.to_dict(),
                 "table": self.table.tolist()}
 
     @classmethod
-    def from_parameters(cls, parameters, provenance=None):
+    def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
         return cls(parameters["table"], notion_from_dict(parameters["notion"]), Prior.from_dict(parameters["prior"]),
                    parameters["objective"], provenance=provenance)
 
     @classmethod
-    def example(cls):
-        """The exactly eps-LIP binary channel of docs/math.md §6 at P = (0.2, 0.8), eps = 0.6 (flip the rare value
-        with 1/(1+e^eps), the common one with (1 - p e^eps)/((1+e^eps)(1-p))), as designed tables store it."""
+    def example(cls) -> Self:
+        """The exactly eps-LIP binary channel of docs/math.md §6 at P = (0.2, 0.8), eps = 0.6.
+
+        Flip the rare value with 1/(1+e^eps), the common one with (1 - p e^eps)/((1+e^eps)(1-p)), as designed
+        tables store it (mixed with 1e-9 of the uniform table).
+
+        Returns
+        -------
+        TableMechanism
+            The channel, with the labels "rare" and "common".
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> mech = ld.TableMechanism.example()
+        >>> mech, mech.labels
+        (TableMechanism(LIP eps=0.6, frequencies, k=2, 2 outputs), ('rare', 'common'))
+        >>> np.round(mech.table, 4)
+        array([[0.6457, 0.3543],
+               [0.2815, 0.7185]])
+        """
         e, p = math.exp(0.6), 0.2
         rare, common = 1.0 / (1.0 + e), (1.0 - p * e) / ((1.0 + e) * (1.0 - p))
         mix = 1e-9  # mixed with the uniform table: every ratio moves off the boundary (docs/math.md §3.4)
@@ -336,30 +595,62 @@ class TableMechanism(DesignedMechanism):
         return cls(table, LIP(0.6), Prior([p, 1.0 - p], labels=["rare", "common"]))
 
     @property
-    def labels(self):
+    def labels(self) -> tuple[str | int, ...]:
+        """The labels of the values of X, the design prior's (``prior.labels``)."""
         return self.prior.labels
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         detail = []
-        if getattr(self.notion, "secret", None) is not None:
-            detail.append(f"for a latent secret of {self.notion.secret.m} values")
-        if getattr(self.notion, "prior_set", None) is not None:
-            detail.append(f"over a {self.notion.prior_set.kind} prior set")
+        secret, prior_set = getattr(self.notion, "secret", None), getattr(self.notion, "prior_set", None)
+        if secret is not None:
+            detail.append(f"for a latent secret of {secret.m} values")
+        if prior_set is not None:
+            detail.append(f"over a {prior_set.kind} prior set")
         return Guarantee(self.notion.kind, self.notion.epsilon, EXACT_TABLE, ", ".join(detail))
 
-    def privacy_table(self):
-        """The table the sampler realises (``TablePerturber.realized_table``), on which the guarantee is verified."""
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The table the sampler realises (``TablePerturber.realized_table``), on which the guarantee is verified.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``realized``: shape ``(k, n_out)``, read-only, each entry a multiple of 2^-53 within about 1e-16 of
+            ``table``.
+        """
         return self.realized
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"TableMechanism({self.notion.kind} eps={self.notion.epsilon:g}, {self.objective.kind}, "
                 f"k={self.prior.k}, {self.table.shape[1]} outputs)")
 
-    def revealed(self, confidence=0.99):
-        """Per value x, the probability that a user with X = x sends a report whose posterior (under the design
-        prior) puts at least ``confidence`` on x: 1 means the value is released in the clear. LIP for a latent secret
-        allows this wherever X says little about the secret (docs/math.md §2, release without noise)."""
+    def revealed(self, confidence: float = 0.99) -> npt.NDArray[np.float64]:
+        """Per value x, the probability that its report all but reveals it.
+
+        The probability that a user with X = x sends a report whose posterior (under the design prior) puts at
+        least ``confidence`` on x: 1 means the value is released in the clear. LIP for a latent secret allows this
+        wherever X says little about the secret (docs/math.md §2, release without noise).
+
+        Parameters
+        ----------
+        confidence : float, default 0.99
+            The posterior probability from which a report counts as revealing its value.
+
+        Returns
+        -------
+        numpy.ndarray
+            One probability per value of X.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> table = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+        >>> mech = ld.TableMechanism(table, ld.LDP(1.1), ld.Prior([0.5, 0.3, 0.2]))
+        >>> mech.revealed()  # no report is that telling
+        array([0., 0., 0.])
+        >>> mech.revealed(confidence=0.5)  # reports 0 and 1 make their values more likely than not
+        array([0.6, 0.6, 0. ])
+        """
         post = posterior(self.table, prior=self.prior.probabilities)  # (n_out, k)
         return (self.table * (post.T >= confidence)).sum(axis=1)
 
@@ -426,7 +717,7 @@ class TableMechanism(DesignedMechanism):
     client_cost = "O(1) per report (an alias table per value)"
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int:
         return max(1, math.ceil(math.log2(self.table.shape[1])))
 
     def _perturb(self, values, rng, user_ids):
@@ -478,10 +769,13 @@ class TableMechanism(DesignedMechanism):
             return self._values() @ posterior(self.table, prior=weights).T
         return self._mean_weights(weights)
 
-    def estimate(self, reports, *, method=None, consistency=None, what=None):
-        """The estimate from reports or their Aggregate, as an ``ld.Estimate`` (an array with standard errors and
-        confidence intervals, docs/math.md §11): the histogram (``what="frequencies"``), or the mean or sum of the
-        objective's values over the users (``"mean"``, ``"sum"``; the default for Mean and BayesSum designs).
+    def estimate(self, reports: npt.ArrayLike | Aggregate, *, method: str | None = None,
+                 consistency: str | None = None, what: str | None = None) -> Estimate:
+        """The estimate from reports or their Aggregate, as an ``ld.Estimate``.
+
+        An array with standard errors and confidence intervals (docs/math.md §11): the histogram
+        (``what="frequencies"``), or the mean or sum of the objective's values over the users (``"mean"``,
+        ``"sum"``; the default for Mean and BayesSum designs).
 
         ``method``: "unbiased" (GLS weighted at the design prior: unbiased at every true distribution; the default
         for the population objectives), "mle" (maximum likelihood: EM, then Newton steps to the maximum,
@@ -491,6 +785,60 @@ class TableMechanism(DesignedMechanism):
         frequencies, (diag(Q^T f^) - Q^T diag(f^) Q)/n, through the linear estimator (for the MLE, the GLS estimator
         weighted at the MLE). ``consistency="norm-sub"`` projects the frequencies onto the simplex (Euclidean,
         which never increases the total squared error); the errors and intervals then refer to ``raw``.
+
+        Parameters
+        ----------
+        reports : array_like of int or Aggregate
+            The reports (output indices in 0..n_out-1, as ``perturb`` returns them), or their Aggregate (the same
+            estimate).
+        method : {"unbiased", "mle", "mmse", "ibu"}, optional
+            The estimator; by default None, ``default_method`` ("unbiased" for the population objectives, "mmse"
+            for the Bayesian ones).
+        consistency : {"norm-sub"}, optional
+            Make the frequencies a distribution; by default None, the raw estimate.
+        what : {"frequencies", "mean", "sum"}, optional
+            What to estimate; by default None, the mean for a Mean design, the sum for a BayesSum one, else the
+            frequencies. "mean" and "sum" need an objective with values (Mean or BayesSum).
+
+        Returns
+        -------
+        Estimate
+            The values with their standard errors (nan for "mmse") and ``n``, ``method``, ``note``.
+
+        Raises
+        ------
+        ValidationError
+            If the reports are not output indices of this table (or the aggregate is another mechanism's, or
+            holds no report), ``method``, ``consistency`` or ``what`` is not one of its spellings, ``consistency``
+            is asked of a mean or sum, "unbiased" is asked of a table of rank below k (use "mle"), or the
+            objective's values lie partly outside what the table can estimate.
+
+        Warns
+        -----
+        ShrinkageWarning
+            For ``method="mmse"``: the estimate is pulled toward the design prior.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> table = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+        >>> mech = ld.TableMechanism(table, ld.LDP(1.1), ld.Prior([0.5, 0.3, 0.2], labels=["a", "b", "c"]))
+        >>> reports = mech.perturb(np.repeat([0, 1, 2], [500, 300, 200]), rng=0)
+        >>> print(mech.estimate(reports))
+        frequencies from n = 1000 reports, method 'unbiased'
+          frequency[a]: 0.46 +- 0.035 (95% interval 0.391261 .. 0.528739)
+          frequency[b]: 0.29 +- 0.034 (95% interval 0.223679 .. 0.356321)
+          frequency[c]: 0.25 +- 0.034 (95% interval 0.184261 .. 0.315739)
+        >>> np.round(mech.estimate(reports, method="mle").values, 3)
+        array([0.46, 0.29, 0.25])
+
+        The mean of values 0, 1, 2 over the users (the truth is 0.7), with a Mean design:
+
+        >>> mean = ld.TableMechanism(table, ld.LDP(1.1), ld.Prior([0.5, 0.3, 0.2]), ld.Mean([0.0, 1.0, 2.0]))
+        >>> est = mean.estimate(mean.perturb(np.repeat([0, 1, 2], [500, 300, 200]), rng=0))
+        >>> print(round(float(est), 3), np.round(est.standard_errors, 3))
+        0.79 [0.06]
         """
         what = self._what(what)
         method = self._method(method)
@@ -502,7 +850,7 @@ class TableMechanism(DesignedMechanism):
         if method == "mmse":
             note = shrinkage_note("'unbiased' or 'mle'")
         n, observed = aggregate.n, aggregate["counts"] / aggregate.n
-        report_covariance = None if method == "mmse" else self._plug_in_covariance(aggregate, n)
+        report_covariance: Any = None if method == "mmse" else self._plug_in_covariance(aggregate, n)
         linear = (self._linear("mmse" if method == "mmse" else "unbiased", what)
                   if method not in ("mle", "ibu") else None)
         if linear is None:
@@ -560,11 +908,45 @@ class TableMechanism(DesignedMechanism):
             return frequencies  # unbiased; for the MLE, asymptotically
         return self._estimator_matrix(method) @ (self.table.T @ frequencies)
 
-    def covariance(self, frequencies=None, n=1, *, method=None):
-        """Cov of the estimated histogram for n users with true ``frequencies`` (default: the design prior), given
-        their values: the counts are sums of independent draws from the rows of Q, so
-        Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n and Cov = E Cov(c/n) E^T (E: the linear estimator; for the MLE,
-        the large-sample covariance: E the GLS estimator weighted at f)."""
+    def covariance(self, frequencies: npt.ArrayLike | None = None, n: int | None = 1, *,
+                   method: str | None = None) -> npt.NDArray[np.float64]:
+        """Cov of the estimated histogram for n users with true ``frequencies``, given their values.
+
+        The counts are sums of independent draws from the rows of Q, so Cov(c/n) = (diag(Q^T f) - Q^T diag(f) Q)/n
+        and Cov = E Cov(c/n) E^T (E: the linear estimator; for the MLE, the large-sample covariance: E the GLS
+        estimator weighted at f; docs/math.md §11).
+
+        Parameters
+        ----------
+        frequencies : array_like of float, optional
+            The true frequencies of the n users; by default None, the design prior.
+        n : int, default 1
+            The number of users (None: 1).
+        method : {"unbiased", "mle", "mmse", "ibu"}, optional
+            The estimator; by default None, ``default_method``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(k, k)``: the covariance of the estimated frequencies (its diagonal is ``variance``).
+
+        Raises
+        ------
+        ValidationError
+            If ``frequencies`` is not a distribution over the k values, ``n`` not an integer >= 1, ``method`` not
+            one of ``methods``, or the unbiased estimate does not exist (a table of rank below k).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> table = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+        >>> mech = ld.TableMechanism(table, ld.LDP(1.1), ld.Prior([0.5, 0.3, 0.2]))
+        >>> np.round(mech.covariance(n=100), 5)
+        array([[ 0.0125, -0.0065, -0.006 ],
+               [-0.0065,  0.0115, -0.005 ],
+               [-0.006 , -0.005 ,  0.011 ]])
+        """
         frequencies, n = self._population(frequencies, n)
         return self._covariance_with(self._estimator_matrix(self._method(method), "frequencies", frequencies),
                                      frequencies, n)
@@ -577,8 +959,48 @@ class TableMechanism(DesignedMechanism):
     def _variance(self, frequencies, n, method, user_ids):
         return np.diag(self.covariance(frequencies, n, method=method)).copy()
 
-    def expected_estimate(self, frequencies=None, n=1, *, method=None, user_ids=None, what=None):
-        """E[estimate] for true ``frequencies`` (default: the design prior) and n users (the sum scales with n)."""
+    def expected_estimate(self, frequencies: npt.ArrayLike | None = None, n: int | None = 1, *,
+                          method: str | None = None, user_ids: npt.ArrayLike | None = None,
+                          what: str | None = None) -> Any:
+        """E[estimate] for true ``frequencies`` (default: the design prior) and n users (the sum scales with n).
+
+        The truth for the unbiased estimate (and, in large samples, the MLE); the MMSE estimate's is pulled toward
+        the design prior.
+
+        Parameters
+        ----------
+        frequencies : array_like of float, optional
+            The true frequencies of the users; by default None, the design prior.
+        n : int, default 1
+            The number of users (None: 1); only the sum depends on it.
+        method : {"unbiased", "mle", "mmse", "ibu"}, optional
+            The estimator; by default None, ``default_method``.
+        user_ids : array_like of int, optional
+            Not used by a table, which keys no public randomness by user id: must be None for the frequencies.
+        what : {"frequencies", "mean", "sum"}, optional
+            What is estimated, as for ``estimate``.
+
+        Returns
+        -------
+        numpy.ndarray or float
+            The expected frequencies (k values), or the expected mean or sum.
+
+        Raises
+        ------
+        ValidationError
+            If an argument is not one its rule allows (as for ``variance``).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> table = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+        >>> mech = ld.TableMechanism(table, ld.LDP(1.1), ld.Prior([0.5, 0.3, 0.2]))
+        >>> np.round(mech.expected_estimate([0.2, 0.3, 0.5]), 4)
+        array([0.2, 0.3, 0.5])
+        >>> np.round(mech.expected_estimate([0.2, 0.3, 0.5], method="mmse"), 4)  # toward the prior
+        array([0.4529, 0.3077, 0.2394])
+        """
         what = self._what(what)
         if what == "frequencies":
             return super().expected_estimate(frequencies, n, method=method, user_ids=user_ids)
@@ -587,10 +1009,49 @@ class TableMechanism(DesignedMechanism):
         mean = float(vector @ (self.table.T @ frequencies))
         return mean * n if what == "sum" else mean
 
-    def variance(self, frequencies=None, n=1, *, method=None, user_ids=None, what=None):
-        """The variance of each estimated frequency, or of the estimated mean or sum, for true ``frequencies``
-        (default: the design prior) and n users (default 1: n x the variance is the figure of docs/math.md §11),
-        given their values."""
+    def variance(self, frequencies: npt.ArrayLike | None = None, n: int | None = 1, *, method: str | None = None,
+                 user_ids: npt.ArrayLike | None = None, what: str | None = None) -> Any:
+        """The variance of each estimated frequency, or of the estimated mean or sum, given the users' values.
+
+        For true ``frequencies`` (default: the design prior) and n users (default 1: n x the variance is the figure
+        of docs/math.md §11).
+
+        Parameters
+        ----------
+        frequencies : array_like of float, optional
+            The true frequencies of the users; by default None, the design prior.
+        n : int, default 1
+            The number of users (None: 1).
+        method : {"unbiased", "mle", "mmse", "ibu"}, optional
+            The estimator; by default None, ``default_method`` (for the MLE, its large-sample variance).
+        user_ids : array_like of int, optional
+            Not used by a table, which keys no public randomness by user id: must be None for the frequencies.
+        what : {"frequencies", "mean", "sum"}, optional
+            What is estimated, as for ``estimate``.
+
+        Returns
+        -------
+        numpy.ndarray or float
+            The variance of each of the k estimated frequencies, or that of the estimated mean or sum.
+
+        Raises
+        ------
+        ValidationError
+            If ``frequencies`` is not a distribution over the k values, ``n`` not an integer >= 1, ``method`` or
+            ``what`` not one of its spellings, ``user_ids`` given for the frequencies, or the estimate has no
+            finite variance (a table of rank below k, values outside what the table can estimate).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> table = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+        >>> mech = ld.TableMechanism(table, ld.LDP(1.1), ld.Prior([0.5, 0.3, 0.2]))
+        >>> np.round(mech.variance(n=100), 5)
+        array([0.0125, 0.0115, 0.011 ])
+        >>> print(f"{mech.variance().sum():.4f}")  # n x the sum of the variances: the design figure
+        3.5000
+        """
         what = self._what(what)
         if what == "frequencies":
             return super().variance(frequencies, n, method=method, user_ids=user_ids)
@@ -599,7 +1060,34 @@ class TableMechanism(DesignedMechanism):
         variance = float(self._covariance_with(vector[None, :], frequencies, n)[0, 0])
         return variance * n**2 if what == "sum" else variance
 
-    def estimand(self, values, what=None):
+    def estimand(self, values: Any, what: str | None = None) -> Any:
+        """What the estimate estimates, computed from the users' values: their frequencies, mean or sum.
+
+        Parameters
+        ----------
+        values : array_like of int or str
+            The users' values (labels or indices, as ``perturb`` takes them).
+        what : {"frequencies", "mean", "sum"}, optional
+            As for ``estimate``; by default None, the design's default.
+
+        Returns
+        -------
+        numpy.ndarray or float
+            The k frequencies of the values, or the mean or sum of the objective's values over the users.
+
+        Raises
+        ------
+        ValidationError
+            If a value is not in the input domain, or ``what`` is not one the objective allows.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> table = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+        >>> mech = ld.TableMechanism(table, ld.LDP(1.1), ld.Prior([0.5, 0.3, 0.2]), ld.Mean([0.0, 1.0, 2.0]))
+        >>> print(mech.estimand([0, 1, 2, 2]), mech.estimand([0, 1, 2, 2], what="sum"))
+        1.25 5.0
+        """
         frequencies = self.input_domain.truth(values)
         what = self._what(what)
         if what == "frequencies":
@@ -607,19 +1095,49 @@ class TableMechanism(DesignedMechanism):
         mean = float(frequencies @ self._values())
         return mean * len(values) if what == "sum" else mean
 
-    def estimand_names(self, what=None):
+    def estimand_names(self, what: str | None = None) -> list[str]:
+        """The names of the entries of the estimate (``Estimate.names``).
+
+        Parameters
+        ----------
+        what : {"frequencies", "mean", "sum"}, optional
+            As for ``estimate``; by default None, the design's default.
+
+        Returns
+        -------
+        list of str
+            A name per value of X for the frequencies, else ``[what]``.
+
+        Raises
+        ------
+        ValidationError
+            If ``what`` is not one the objective allows.
+        """
         what = self._what(what)
         return [what] if what != "frequencies" else self.input_domain.names()
 
-    def audit_plan(self):
+    def audit_plan(self) -> AuditPlan:
         return index_plan(self, np.asarray)
 
-    def device_numbers(self):
-        """The alias tables a device samples the rows with (docs/runtime.md §4)."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The alias tables a device samples the rows with (docs/runtime.md §4).
+
+        Returns
+        -------
+        dict
+            ``k``, ``n_out`` and the integer alias tables of ``TablePerturber.device_numbers``.
+        """
         return {"k": self.table.shape[0], "n_out": self.table.shape[1], **self.sampler.device_numbers()}
 
-    def display_name(self):
-        """"randomized response (optimal table), N outputs" for a design; local hashing's table names its g and pool."""
+    def display_name(self) -> str:
+        """What the table is, in words, for summaries and the CLI.
+
+        Returns
+        -------
+        str
+            "randomized response (optimal table), N outputs" for a design; local hashing's table names its g and
+            pool; "table mechanism, N outputs" for a table built by hand.
+        """
         provenance = self.provenance or {}
         if "buckets" in provenance:
             return f"local hashing (g = {provenance['buckets']}, pool of {len(provenance['hashes'])})"
