@@ -42,6 +42,7 @@ from lipdesign.verification import Certificate, exp_bounds, log_upper
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Self
 
     import numpy.typing as npt
 
@@ -60,17 +61,18 @@ CASES = ("free", "high", "low")
 LEVEL_MARGIN = 1e-8
 
 
-def level_exp(epsilon):
+def level_exp(epsilon: float) -> float:
     """e^eps as the class-symmetric vertices use it: LEVEL_MARGIN inside."""
     return math.exp(epsilon) * (1.0 - LEVEL_MARGIN)
 
 
-def min_orbit_weight(epsilon):
+def min_orbit_weight(epsilon: float) -> float:
     """The lightest orbit weight whose realised probabilities stay within a quarter of LEVEL_MARGIN (relative)."""
     return max(1e-6, 4.0 * 2.0**-53 * math.exp(epsilon) / LEVEL_MARGIN)
 
 
-def orbit_levels(epsilon, sizes, probabilities, free, high):
+def orbit_levels(epsilon: float, sizes: npt.ArrayLike, probabilities: npt.ArrayLike, free: int,
+                 high: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float]:
     """(class sums S_c, class squares Q_c, free level z) of the vertex with free class ``free`` and ``high[c]`` values
     of each class at e^eps (``level_exp``), the rest at e^-eps, z making P . r = 1."""
     e = level_exp(epsilon)
@@ -82,7 +84,8 @@ def orbit_levels(epsilon, sizes, probabilities, free, high):
     return h * e + low * a + is_free * z, h * e**2 + low * a**2 + is_free * z**2, z
 
 
-def balanced_orbits(epsilon, classes, probabilities, specs):
+def balanced_orbits(epsilon: float, classes: npt.ArrayLike, probabilities: npt.ArrayLike,
+                    specs: Sequence[tuple[int, Sequence[int]]]) -> list[dict[str, Any]]:
     """Orbits {"weight", "free", "high"} for the (free, high) ``specs``, with the least-squares weights that make
     every row sum to 1 (exact when the specs allow it)."""
     sizes = np.bincount(np.asarray(classes))
@@ -99,7 +102,86 @@ class ClassSymmetricLIP(SubsetFamily):
     {"weight", "free", "high"}: the orbit's probability at the prior, its free class and its counts of values at
     e^eps per class. Unbiased estimate: GLS at the design prior, f^ = M^-1 s^ with s(y)_x the realised
     Pr[y | x]/Pr[y] and M = E[s s^T] (class structure: U T U^T + sum_c alpha_c (I_c - J_c/n_c)); its variance
-    given the users' values is exact."""
+    given the users' values is exact.
+
+    Parameters
+    ----------
+    epsilon : float
+        The LIP epsilon claimed (and verified) at ``prior``.
+    classes : array_like
+        k integers, the class of each value, numbering 0..m-1 (m <= MAX_CLASSES, none empty; k <= MAX_CLASS_K).
+    probabilities : array_like
+        m positive probabilities, one per class: the probability of each value of that class (they sum to 1 over
+        the values).
+    orbits : sequence of dict
+        1..MAX_ORBITS orbits ``{"weight": w, "free": f, "high": [h_0, ..., h_m-1]}``: the orbit's probability at
+        the prior (> 0), its free class and its counts of values at e^eps per class. Each free level must lie in
+        [e^-eps, e^eps] and the weights must make every row of the table sum to 1 (to 1e-9).
+    labels : sequence of str or int, optional
+        k distinct labels of the values (default 0..k-1).
+    level_epsilon : float, optional
+        The epsilon of the vertices' levels, in (0, epsilon]; None: ``epsilon``. A design for a prior that is only
+        close to constant on the classes takes its vertices at a smaller epsilon.
+    prior : Prior or array_like, optional
+        The prior the LIP claim is made at (a prior grouped into the classes); None: the class prior.
+    provenance : mapping, optional
+        The design's record (``optimality``, ``baselines``), as ``ld.design`` writes it; None when built directly.
+
+    Raises
+    ------
+    ValidationError
+        If a parameter breaks its rule (``parameter_rules``): classes not numbered 0..m-1, probabilities that are
+        not positive or do not sum to 1 over the values, an orbit that is malformed, has a free level outside
+        [e^-eps, e^eps] or weights whose rows do not sum to 1, a level_epsilon above epsilon.
+    VerificationError
+        If the realised orbits are not eps-LIP at the claim's prior.
+
+    See Also
+    --------
+    lipdesign.design : ``method="classes"`` (or ``"auto"`` at large k) designs it.
+    SubsetLIP : The case of one class and one orbit, at the uniform prior.
+    TableMechanism : The table of an exact design, at small k.
+
+    Examples
+    --------
+    A design at a prior with two classes of equally likely values (``baselines=False`` skips the comparison with
+    the other families):
+
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> prior = ld.Prior([0.4, 0.2, 0.2, 0.2])
+    >>> mech = ld.design(prior, ld.LIP(1.0), method="classes", baselines=False)
+    >>> type(mech).__name__, mech.classes, mech.probabilities
+    ('ClassSymmetricLIP', (0, 1, 1, 1), (0.4, 0.2))
+    >>> certificate = mech.certificate  # exact, on the realised probabilities
+    >>> certificate.passed, round(certificate.epsilon, 4)
+    (True, 1.0)
+
+    A round of reports (16 bits of orbit, then 2k bits) and the estimate from their aggregate:
+
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(4, size=20_000, p=prior.probabilities)
+    >>> reports = mech.perturb(values, rng=rng)
+    >>> reports.shape, mech.report_bits
+    ((20000, 3), 24)
+    >>> estimate = mech.estimate(mech.aggregate(reports))
+    >>> np.round(estimate.values, 3)
+    array([0.397, 0.2  , 0.201, 0.203])
+    >>> np.round(np.bincount(values) / values.size, 3)  # the truth
+    array([0.392, 0.205, 0.202, 0.201])
+
+    Orbits can also be given by hand; they are verified when built:
+
+    >>> orbits = [{"weight": 0.4, "free": 0, "high": [0, 0]}, {"weight": 0.6, "free": 1, "high": [0, 1]}]
+    >>> mech = ld.mechanisms.ClassSymmetricLIP(1.0, [0, 1, 1, 1, 1], [0.4, 0.15], orbits)
+    >>> round(mech.epsilons["LIP for X"], 4), round(mech.epsilons["LDP"], 4), round(mech.mse, 4)
+    (1.0, 2.0, 3.2916)
+    >>> orbits[0]["weight"] = 0.5
+    >>> ld.mechanisms.ClassSymmetricLIP(1.0, [0, 1, 1, 1, 1], [0.4, 0.15], orbits)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: orbits: the rows of the table sum to [...] by class; the weights must make ...
+    """
 
     family = "class-lip"
     design_family = "rr"
@@ -255,46 +337,71 @@ class ClassSymmetricLIP(SubsetFamily):
         return {"pi": pi, "scaled": scaled, "rho": rho, "mass": mass}
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         """Two orbits at k = 5, one value of probability 0.4 and four of 0.15, eps = 1: the free value in the first
         class with none at e^eps, and in the second with one more at e^eps; weights solving the row sums."""
         classes, probabilities, specs = [0, 1, 1, 1, 1], [0.4, 0.15], [(0, [0, 0]), (1, [0, 1])]
         return cls(1.0, classes, probabilities, balanced_orbits(1.0, classes, probabilities, specs))
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int:
         return 16 + 2 * self.k
 
     @property
-    def class_prior(self):
+    def class_prior(self) -> Prior:
         """The prior constant on each class, probabilities[classes[x]] for each value x, at which the orbits are
         vertices and the estimate is weighted."""
         return Prior(np.asarray(self.probabilities)[self._class_of], self.labels)
 
     @property
-    def prior(self):
+    def prior(self) -> Prior:
         """The prior of the LIP claim: ``prior`` when given (a prior grouped into the classes), else the class prior."""
         return self.class_prior if self.claim_prior is None else Prior(self.claim_prior, self.labels)
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         return Guarantee("LIP", self.epsilon, EXACT_TABLE, "at its prior, on the realised orbit and case "
                                                           "probabilities (docs/math.md §11)")
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "classes": list(self.classes), "probabilities": list(self.probabilities),
                 "orbits": [{"weight": o["weight"], "free": o["free"], "high": list(o["high"])} for o in self.orbits],
                 "labels": self.labels,
                 "level_epsilon": None if self.level_epsilon == self.epsilon else self.level_epsilon,
                 "prior": None if self.claim_prior is None else list(self.claim_prior)}
 
-    def certificate_at(self, prior):
-        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst
-        over its vertices). For an output y of orbit o the ratio of an input x is q(x's class and case)/D(y),
-        D(y) = sum_x P_x q(...), with q the output's probability times the orbit's size (the same for every output
-        of the orbit). Within a class the levels q are assigned to the values by the output, so D is smallest when
-        the largest levels meet the smallest P_x and largest when they meet the largest (rearrangement
-        inequality): sorting P within each class gives both extremes exactly (docs/math.md §11)."""
+    def certificate_at(self, prior: Prior | PriorSet | npt.ArrayLike) -> Certificate:
+        """The exact Certificate of eps-LIP for X at ``prior``.
+
+        For an output y of orbit o the ratio of an input x is q(x's class and case)/D(y), D(y) = sum_x P_x q(...),
+        with q the output's probability times the orbit's size (the same for every output of the orbit). Within a
+        class the levels q are assigned to the values by the output, so D is smallest when the largest levels meet
+        the smallest P_x and largest when they meet the largest (rearrangement inequality): sorting P within each
+        class gives both extremes exactly (docs/math.md §11).
+
+        Parameters
+        ----------
+        prior : Prior, PriorSet or array_like
+            A Prior, k probabilities, or a PriorSet (the worst over its vertices).
+
+        Returns
+        -------
+        Certificate
+            Whether the mechanism is eps-LIP at ``prior``, and its exact epsilon there (rounded up).
+
+        Raises
+        ------
+        ValidationError
+            If ``prior`` is not a probability vector of length k.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.ClassSymmetricLIP.example()  # at the class prior 0.4, 0.15, 0.15, 0.15, 0.15
+        >>> certificate = mech.certificate_at([0.2, 0.2, 0.2, 0.2, 0.2])
+        >>> certificate.passed, round(certificate.epsilon, 4)
+        (False, 1.1912)
+        """
         if isinstance(prior, PriorSet):
             return worst_over_vertices(self, prior)
         p = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
@@ -328,12 +435,33 @@ class ClassSymmetricLIP(SubsetFamily):
     def _certify(self):
         return self._claimed
 
-    def verified_epsilons(self):
+    def verified_epsilons(self) -> dict[str, float]:
         return dict(self.epsilons)
 
-    def ratios(self):
-        """{(orbit, class, case): Pr[y | x] / Pr[y]} at the class prior for an input x of that class in that case of
-        an output y of that orbit (realised probabilities; the same for every such y)."""
+    def ratios(self) -> dict[tuple[int, int, str], float]:
+        """The posterior ratios Pr[y | x] / Pr[y] at the class prior, by (orbit, class, case).
+
+        For an input x of that class in that case (``"free"``, ``"high"`` or ``"low"``) of an output y of that orbit
+        (realised probabilities; the same for every such y); within [e^-eps, e^eps] at the class prior.
+
+        Returns
+        -------
+        dict
+            {(orbit, class, case): ratio}, for the cases an orbit's outputs have.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> mech = ld.mechanisms.ClassSymmetricLIP.example()
+        >>> for key, ratio in mech.ratios().items():
+        ...     print(key, round(ratio, 3))
+        (0, 0, 'free') 1.948
+        (0, 1, 'low') 0.368
+        (1, 0, 'low') 0.368
+        (1, 1, 'free') 2.232
+        (1, 1, 'high') 2.718
+        (1, 1, 'low') 0.368
+        """
         return {(o, c, case): float(value) for o, orbit in enumerate(self._exact["rho"])
                 for c, cases in enumerate(orbit) for case, value in cases.items() if value is not None}
 
@@ -349,8 +477,22 @@ class ClassSymmetricLIP(SubsetFamily):
         return best[1:]
 
     def pair(self) -> tuple[int, int]:
-        """(u, v): the two inputs of ``privacy_table``, values of the classes whose output probabilities have the
-        largest ratio (``_ldp_pair``), v the second value of u's class when both classes are the same."""
+        """(u, v): the two inputs of ``privacy_table``.
+
+        Values of the classes whose output probabilities have the largest ratio (``_ldp_pair``), v the second value
+        of u's class when both classes are the same.
+
+        Returns
+        -------
+        tuple of int
+            The indices u and v.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.ClassSymmetricLIP.example().pair()
+        (1, 2)
+        """
         _, (c, _), (d, _) = self._ldp_pair()
         first = int(np.flatnonzero(self._class_of == c)[0])
         return first, int(np.flatnonzero((self._class_of == d) & (np.arange(self.k) != first))[0])
@@ -385,19 +527,57 @@ class ClassSymmetricLIP(SubsetFamily):
                             row.append(cell)
         return groups, rows
 
-    def privacy_table(self, exact=False):
-        """The output probabilities grouped by (orbit, u's case, v's case), u and v from ``pair``: row 0 for input u,
-        row 1 for v, then one row per class for any of its other values (each has the same row, by symmetry).
+    def privacy_table(self, exact: bool = False) -> npt.NDArray[Any]:
+        """The output probabilities grouped by (orbit, u's case, v's case), u and v from ``pair``.
+
+        Row 0 for input u, row 1 for v, then one row per class for any of its other values (each has the same row,
+        by symmetry).
         Within a group every output has the same probability under u and under v, so the LDP of these rows is the
         mechanism's (an exact reduction: ``verified_epsilons``); the rows of the other values serve the audit's
         prior mixture (``classes_of_rows`` names the values each row stands for). Pr[group | u] = Pr[o, u's case |
         u's class] times the share of v's class's labels, u's own left out, that are v's case; for another value w,
-        summed over w's case with both shares. The LIP certificate comes from ``certificate_at``."""
+        summed over w's case with both shares. The LIP certificate comes from ``certificate_at``.
+
+        Parameters
+        ----------
+        exact : bool, default False
+            Whether to give the realised probabilities as Fractions (an object array) rather than floats.
+
+        Returns
+        -------
+        numpy.ndarray
+            One row per input (u, v, then a class's other values; ``classes_of_rows``), one column per group
+            (``groups``); each row sums to 1.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> mech = ld.mechanisms.ClassSymmetricLIP.example()
+        >>> table = mech.privacy_table()
+        >>> table.shape, np.round(table.sum(axis=1), 6)
+        ((4, 8), array([1., 1., 1., 1.]))
+        >>> certificate = ld.verify(table, ld.LDP(2.0))  # the mechanism's LDP epsilon, exactly
+        >>> certificate.passed, round(certificate.epsilon, 4)
+        (True, 2.0)
+        """
         rows = self._grouped()[1]
         return np.array(rows, dtype=object) if exact else np.array([[float(v) for v in row] for row in rows])
 
-    def groups(self):
-        """The (orbit, u's case, v's case) of each column of ``privacy_table`` (cases 0 free, 1 high, 2 low)."""
+    def groups(self) -> list[tuple[int, int, int]]:
+        """The (orbit, u's case, v's case) of each column of ``privacy_table`` (cases 0 free, 1 high, 2 low).
+
+        Returns
+        -------
+        list of tuple of int
+            One (orbit, case of u, case of v) per column.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.ClassSymmetricLIP.example().groups()[:3]
+        [(0, 2, 2), (1, 0, 1), (1, 0, 2)]
+        """
         return self._grouped()[0]
 
     def _other_rows(self):
@@ -406,8 +586,23 @@ class ClassSymmetricLIP(SubsetFamily):
         return [c for c in range(self.sizes.size) if ((self._class_of == c) & (np.arange(self.k) != u)
                                                       & (np.arange(self.k) != v)).any()]
 
-    def classes_of_rows(self):
-        """(rows x k) 0/1: the values each row of ``privacy_table`` stands for."""
+    def classes_of_rows(self) -> npt.NDArray[np.float64]:
+        """(rows x k) 0/1: the values each row of ``privacy_table`` stands for.
+
+        Returns
+        -------
+        numpy.ndarray
+            Row 0 marks u, row 1 v (``pair``), each further row the other values of one class.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.ClassSymmetricLIP.example().classes_of_rows()
+        array([[0., 1., 0., 0., 0.],
+               [0., 0., 1., 0., 0.],
+               [1., 0., 0., 0., 0.],
+               [0., 0., 0., 1., 1.]])
+        """
         u, v = self.pair()
         members = np.zeros((2 + len(self._other_rows()), self.k))
         members[0, u] = members[1, v] = 1.0
@@ -415,9 +610,16 @@ class ClassSymmetricLIP(SubsetFamily):
             members[row] = (self._class_of == c) & (np.arange(self.k) != u) & (np.arange(self.k) != v)
         return members
 
-    def device_numbers(self):
+    def device_numbers(self) -> dict[str, Any]:
         """What a device reads (docs/runtime.md §6): the classes, per class the orbit thresholds and per orbit the
-        case ends, and per orbit its free class and counts at e^eps."""
+        case ends, and per orbit its free class and counts at e^eps.
+
+        Returns
+        -------
+        dict
+            ``k``, ``classes``, ``thresholds`` and ``case_ends`` (per class, on the 2^-53 grid), ``free`` and
+            ``high`` (per orbit).
+        """
         return {"k": self.k, "classes": list(self.classes),
                 "thresholds": [draw[0].tolist() for draw in self._draws],
                 "case_ends": [draw[1].tolist() for draw in self._draws],
@@ -483,7 +685,8 @@ class ClassSymmetricLIP(SubsetFamily):
         return np.concatenate([index, pack_bits(np.concatenate([chosen, one_hot], axis=1))], axis=1)
 
     @property
-    def report_bytes(self):
+    def report_bytes(self) -> int:
+        """Bytes per report: 2 of orbit index, then the 2k bits packed, ceil(2k / 8)."""
         return 2 + -(-2 * self.k // 8)
 
     def _packed(self, reports):
@@ -596,11 +799,11 @@ class ClassSymmetricLIP(SubsetFamily):
         return np.einsum("ij,jk,ik->i", inverse, covariance, inverse) / n
 
     @property
-    def mse(self):
+    def mse(self) -> float:
         """n x the sum of the variances of the unbiased estimate at ``prior`` (the claim's), given the users' values."""
         return float(self._variance(self.prior.probabilities, 1, "unbiased", None).sum())
 
-    def summary(self):
+    def summary(self) -> str:
         where = "the class prior" if self.claim_prior is None else \
             f"its prior (grouped into the classes; vertices at eps' = {self.level_epsilon:.6g})"
         lines = [f"{self!r}: a class-symmetric LIP design, {len(self.orbits)} orbit{'s' * (len(self.orbits) != 1)} "
@@ -612,8 +815,22 @@ class ClassSymmetricLIP(SubsetFamily):
         return "\n".join(lines + design_lines(self))
 
     def audit_plan(self) -> AuditPlan:
-        """A class-symmetric design: inputs u and v (``ClassSymmetricLIP.pair``) and one value per class for the rest
-        of it; classes of outputs by (orbit, u's case, v's case) (``ClassSymmetricLIP.privacy_table``)."""
+        """What ``ld.audit`` reads: inputs u and v (``ClassSymmetricLIP.pair``) and one value per class for the rest.
+
+        Classes of outputs by (orbit, u's case, v's case) (``ClassSymmetricLIP.privacy_table``).
+
+        Returns
+        -------
+        AuditPlan
+            The rows of ``privacy_table``, its groups as the output classes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> plan = ld.mechanisms.ClassSymmetricLIP.example().audit_plan()
+        >>> plan.row_names, plan.class_names[:2]
+        (['x=1', 'x=2', 'x=0', 'x=3'], ['orbit 0: 1 low, 2 low', 'orbit 1: 1 free, 2 high'])
+        """
         k, u, v = self.k, *self.pair()
         members = self.classes_of_rows()
         lookup = np.full((len(self.orbits), 3, 3), -1)
@@ -634,5 +851,5 @@ class ClassSymmetricLIP(SubsetFamily):
         return AuditPlan(inputs, self.privacy_table(), classify, [f"x={x}" for x in inputs],
                      [f"orbit {o}: {u} {names[a]}, {v} {names[b]}" for o, a, b in self.groups()], members)
 
-    def display_name(self):
+    def display_name(self) -> str:
         return f"randomized response: class-symmetric design, {len(self.orbits)} orbits"

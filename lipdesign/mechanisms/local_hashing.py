@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -445,7 +445,8 @@ class LocalHashing(DesignedMechanism):
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
-        return cls(notion_from_dict(parameters["notion"]), Prior.from_dict(parameters["prior"]), g=parameters["g"],
+        notion = cast(LIP, notion_from_dict(parameters["notion"]))  # the constructor refuses any other notion
+        return cls(notion, Prior.from_dict(parameters["prior"]), g=parameters["g"],
                    provenance=provenance)
 
     @classmethod

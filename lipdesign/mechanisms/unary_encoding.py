@@ -4,7 +4,7 @@ docs/math.md §7.1). Numpy and the standard library only."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -376,7 +376,8 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
-        return cls(parameters["a"], parameters["b"], notion_from_dict(parameters["notion"]),
+        notion = cast("LDP | LIP", notion_from_dict(parameters["notion"]))  # the constructor refuses WorstCaseLIP
+        return cls(parameters["a"], parameters["b"], notion,
                    Prior.from_dict(parameters["prior"]), objective=parameters.get("objective", "frequencies"),
                    provenance=provenance)
 
