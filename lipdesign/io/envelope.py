@@ -70,17 +70,146 @@ MSE_RTOL, MSE_ATOL = 1e-9, 1e-12
 
 
 def save(mechanism: Mechanism, path: str | os.PathLike[str]) -> None:
-    """Write ``mechanism``'s envelope to ``path`` (the same as ``mechanism.to_json(path)``)."""
+    """Write ``mechanism``'s envelope to ``path`` (the same as ``mechanism.to_json(path)``).
+
+    The one versioned envelope of every family (docs/math.md §3.9): ``format: "lipdesign.mechanism"``,
+    ``format_version: 2``, the ``family`` id, the constructor ``parameters`` (seeds of public randomness included),
+    the ``guarantee`` (notion, epsilon, what it rests on, the exactly verified epsilons), the ``fingerprint`` and,
+    for designed tables, the design ``provenance``. Give the devices and the server the same file: ``ld.load``
+    rebuilds and re-verifies it.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any mechanism of lipdesign (designed or fixed).
+    path : str or os.PathLike
+        The JSON file to write (replaced if it exists).
+
+    See Also
+    --------
+    load : read it back, re-verified.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.design(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0), baselines=False)
+    >>> ld.save(mechanism, "mechanism.json")
+    >>> document = ld.io.read_json("mechanism.json")
+    >>> document["format"], document["format_version"], document["family"]
+    ('lipdesign.mechanism', 2, 'table')
+    >>> ld.load("mechanism.json").fingerprint == mechanism.fingerprint
+    True
+    """
     mechanism.to_json(path)
 
 
 def load(path: str | os.PathLike[str]) -> Mechanism:
-    """The mechanism in ``path`` (any envelope this version reads), re-verified (see the module docstring)."""
+    """The mechanism in ``path`` (any envelope this version reads), rebuilt and re-verified.
+
+    Reads the current envelope (``format_version`` 2) and lipdesign 0.1.0's two (with a ``LegacyFileWarning``: they
+    have no fingerprint). The file is read strictly (UTF-8, no duplicate key, every number a finite double),
+    validated against its schema, rebuilt, and its guarantee RE-VERIFIED exactly wherever the output space is
+    finite (docs/math.md §3.9). What it returns holds only figures recomputed from the rebuilt mechanism: the design
+    ``provenance`` is checked for form and left out.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSON file, as ``save`` (or ``mechanism.to_json``) wrote it.
+
+    Returns
+    -------
+    Mechanism
+        The rebuilt mechanism, of the class its ``family`` names.
+
+    Raises
+    ------
+    FormatError
+        The file cannot be read, is not strict JSON, is not a lipdesign mechanism of a version this lipdesign reads,
+        breaks its schema, leaves out a parameter (none is defaulted) or a seed of public randomness, claims what
+        its family does not, or carries a ``fingerprint`` that does not name the rebuilt mechanism (the file was
+        changed after export).
+    VerificationError
+        The rebuilt mechanism breaks its claim, or a stored verified epsilon is below the one exact verification
+        gives (the file understates epsilon).
+
+    See Also
+    --------
+    save : write a mechanism.
+    mechanism_from_dict : the same for a document already parsed.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> ld.save(ld.mechanisms.GRR(1.0, 3), "grr.json")
+    >>> mechanism = ld.load("grr.json")
+    >>> mechanism
+    GRR(epsilon=1.0, k=3)
+    >>> mechanism.verify().passed
+    True
+
+    A file whose stored epsilon was lowered after export is refused:
+
+    >>> from pathlib import Path
+    >>> text = Path("grr.json").read_text().replace('"claimed": 0.99', '"claimed": 0.5')
+    >>> _ = Path("edited.json").write_text(text)
+    >>> ld.load("edited.json")
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.VerificationError: edited.json: verified_epsilons.claimed is 0.5... the file understates epsilon
+    """
     return mechanism_from_dict(read_json(path), str(path))
 
 
 def mechanism_from_dict(document: Mapping[str, Any], source: str = "document") -> Mechanism:
-    """Rebuild and re-verify the mechanism of an envelope (``load`` for a document already parsed)."""
+    """Rebuild and re-verify the mechanism of an envelope (``load`` for a document already parsed).
+
+    The same checks as ``load`` (docs/math.md §3.9) on a document that is already a Python structure (read by
+    ``read_json``, received over a network, built in code): the numbers, the schema, the parameters, the claim
+    re-verified exactly, the fingerprint.
+
+    Parameters
+    ----------
+    document : dict
+        The envelope: ``format``, ``format_version``, ``family``, ``parameters``, ``guarantee``, ``fingerprint``
+        (and ``provenance`` for a designed table), or one of lipdesign 0.1.0's two envelopes.
+    source : str, default "document"
+        What the document is called in error messages (``load`` passes the file's path).
+
+    Returns
+    -------
+    Mechanism
+        The rebuilt mechanism.
+
+    Raises
+    ------
+    FormatError
+        The document is not a lipdesign mechanism of a version this lipdesign reads, or breaks its schema, its
+        family's parameters or its fingerprint (as in ``load``).
+    VerificationError
+        The rebuilt mechanism breaks its claim, or the document understates epsilon.
+
+    See Also
+    --------
+    load : read and rebuild a file.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.design(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0), baselines=False)
+    >>> ld.save(mechanism, "mechanism.json")
+    >>> document = ld.io.read_json("mechanism.json")
+    >>> ld.io.mechanism_from_dict(document)
+    TableMechanism(LIP eps=1, frequencies, k=3, ... outputs)
+
+    A table entry changed after export no longer makes a table (its row does not sum to 1):
+
+    >>> document["parameters"]["table"][0][0] += 0.01
+    >>> ld.io.mechanism_from_dict(document, "edited.json")
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.FormatError: edited.json: parameters: table row 0 sums to 1.01; each row must sum to 1 ...
+    """
     kind = document.get("format") if isinstance(document, dict) else None
     if kind not in (FORMAT, LEGACY_HARMONY_FORMAT):
         raise FormatError(f"{source}: not a lipdesign mechanism (format must be {FORMAT!r} or, from lipdesign "
