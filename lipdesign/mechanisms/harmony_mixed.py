@@ -8,7 +8,7 @@ the server estimates the mean of every numeric attribute and the frequencies of 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,12 +31,17 @@ from lipdesign.verification import sampled, verify_table
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Self
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.aggregate import Aggregate
 
 #: The report of one user: the attribute drawn, the projection row (0 for a numeric attribute) and the bit.
 REPORT_DTYPE = np.dtype([("attribute", "<i4"), ("row", "<i4"), ("sign", "i1")])
 
 
-def attribute_seed(seed, attribute):
+def attribute_seed(seed: int, attribute: int) -> int:
     """The public seed of categorical attribute ``attribute``'s projection, derived from the mechanism's seed
     (numpy SeedSequence([seed, attribute]), top 63 bits of its first 64-bit word)."""
     return int(np.random.SeedSequence([seed, attribute]).generate_state(1, np.uint64)[0] >> np.uint64(1))
@@ -45,19 +50,78 @@ def attribute_seed(seed, attribute):
 class HarmonyMixed(Mechanism):
     """One report per user for a tuple of numeric and categorical attributes (docs/math.md §9).
 
-    ``attributes``: one entry per attribute, "numeric" (values in [-1, 1]; see ``lipdesign.Range``) or an int
-    k >= 2 (a categorical attribute with categories 0..k-1). ``m`` and ``seed``: the projection size and public
-    seed of the categorical attributes (attribute j uses ``attribute_seed(seed, j)``; ``m=None`` takes
-    HarmonyCategorical's default for its k, max(4096, 4k): files store m as null, so that rule is part of the
-    format); all projections together hold at most MAX_SIGNS signs.
+    Each user draws one attribute j uniformly and reports a single bit about it (docs/math.md §9.5): Harmony
+    Alg. 2 for a numeric attribute, the Bassily-Smith projection of ``HarmonyCategorical`` for a categorical
+    one, so the whole tuple is eps-LDP. ``perturb(values)`` takes values of shape (n, d), column j holding
+    attribute j (category indices as numbers). ``estimate(reports, method="unbiased")`` gives, per attribute,
+    the estimated mean (float) or the estimated frequencies (array of length k), by the paper's estimators with
+    factor d (``Estimate.attribute(j)``); ``method`` is HarmonyCategorical's ("unbiased" solves G f =
+    projection, "projection" is the paper's, with mean G f; the default is "projection" only if some attribute
+    has m < k). ``consistency`` applies to the frequencies.
 
-    ``perturb(values)``: values of shape (n, d), column j holding attribute j (category indices as numbers);
-    reports are structured (REPORT_DTYPE); the aggregate holds the sum of signs per numeric attribute and the
-    signed count of each projection row per categorical one. ``estimate(reports, method="unbiased")``: a list
-    with, per attribute, the estimated mean (float) or the estimated frequencies (array of length k), by the
-    paper's estimators with factor d; ``method`` is HarmonyCategorical's ("unbiased" solves G f = projection,
-    "projection" is the paper's, with mean G f; the default is "projection" only if some attribute has
-    m < k). ``consistency`` applies to the frequencies. Epsilon in [1e-6, 10].
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level of the whole tuple, in [1e-6, 10].
+    attributes : sequence of str or int
+        One entry per attribute: "numeric" (values in [-1, 1]; see ``lipdesign.Range``) or an int k >= 2 (a
+        categorical attribute with categories 0..k-1).
+    m : int, optional
+        The projection rows of every categorical attribute; default HarmonyCategorical's for its k,
+        max(4096, 4k) (files store m as null, so that rule is part of the format). All projections together
+        hold at most ``MAX_SIGNS`` signs.
+    seed : int, optional
+        The public seed of the projections: attribute j uses ``attribute_seed(seed, j)`` (default: drawn from
+        the OS and stored in the mechanism's file).
+
+    Attributes
+    ----------
+    d : int
+        The number of attributes.
+    categorical : dict of int to HarmonyCategorical
+        The projection mechanism of each categorical attribute, by attribute index.
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10], an attribute is neither "numeric" nor an integer >= 2, m < 1, the
+        projections together need more than ``MAX_SIGNS`` signs, or the seed is not a valid public seed;
+        ``estimate`` with ``consistency`` when every attribute is numeric.
+
+    See Also
+    --------
+    HarmonyNumeric, HarmonyCategorical : The two kinds of attribute alone.
+
+    Notes
+    -----
+    Reports: a structured array of ``REPORT_DTYPE`` (fields "attribute" int32, "row" int32, 0 for a numeric
+    attribute, and "sign" int8); the aggregate holds the sum of signs per numeric attribute and the signed count
+    of each projection row per categorical one.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> mixed = ld.mechanisms.HarmonyMixed(2.0, ["numeric", 3], m=32, seed=5)
+    >>> certificate = mixed.verify()
+    >>> certificate.passed, round(certificate.epsilon, 6)
+    (True, 2.0)
+
+    A numeric attribute in [-1, 1] and a categorical one with 3 categories, one row per user:
+
+    >>> rng = np.random.default_rng(0)
+    >>> values = np.column_stack([rng.uniform(-1, 1, 20_000), rng.choice(3, 20_000, p=[0.5, 0.3, 0.2])])
+    >>> reports = mixed.perturb(values, rng=1)
+    >>> reports[:3]
+    array([(0,  0, -1), (1,  6,  1), (1, 18,  1)],
+          dtype=[('attribute', '<i4'), ('row', '<i4'), ('sign', 'i1')])
+    >>> estimate = mixed.estimate(reports)
+    >>> round(float(values[:, 0].mean()), 3), round(float(estimate.attribute(0)), 3)
+    (0.005, -0.006)
+    >>> np.round(estimate.attribute(1), 3)
+    array([0.512, 0.3  , 0.2  ])
+    >>> round(float(np.sqrt(mixed.variance(values, n=20_000)[0])), 3)  # the mean's standard deviation
+    0.012
     """
 
     family = "harmony-mixed"
@@ -88,21 +152,31 @@ class HarmonyMixed(Mechanism):
                                       "smaller m)")
         self.categorical = categorical
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "attributes": list(self.attributes), "m": self.m, "seed": self.seed}
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(1.0, ["numeric", 4], m=32, seed=5)
 
     @property
-    def default_method(self):
+    def default_method(self) -> str:
+        """The estimation method used when none is given: "unbiased" unless some categorical attribute has
+        m < k."""
         unbiased = all(mechanism.m >= mechanism.k for mechanism in self.categorical.values())
         return "unbiased" if unbiased else "projection"
 
-    def privacy_table(self):
-        """Every output (j, s, b) has probability (1/d)(1/m_j) Pr[b | t] with t = t_j or a projection sign
-        in {-1, 1}, so the mechanism's epsilon is the one-bit table's."""
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The realised one-bit table (``one_bit_table``), whose epsilon is the mechanism's.
+
+        Every output (j, s, b) has probability (1/d)(1/m_j) Pr[b | t] with t = t_j or a projection sign in
+        {-1, 1}.
+
+        Returns
+        -------
+        numpy.ndarray
+            2 x 2: rows t = +1 and -1, columns the signs + and -.
+        """
         return one_bit_table(self.exp_epsilon)
 
     def _certify(self):
@@ -131,7 +205,7 @@ class HarmonyMixed(Mechanism):
         reports["sign"] = one_bit(inputs, self.exp_epsilon, rng)
         return reports
 
-    def empty_reports(self):
+    def empty_reports(self) -> npt.NDArray[np.void]:
         return np.zeros(0, dtype=REPORT_DTYPE)
 
     def _statistics(self, reports):
@@ -159,11 +233,24 @@ class HarmonyMixed(Mechanism):
                 if j in self.categorical else float(weight * aggregate["sign_sums"][j] / aggregate.n)
                 for j in range(self.d)]
 
-    def term_moments(self, aggregate):
-        """(sum Y, sum Y^2, users) per entry of the flattened estimate (docs/math.md §15): for numeric attribute j,
-        Y = d c sign when the user drew j and 0 otherwise, and the aggregate does not count the users who drew j, so
-        sum Y^2 is its expectation n d c^2 (s^2 is affine in it: its expectation is unchanged); nan for the
-        frequencies of a categorical attribute."""
+    def term_moments(self, aggregate: Aggregate) -> tuple[npt.NDArray[np.float64], ...]:
+        """The moments of the per-user terms Y whose mean is the estimate, per entry of the flattened estimate
+        (docs/math.md §15).
+
+        For numeric attribute j, Y = d c sign when the user drew j and 0 otherwise, and the aggregate does not
+        count the users who drew j, so sum Y^2 is its expectation n d c^2 (s^2 is affine in it: its expectation is
+        unchanged); nan for the frequencies of a categorical attribute.
+
+        Parameters
+        ----------
+        aggregate : Aggregate
+            An aggregate of this mechanism's reports.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            (sum Y, sum Y^2, users), each with one entry per mean and per category.
+        """
         weight = self.d * one_bit_scale(self.exp_epsilon)
         n = aggregate.n
         parts = [np.full((3, self.categorical[j].k), np.nan) if j in self.categorical else
@@ -198,9 +285,15 @@ class HarmonyMixed(Mechanism):
     def _frequencies(self, j, column):
         return np.bincount(column, minlength=self.categorical[j].k) / column.size
 
-    def audit_plan(self):
-        """Harmony's mixed tuples: inputs A (numeric +1, category 0) and B (numeric -1, category 1); classes (attribute,
-        row class, sign); a numeric attribute is row class (+1, -1) always."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs A (numeric +1, category 0) and B (numeric -1, category
+        1); classes (attribute, row class, sign); a numeric attribute is row class (+1, -1) always.
+
+        Returns
+        -------
+        AuditPlan
+            2 inputs and 8 classes per attribute.
+        """
         d = self.d
         frequencies, lookup = np.zeros((d, 4)), {}
         for j in range(d):
@@ -223,7 +316,14 @@ class HarmonyMixed(Mechanism):
         inputs, table, names = sign_plan(inputs, frequencies, one_bit_table(self.exp_epsilon))
         return AuditPlan(inputs, table, classify, ["A", "B"], names)
 
-    def device_numbers(self):
-        """docs/runtime.md §7-§8: per attribute its projection, or "numeric"."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §7-§8).
+
+        Returns
+        -------
+        dict
+            ``d``, ``exp_epsilon`` (e^eps as the sampler uses it) and per attribute its ``projection_numbers``,
+            or "numeric".
+        """
         return {"d": self.d, "exp_epsilon": self.exp_epsilon, "attributes": [
             self.categorical[j].projection_numbers() if j in self.categorical else "numeric" for j in range(self.d)]}
