@@ -27,12 +27,12 @@ from lipdesign.validation import fmt
 _FAMILIES: dict[str, type[Mechanism]] = {}
 
 #: A mechanism class, as ``register`` returns it.
-M = TypeVar("M", bound=type[Mechanism])
+_M = TypeVar("_M", bound=type[Mechanism])
 
 
 # ``cls`` is described in the docstring's text, not in a Parameters section: numpydoc's validator takes an argument
 # named ``cls`` for a classmethod's implicit first argument and refuses it there (PR02).
-def register(cls: M) -> M:
+def register(cls: _M) -> _M:
     """Add the mechanism class ``cls`` under its ``family`` id, so that ``lipdesign.load``, the CLI and
     ``family_class`` know it.
 
