@@ -22,7 +22,7 @@ Every objective has ``value(table, prior)``, the figure a design minimises, and 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -56,28 +56,134 @@ def _check_length(values, k):
 @dataclass(frozen=True)
 class BayesHistogram:
     """Bayesian: the posterior mean of the histogram user by user under the design prior; the MSE is summed over all
-    bins (docs/math.md §4). Right only when the prior is the truth; for the population histogram use Frequencies."""
+    bins (docs/math.md §4). Right only when the prior is the truth; for the population histogram use Frequencies.
+
+    Its figure is the per-user MSE of the posterior means E[1(X=x) | Y] summed over the bins (``mse``). Its JSON
+    kind is ``"histogram"``; ``population`` is False. It takes no parameters.
+
+    See Also
+    --------
+    Frequencies : the population histogram, estimated without bias.
+    mse : the figure of a Bayesian objective.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> table = np.array([[3, 1, 1], [1, 3, 1], [1, 1, 3]]) / 5  # randomized response, e^eps = 3
+    >>> round(ld.BayesHistogram().value(table, prior), 4)
+    0.5245
+    >>> mechanism = ld.design(prior, ld.LIP(1.0), ld.BayesHistogram(), baselines=False)
+    >>> round(ld.BayesHistogram().value(mechanism.table, prior), 4)
+    0.4132
+    """
 
     kind = "histogram"
     population = False
 
-    def functions(self, k):
+    def functions(self, k: int) -> npt.NDArray[np.float64]:
+        """The functions f whose posterior means are estimated: the indicators of the k values.
+
+        Parameters
+        ----------
+        k : int
+            The number of values of X.
+
+        Returns
+        -------
+        numpy.ndarray
+            The (k, k) identity, one function per row (f(x) = row[x]).
+        """
         return np.eye(k)
 
-    def check(self, k):
-        """Raise unless the objective fits a prior with k values."""
+    def check(self, k: int) -> None:
+        """Raise unless the objective fits a prior with k values.
 
-    def value(self, table, prior):
+        Parameters
+        ----------
+        k : int
+            The number of values of the prior (every k fits).
+        """
+
+    def value(self, table: npt.ArrayLike, prior: Prior | npt.ArrayLike) -> float:
+        """The figure a design minimises: the per-user MSE under ``prior``, summed over the bins (``mse``).
+
+        Parameters
+        ----------
+        table : array_like of float, shape (k, n)
+            The table, Pr[Y=y | X=x], one row per value.
+        prior : Prior or array_like of float
+            The prior the posterior means use.
+
+        Returns
+        -------
+        float
+            The MSE.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> prior = ld.Prior([0.5, 0.3, 0.2])
+        >>> table = np.array([[3, 1, 1], [1, 3, 1], [1, 1, 3]]) / 5  # randomized response, e^eps = 3
+        >>> round(ld.BayesHistogram().value(table, prior), 4)
+        0.5245
+        """
         return mse(table, prior, self)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of the objective (as written in spec and mechanism files).
+
+        Returns
+        -------
+        dict
+            ``{"kind": "histogram"}``.
+        """
         return {"kind": self.kind}
 
 
 @dataclass(frozen=True)
 class BayesSum:
     """Bayesian: the posterior mean of sum_i f(X_i) with f(x) = values[x] under the design prior (docs/math.md §4,
-    weighted summation). Right only when the prior is the truth; for the population mean or sum use Mean."""
+    weighted summation). Right only when the prior is the truth; for the population mean or sum use Mean.
+
+    Its figure is the per-user MSE of E[f(X) | Y] (``mse``). Its JSON kind is ``"weighted_sum"``; ``population``
+    is False.
+
+    Parameters
+    ----------
+    values : array_like of float, shape (k,)
+        f(x) for each value x, finite and within +-1e100.
+
+    Attributes
+    ----------
+    values : tuple of float
+        The values, as floats.
+
+    Raises
+    ------
+    ValidationError
+        When ``values`` is not a one-dimensional array of finite numbers within +-1e100; a design or ``check``
+        refuses values of another length than the prior.
+
+    See Also
+    --------
+    Mean : the population mean, estimated without bias.
+    mse : the figure of a Bayesian objective.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> table = np.array([[3, 1, 1], [1, 3, 1], [1, 1, 3]]) / 5  # randomized response, e^eps = 3
+    >>> objective = ld.BayesSum([0, 1, 2])
+    >>> objective
+    BayesSum(values=(0.0, 1.0, 2.0))
+    >>> round(objective.value(table, prior), 4)
+    0.5183
+    """
 
     values: tuple
     kind = "weighted_sum"
@@ -86,37 +192,142 @@ class BayesSum:
     def __init__(self, values: npt.ArrayLike) -> None:
         object.__setattr__(self, "values", _values(values))
 
-    def functions(self, k):
+    def functions(self, k: int) -> npt.NDArray[np.float64]:
+        """The function f whose posterior mean is estimated, as a row: f(x) = values[x].
+
+        Parameters
+        ----------
+        k : int
+            The number of values of X.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``values`` as a (1, k) array.
+
+        Raises
+        ------
+        ValidationError
+            When ``values`` does not have k entries.
+        """
         _check_length(self.values, k)
         return np.array([self.values])
 
-    def check(self, k):
+    def check(self, k: int) -> None:
+        """Raise unless the objective fits a prior with k values.
+
+        Parameters
+        ----------
+        k : int
+            The number of values of the prior.
+
+        Raises
+        ------
+        ValidationError
+            When ``values`` does not have k entries.
+        """
         _check_length(self.values, k)
 
-    def value(self, table, prior):
+    def value(self, table: npt.ArrayLike, prior: Prior | npt.ArrayLike) -> float:
+        """The figure a design minimises: the per-user MSE of E[f(X) | Y] under ``prior`` (``mse``).
+
+        Parameters
+        ----------
+        table : array_like of float, shape (k, n)
+            The table, Pr[Y=y | X=x], one row per value.
+        prior : Prior or array_like of float
+            The prior the posterior means use.
+
+        Returns
+        -------
+        float
+            The MSE.
+        """
         return mse(table, prior, self)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of the objective (as written in spec and mechanism files).
+
+        Returns
+        -------
+        dict
+            ``{"kind": "weighted_sum", "values": [...]}``.
+        """
         return {"kind": self.kind, "values": list(self.values)}
 
 
 @dataclass(frozen=True)
 class Frequencies:
     """The population histogram, estimated without bias: minimise n x the sum of the variances of the GLS (and
-    asymptotically MLE) estimate at the design prior, given the users' values (A-optimal, docs/math.md §11)."""
+    asymptotically MLE) estimate at the design prior, given the users' values (A-optimal, docs/math.md §11).
+
+    The default objective of ``ld.design``. Its figure is tr(M^-1) - 1, with M = Q diag(1/(Q^T P)) Q^T the Fisher
+    information of one report: divided by n, the sum of the variances of the n users' estimated frequencies. Its
+    JSON kind is ``"frequencies"``; ``population`` is True. It takes no parameters.
+
+    See Also
+    --------
+    BayesHistogram : the Bayesian (per-user) histogram objective.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> table = np.array([[3, 1, 1], [1, 3, 1], [1, 1, 3]]) / 5  # randomized response, e^eps = 3
+    >>> round(ld.Frequencies().value(table, prior), 4)
+    3.5
+    >>> mechanism = ld.design(prior, ld.LIP(1.0), ld.Frequencies(), baselines=False)
+    >>> round(ld.Frequencies().value(mechanism.table, prior), 4)
+    1.2843
+    """
 
     kind = "frequencies"
     population = True
 
-    def check(self, k):
-        """Raise unless the objective fits a prior with k values."""
+    def check(self, k: int) -> None:
+        """Raise unless the objective fits a prior with k values.
 
-    def value(self, table, prior):
-        """tr(M^-1) - 1 (inf when the table cannot be inverted)."""
+        Parameters
+        ----------
+        k : int
+            The number of values of the prior (every k fits).
+        """
+
+    def value(self, table: npt.ArrayLike, prior: Prior | npt.ArrayLike) -> float:
+        """tr(M^-1) - 1 (inf when the table cannot be inverted).
+
+        Parameters
+        ----------
+        table : array_like of float, shape (k, n)
+            The table, Pr[Y=y | X=x], one row per value.
+        prior : Prior or array_like of float
+            The design prior P (the users' frequencies M is evaluated at).
+
+        Returns
+        -------
+        float
+            n x the sum of the variances of the estimated frequencies, or inf.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> prior = ld.Prior([0.5, 0.3, 0.2])
+        >>> ld.Frequencies().value(np.full((3, 2), 0.5), prior)
+        inf
+        """
         inverse = _inverse_information(table, prior)
         return float(np.trace(inverse) - 1.0) if inverse is not None else float("inf")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of the objective (as written in spec and mechanism files).
+
+        Returns
+        -------
+        dict
+            ``{"kind": "frequencies"}``.
+        """
         return {"kind": self.kind}
 
 
@@ -124,7 +335,49 @@ class Frequencies:
 class Mean:
     """The population mean of f(X) with f(x) = values[x] (or its sum, n x the mean), estimated without bias: minimise
     n x the variance of the unbiased estimate at the design prior, given the users' values (c-optimal, docs/math.md
-    §11). A table need not be invertible for this: c must lie in the range of its information matrix."""
+    §11). A table need not be invertible for this: c must lie in the range of its information matrix.
+
+    Its figure is c^T M^+ c - sum_x P_x c_x^2 with c = values (c-optimal design). Its JSON kind is ``"mean"``;
+    ``population`` is True.
+
+    Parameters
+    ----------
+    values : array_like of float, shape (k,)
+        f(x) for each value x, finite and within +-1e100.
+
+    Attributes
+    ----------
+    values : tuple of float
+        The values, as floats.
+
+    Raises
+    ------
+    ValidationError
+        When ``values`` is not a one-dimensional array of finite numbers within +-1e100; a design or ``check``
+        refuses values of another length than the prior.
+
+    See Also
+    --------
+    BayesSum : the Bayesian (per-user) weighted sum.
+    Range : maps a raw numeric attribute to [-1, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> table = np.array([[3, 1, 1], [1, 3, 1], [1, 1, 3]]) / 5  # randomized response, e^eps = 3
+    >>> objective = ld.Mean([0, 1, 2])
+    >>> round(objective.value(table, prior), 4)
+    3.55
+    >>> mechanism = ld.design(prior, ld.LIP(1.0), objective, baselines=False)
+    >>> round(objective.value(mechanism.table, prior), 4)
+    1.1406
+    >>> ld.Mean([0, 1]).check(prior.k)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: objective.values has 2 entries; it must have one per value of the prior (3)
+    """
 
     values: tuple
     kind = "mean"
@@ -133,17 +386,55 @@ class Mean:
     def __init__(self, values: npt.ArrayLike) -> None:
         object.__setattr__(self, "values", _values(values))
 
-    def check(self, k):
+    def check(self, k: int) -> None:
+        """Raise unless the objective fits a prior with k values.
+
+        Parameters
+        ----------
+        k : int
+            The number of values of the prior.
+
+        Raises
+        ------
+        ValidationError
+            When ``values`` does not have k entries.
+        """
         _check_length(self.values, k)
 
-    def value(self, table, prior):
-        """c^T M^+ c - sum_x P_x c_x^2 (inf when c is outside the range of M: no unbiased estimate exists)."""
+    def value(self, table: npt.ArrayLike, prior: Prior | npt.ArrayLike) -> float:
+        """c^T M^+ c - sum_x P_x c_x^2 (inf when c is outside the range of M: no unbiased estimate exists).
+
+        Parameters
+        ----------
+        table : array_like of float, shape (k, n)
+            The table, Pr[Y=y | X=x], one row per value.
+        prior : Prior or array_like of float
+            The design prior P (the users' frequencies M is evaluated at).
+
+        Returns
+        -------
+        float
+            n x the variance of the unbiased estimate of the mean, or inf.
+        """
         p = _probabilities(prior)
         c = np.asarray(self.values)
         quadratic = mean_quadratic(fisher_information(table, p), c)
         return float(quadratic - p @ c**2) if np.isfinite(quadratic) else float("inf")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of the objective (as written in spec and mechanism files).
+
+        Returns
+        -------
+        dict
+            ``{"kind": "mean", "values": [...]}``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.Mean([0, 1, 2]).to_dict()
+        {'kind': 'mean', 'values': [0.0, 1.0, 2.0]}
+        """
         return {"kind": self.kind, "values": list(self.values)}
 
 
@@ -151,7 +442,7 @@ class Mean:
 _OLD_NAMES = {"Histogram": BayesHistogram, "WeightedSum": BayesSum}
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _OLD_NAMES:
         import sys
         import warnings
@@ -187,7 +478,7 @@ def _probabilities(prior: Any) -> npt.NDArray[np.float64]:
     return np.asarray(getattr(prior, "probabilities", prior), dtype=float)
 
 
-def fisher_information(table, frequencies):
+def fisher_information(table: npt.ArrayLike, frequencies: Prior | npt.ArrayLike) -> npt.NDArray[np.float64]:
     """M = Q diag(1/(Q^T f)) Q^T = sum_y q_y q_y^T / (f . q_y) over the outputs with f . q_y > 0 (docs/math.md
     §11): the information about f in one report."""
     table = np.asarray(table, dtype=float)
@@ -200,7 +491,7 @@ def fisher_information(table, frequencies):
 RANK_RTOL = 1e-10
 
 
-def mean_quadratic(information, values):
+def mean_quadratic(information: npt.NDArray[np.float64], values: npt.ArrayLike) -> float:
     """c^T M^+ c, or inf when c = ``values`` has a component outside the range of M (no unbiased estimate of c . f
     exists then, docs/math.md §11)."""
     eigenvalues, vectors = np.linalg.eigh(information)
@@ -218,12 +509,15 @@ def _inverse_information(table, prior):
     return np.linalg.inv(information)
 
 
-def gains(columns, prior, objective):
+def gains(columns: npt.ArrayLike, prior: npt.ArrayLike,
+          objective: BayesHistogram | BayesSum | Frequencies | Mean | str | Mapping[str, Any],
+          ) -> npt.NDArray[np.float64]:
     """mu(q) of a Bayesian objective for each column q (columns as the ROWS of ``columns``, shape (n, k)); 0 where
     P.q = 0."""
     columns = np.atleast_2d(columns)
     prior = np.asarray(prior, dtype=float)
-    weighted = as_objective(objective).functions(prior.size) * prior  # (n_f, k)
+    bayesian = cast("BayesHistogram | BayesSum", as_objective(objective))  # mu(q) is a Bayesian objective's
+    weighted = bayesian.functions(prior.size) * prior  # (n_f, k)
     numerators = (columns @ weighted.T) ** 2  # (n, n_f)
     mass = columns @ prior
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -233,7 +527,48 @@ def gains(columns, prior, objective):
 def mse(table: npt.ArrayLike, prior: Prior | npt.ArrayLike,
         objective: BayesHistogram | BayesSum | Frequencies | Mean | str | Mapping[str, Any] = "histogram") -> float:
     """Per-user MSE of the MMSE estimate under ``prior`` (docs/math.md §4); ``prior`` may be a Prior. Bayesian
-    objectives only (a population objective's figure is its ``value``)."""
+    objectives only (a population objective's figure is its ``value``).
+
+    MSE = sum_f E[f(X)^2] - sum_y mu(q_y), with mu(q) = sum_f (sum_x f(x) P_x q[x])^2 / (P . q) for each column q
+    of the table: the error of the posterior means E[f(X) | Y] of one user, right only when ``prior`` is the
+    truth (on a drifted population they shrink toward it, docs/math.md §11).
+
+    Parameters
+    ----------
+    table : array_like of float, shape (k, n)
+        The table, Pr[Y=y | X=x], one row per value.
+    prior : Prior or array_like of float
+        The prior the posterior means use.
+    objective : BayesHistogram, BayesSum, str or mapping, default "histogram"
+        A Bayesian objective, ``"histogram"`` (``BayesHistogram()``), or its JSON form (``to_dict``).
+
+    Returns
+    -------
+    float
+        The per-user MSE.
+
+    Raises
+    ------
+    ValidationError
+        When ``objective`` is not an objective, or is a population objective (Frequencies, Mean: their figure is
+        ``objective.value(table, prior)``), or its values do not fit the prior.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.5, 0.3, 0.2])
+    >>> table = np.array([[3, 1, 1], [1, 3, 1], [1, 1, 3]]) / 5
+    >>> round(ld.mse(table, prior), 4)
+    0.5245
+    >>> round(ld.mse(table, prior, ld.BayesSum([0, 1, 2])), 4)
+    0.5183
+    >>> ld.mse(table, prior, ld.Frequencies())
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: objective is Frequencies(); mse is the figure of the Bayesian objectives, use
+    objective.value(table, prior)
+    """
     prior = _probabilities(prior)
     objective = as_objective(objective)
     if objective.population:
