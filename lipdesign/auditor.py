@@ -36,6 +36,8 @@ from lipdesign.verification.exact import log_upper
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    import numpy.typing as npt
+
     from lipdesign.mechanisms.base import Mechanism, RandomSource
 
 require("ld.audit", "design", "scipy")
@@ -91,11 +93,19 @@ class AuditResult:
     reports_for_power: int | None = None
 
     @property
-    def powered(self):
+    def powered(self) -> bool:
         """Whether this many reports could show any leak: the bound at the table's own probabilities is above 0."""
         return self.attainable_epsilon > 0
 
-    def summary(self):
+    def summary(self) -> str:
+        """The audit in words: the verdict, the empirical bound beside the claim, the power, each event's counts and
+        bound, and the distribution test.
+
+        Returns
+        -------
+        str
+            The report, one line per item.
+        """
         verdict = ("PASS" if self.passed else "FAIL") + ("" if self.powered else " (no power)")
         lines = [(f"{verdict}: audit of {self.family} ({self.notion} eps = {upward(self.claimed_epsilon)}), "
                   f"{self.reports} reports per population, {len(self.populations)} populations, confidence "
@@ -126,7 +136,14 @@ class AuditResult:
                       if distribution["impossible"] else ""))
         return "\n".join(lines)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The audit as JSON-ready data (the CLI's ``audit --json``; an infinite bound as None).
+
+        Returns
+        -------
+        dict
+            Every field, ``powered`` included.
+        """
         return {"family": self.family, "notion": self.notion, "claimed_epsilon": self.claimed_epsilon,
                 "empirical_epsilon": _json_float(self.empirical_epsilon), "confidence": self.confidence,
                 "reports": self.reports, "passed": self.passed, "epsilon_passed": self.epsilon_passed,
@@ -139,11 +156,11 @@ class AuditResult:
                 "reports_for_power": self.reports_for_power}
 
 
-def _json_float(value):
+def _json_float(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def downward(value, digits=6):
+def downward(value: float, digits: int = 6) -> str:
     """``value`` (an epsilon lower bound) as text with ``digits`` significant digits, rounded down, never up."""
     value = float(value)
     if not math.isfinite(value) or value == 0:
@@ -153,7 +170,8 @@ def downward(value, digits=6):
     return format(exact.quantize(step, rounding=ROUND_FLOOR).normalize(), "f")
 
 
-def clopper_pearson(hits, n, alpha):
+def clopper_pearson(hits: npt.ArrayLike, n: npt.ArrayLike,
+                    alpha: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """One-sided Clopper-Pearson bounds (lower, upper) on a binomial probability from ``hits`` of ``n``, each side
     at level ``alpha``: the beta quantiles alpha and 1 - alpha (docs/math.md §14); 0 (resp. 1) at the ends."""
     hits, n = np.asarray(hits), np.asarray(n)
@@ -163,7 +181,7 @@ def clopper_pearson(hits, n, alpha):
     return lower, upper
 
 
-def log_lower(ratio):
+def log_lower(ratio: Fraction) -> float:
     """A float <= ln(ratio) for a Fraction ratio >= 0 (-inf at 0): ln computed from the exact ratio (log1p of the
     exact ratio - 1 near 1), then stepped down three ulps."""
     if ratio == 0:
@@ -174,27 +192,93 @@ def log_lower(ratio):
     return value
 
 
-def empirical_epsilon(hits, other_hits, n, other_n, alpha):
+def empirical_epsilon(hits: int, other_hits: int, n: int, other_n: int, alpha: float) -> float:
     """log(CP lower of p1 / CP upper of p2) rounded down, each bound at level ``alpha`` and moved outward by
     CP_SLACK: with probability >= 1 - 2 alpha at most log(p1/p2) (docs/math.md §14)."""
-    lower, _ = clopper_pearson(hits, n, alpha)
-    _, upper = clopper_pearson(other_hits, other_n, alpha)
-    lower, upper = float(lower) * (1 - CP_SLACK), min(1.0, float(upper) * (1 + CP_SLACK))
+    lower_bounds, _ = clopper_pearson(hits, n, alpha)
+    _, upper_bounds = clopper_pearson(other_hits, other_n, alpha)
+    lower, upper = float(lower_bounds) * (1 - CP_SLACK), min(1.0, float(upper_bounds) * (1 + CP_SLACK))
     return log_lower(Fraction(lower) / Fraction(upper))
 
 
 def audit(mechanism: Mechanism, *, reports: int = DEFAULT_REPORTS, confidence: float = 0.99, rng: RandomSource = None,
           progress: Callable[[str], object] | None = None, events: int = EVENTS,
           progress_reports: Callable[[int, int], object] | None = None) -> AuditResult:
-    """Black-box audit of ``mechanism``'s perturber (docs/math.md §14): an AuditResult with the empirical epsilon
-    lower bound beside the claim and the chi-square test of the sampled report classes against the table.
+    """Black-box audit of ``mechanism``'s perturber (docs/math.md §14): does what it draws keep its claim?
 
-    ``reports``: reports drawn per population; ``confidence``: a sound mechanism passes with at least this
-    probability (half the error budget for the epsilon bounds, half for the distribution test); ``rng``: seed,
-    Generator or None (``as_generator``); ``progress``: None or a callable receiving one-line strings (a text bar,
-    at every 10 % of the reports); ``events``: how many comparisons are bounded (Bonferroni); ``progress_reports``:
-    None or a callable receiving ``(done, total)``, the reports drawn so far and the total to draw (``reports`` per
-    audited population), after every batch of reports: what a progress bar counts."""
+    Draws reports with the mechanism's own ``perturb`` and returns an AuditResult with the empirical epsilon lower
+    bound beside the claim and the chi-square test of the sampled report classes against the table. A sound
+    mechanism passes with probability at least ``confidence``; a leak shows once the true epsilon is far enough
+    above the claim for the reports drawn (``result.summary()`` says how far, and how many reports would bound
+    epsilon at half the claim). The audit complements exact verification (``ld.verify``): it tests the running
+    sampler, not the stored numbers.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism to audit: any family that defines ``audit_plan()`` (its output classes and their
+        probabilities).
+    reports : int, default 200,000
+        Reports drawn per audited population (``DEFAULT_REPORTS``; at most ``MAX_REPORTS``).
+    confidence : float, default 0.99
+        A sound mechanism passes with at least this probability (half the error budget for the epsilon bounds,
+        half for the distribution test); strictly between 0 and 1.
+    rng : numpy.random.Generator or int, optional
+        The randomness of the draws: a seed, a Generator or None (fresh entropy; ``as_generator``).
+    progress : callable, optional
+        None (the default) or a callable receiving one-line strings (a text bar, at every 10 % of the reports).
+    events : int, default 4
+        How many comparisons (numerator population, denominator population, class) are bounded (Bonferroni).
+    progress_reports : callable, optional
+        None (the default) or a callable receiving ``(done, total)``, the reports drawn so far and the total to draw
+        (``reports`` per audited population), after every batch of reports: what a progress bar counts.
+
+    Returns
+    -------
+    AuditResult
+        ``passed`` (both tests), ``empirical_epsilon`` beside ``claimed_epsilon``, the chi-square ``p_value``, each
+        event's counts and bound, and ``powered`` (whether this many reports could show a leak at all);
+        ``summary()`` says it in words.
+
+    Raises
+    ------
+    ValidationError
+        ``reports``, ``events`` or ``confidence`` out of range, a ``progress`` that is not callable, or a family
+        without an ``audit_plan()``.
+
+    See Also
+    --------
+    lipdesign.verify : exact verification of the table.
+
+    Notes
+    -----
+    The empirical epsilon is log(CP lower of p1 / CP upper of p2) over Clopper-Pearson intervals, Bonferroni over
+    the events and both sides; the distribution test is Pearson's chi-square, small cells pooled (docs/math.md
+    §14). Under LDP the populations are single inputs; under LIP the numerator is an input (or the law of X given
+    a secret value) and the denominator the design prior (or a vertex of the prior set), sampled as a population.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> result = ld.audit(ld.mechanisms.GRR(1.0, 3), reports=20_000, rng=0)
+    >>> result.passed, result.powered
+    (True, True)
+    >>> print(f"empirical epsilon >= {result.empirical_epsilon:.2f}, claimed {result.claimed_epsilon:g}")
+    empirical epsilon >= 0.92, claimed 1
+    >>> print(result.summary())
+    PASS: audit of grr (LDP eps = 1), 20000 reports per population, 2 populations, confidence 0.99
+    ...
+
+    A designed LIP table is audited against its design prior:
+
+    >>> mechanism = ld.design(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0), baselines=False)
+    >>> ld.audit(mechanism, reports=20_000, rng=0).passed
+    True
+    >>> ld.audit(mechanism, confidence=1.5)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: confidence is 1.5; it must be a finite number in [0, 1]
+    """
     reports = integer(reports, "reports", low=1, high=MAX_REPORTS)
     events = integer(events, "events", low=1)
     if progress is not None and not callable(progress):

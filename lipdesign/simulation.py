@@ -73,46 +73,47 @@ class Simulation:
     drifted: "Simulation | None" = None
 
     @property
-    def repetitions(self):
+    def repetitions(self) -> int:
+        """The number of repetitions (rows of ``estimates``)."""
         return self.estimates.shape[0]
 
     @property
-    def estimate(self):
+    def estimate(self) -> npt.NDArray[np.float64]:
         """The mean estimate over the repetitions (the estimate itself when there is one)."""
         return self.estimates.mean(axis=0)
 
     @property
-    def bias(self):
+    def bias(self) -> npt.NDArray[np.float64]:
         """Mean estimate - truth, per quantity (its own standard error is std / sqrt(repetitions))."""
         return self.estimate - self.truth
 
     @property
-    def empirical_std(self):
+    def empirical_std(self) -> npt.NDArray[np.float64]:
         """The standard deviation of the estimates over the repetitions (nan for one repetition)."""
         if self.repetitions < 2:
             return np.full(self.truth.shape, np.nan)
         return self.estimates.std(axis=0, ddof=1)
 
     @property
-    def coverage(self):
+    def coverage(self) -> npt.NDArray[np.float64]:
         """The fraction of repetitions whose interval covered the truth, per quantity."""
         return self.covered.mean(axis=0)
 
     @property
-    def z_scores(self):
+    def z_scores(self) -> npt.NDArray[np.float64]:
         """(mean estimate - expected) / (std / sqrt(repetitions)); nan where there is nothing to estimate (e.g. an
         empty public bucket)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return (self.estimate - self.expected) / (self.std / np.sqrt(self.repetitions))
 
     @property
-    def largest_z(self):
+    def largest_z(self) -> float:
         """The largest |z| over the finite z-scores (nan if there is none)."""
         z = np.abs(self.z_scores[np.isfinite(self.z_scores)])
         return float(z.max()) if z.size else float("nan")
 
     @property
-    def p_value(self):
+    def p_value(self) -> float:
         """Bonferroni p-value of the largest |z|: min(1, m Pr[|N(0, 1)| >= largest |z|]) over the m finite
         z-scores. Valid whatever their dependence (estimated frequencies sum to 1, so a chi-square of sum z^2 would
         not be), for estimates close to normal (large n)."""
@@ -120,27 +121,36 @@ class Simulation:
         return float(min(1.0, z.size * 2.0 * stats.norm.sf(self.largest_z))) if z.size else float("nan")
 
     @property
-    def squared_error(self):
+    def squared_error(self) -> float:
         """sum of (estimate - truth)^2 over the finite entries, averaged over the repetitions: the error users get."""
         errors = (self.estimates - self.truth) ** 2
         finite = np.isfinite(errors).all(axis=0)
         return float(errors[:, finite].sum(axis=1).mean())
 
     @property
-    def expected_squared_error(self):
+    def expected_squared_error(self) -> float:
         """E[sum of (estimate - truth)^2] = sum of variances + squared bias (the bias is expected - truth)."""
         finite = np.isfinite(self.std) & np.isfinite(self.expected) & np.isfinite(self.truth)
         return float(np.sum(self.std[finite] ** 2 + (self.expected - self.truth)[finite] ** 2))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Simulation({self.n} users from {self.population}, method {self.method!r}, {self.repetitions} "
                 "repetitions; .summary() for the table)")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.summary()
 
-    def summary(self):
-        """A table per population: truth, mean estimate, bias, empirical and theoretical sd, coverage."""
+    def summary(self) -> str:
+        """A table per population: truth, mean estimate, bias, empirical and theoretical sd, coverage.
+
+        Then the largest z-score of the mean estimate against its expectation, the squared error beside its
+        expectation, and the drifted population's table when there is one (what ``print(simulation)`` shows).
+
+        Returns
+        -------
+        str
+            The tables, one line per estimated quantity.
+        """
         lines = [(f"{self.n} users drawn from {self.population}; method {self.method!r}, {self.repetitions} "
                  f"repetition{'s' if self.repetitions > 1 else ''}")]
         width = max(len(name) for name in self.names)
@@ -182,7 +192,7 @@ def _check_size(mechanism, n):
                               "(the reports are held in memory)")
 
 
-def drifted(frequencies, distance=DRIFT):
+def drifted(frequencies: npt.ArrayLike, distance: float = DRIFT) -> npt.NDArray[np.float64]:
     """A distribution at total-variation distance ``distance`` from ``frequencies`` (or as far as the move allows):
     mass moves from the values the prior holds most likely to those it holds least likely, by mixing toward the
     prior's values in reversed order of probability. The drift a shrinking (MMSE) estimator cannot follow."""
@@ -212,19 +222,83 @@ def simulate(mechanism: Mechanism, n: int | None = None, rng: RandomSource = Non
              method: str | None = None, level: float = 0.95, drift: bool = True,
              progress: Callable[[int, int], object] | None = None) -> Simulation:
     """Run ``mechanism`` on a population of ``n`` users ``repetitions`` times and compare every estimate with its
-    closed form (the CLI's ``simulate``).
+    closed form (the CLI's ``simulate``; docs/math.md §8, §9).
 
     The users are ``values`` when given, else n users drawn once from ``truth`` (the TRUE distribution of the
     population; default: ``mechanism.input_domain.sample``, i.e. the design prior for a designed table, Zipf(1)
     frequencies or normal numeric values otherwise). Each repetition perturbs the same users afresh, so the spread of
-    the estimates is their variance given the users' values. ``level``: the confidence of the intervals whose
-    coverage is counted (the estimate's own interval, ``Estimate.confidence_interval``, where every entry has a
-    standard error, else the normal interval with the closed-form sd). ``drift=True`` (categorical inputs, no ``values``
-    or ``truth`` given) also runs a population at TV distance DRIFT from the default (``result.drifted``), where an
+    the estimates is their variance given the users' values. By default (categorical inputs, no ``values`` or
+    ``truth`` given) it also runs a population at TV distance DRIFT from the default (``result.drifted``), where an
     estimator that shrinks toward the prior shows its bias. Users get ids 0..n-1 where public randomness is keyed by
-    user id. ``method``: the estimation method (None: the mechanism's default). ``progress``: None, or a callable
-    receiving ``(done, total)`` after every repetition: the repetitions run so far and in all (``repetitions``, twice
-    that with the drifted population), so it is called exactly ``total`` times, the last with ``done == total``.
+    user id.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any mechanism (through its contract: ``perturb``, ``aggregate``, ``estimate`` and their closed forms).
+    n : int, optional
+        The number of users (2..10^8); required unless ``values`` is given (then it must match their number).
+    rng : numpy.random.Generator or int, optional
+        The randomness of the population and of the reports: a seed, a Generator or None (fresh entropy).
+    values : array_like, optional
+        The users' values themselves (one per user; a row per user for numeric inputs). Exclusive with ``truth``.
+    truth : array_like of float, optional
+        The distribution the n users are drawn from (categorical inputs; one probability per value). Exclusive with
+        ``values``.
+    repetitions : int, default 1
+        How many times the same users are perturbed and estimated (1..10^5).
+    method : str, optional
+        The estimation method ("unbiased", "mle", "ibu", "mmse", ... as the mechanism offers); None: the
+        mechanism's default.
+    level : float, default 0.95
+        The confidence of the intervals whose coverage is counted (the estimate's own interval,
+        ``Estimate.confidence_interval``, where every entry has a standard error, else the normal interval with the
+        closed-form sd); strictly between 0 and 1.
+    drift : bool, default True
+        Also run the drifted population (categorical inputs, no ``values`` or ``truth`` given).
+    progress : callable, optional
+        None, or a callable receiving ``(done, total)`` after every repetition: the repetitions run so far and in all
+        (``repetitions``, twice that with the drifted population), so it is called exactly ``total`` times, the last
+        with ``done == total``.
+
+    Returns
+    -------
+    Simulation
+        Per estimated quantity: the truth of the population, the expected estimate, the closed-form sd, every
+        repetition's estimate and whether its interval covered the truth; ``bias``, ``empirical_std``,
+        ``coverage``, ``squared_error`` and ``p_value`` summarise them, ``drifted`` holds the drifted run and
+        ``print`` shows the tables.
+
+    Raises
+    ------
+    ValidationError
+        ``n``, ``repetitions`` or ``level`` out of range, both ``values`` and ``truth``, ``n`` that does not match
+        ``values``, ``truth`` for numeric inputs, a population too large to hold in memory, or a ``progress`` that
+        is not callable.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.design(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0), baselines=False)
+    >>> result = ld.simulate(mechanism, 10_000, rng=0, repetitions=20)
+    >>> result
+    Simulation(10000 users from the design prior, method 'unbiased', 20 repetitions; .summary() for the table)
+    >>> print(np.round(result.truth, 2), np.round(result.estimate, 2))
+    [0.5 0.3 0.2] [0.5 0.3 0.2]
+    >>> print(result.drifted.population)
+    a drifted population (TV 0.2 from the design prior)
+
+    A fixed protocol on a population drawn from a given distribution:
+
+    >>> result = ld.simulate(ld.mechanisms.GRR(1.0, 3), 5_000, rng=0, truth=[0.6, 0.3, 0.1])
+    >>> print(result)
+    5000 users drawn from the given truth; method 'unbiased', 1 repetition
+     estimate of       true   mean est       bias    emp. sd  theory sd  cover
+    frequency[0] ...
+    >>> ld.simulate(mechanism, 1)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: n is 1; a simulation needs an integer number of users in 2..100000000
     """
     generator = as_generator(rng)
     repetitions = integer(repetitions, "repetitions", low=1, high=MAX_REPETITIONS)
