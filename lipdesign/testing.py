@@ -7,7 +7,10 @@ AssertionError naming every check that failed and why; ``run_check`` runs one, f
 them. Use them on your own families after ``lipdesign.mechanisms.register`` (docs/adding-a-family.md).
 """
 
+from __future__ import annotations
+
 import json
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -20,6 +23,12 @@ from lipdesign.mechanisms.base import CLOSED_FORM, Mechanism
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.registry import families, family_class
 from lipdesign.simulation import simulate
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    #: A check of the suite: it takes the mechanism and a seeded Generator, and raises AssertionError on failure.
+    Check = Callable[[Mechanism, np.random.Generator], None]
 
 #: Users in the statistical check: the estimate of each quantity must lie within Z_LIMIT closed-form standard
 #: deviations of its expectation (two-sided 2e-9 per quantity for a normal estimate; the seed is fixed).
@@ -70,7 +79,7 @@ def _population(mechanism, n, rng):
     return values, (np.arange(n) if mechanism.uses_user_ids else None)
 
 
-def check_family(mechanism, rng):
+def check_family(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """The family id is a registered, stable string that maps back to the class."""
     assert isinstance(mechanism, Mechanism), f"family: {mechanism!r} is not a lipdesign Mechanism"
     assert isinstance(mechanism.family, str) and mechanism.family in families(), \
@@ -88,7 +97,7 @@ def _held(obj, depth=2):
                 yield f"{name}.{inner}", held
 
 
-def check_immutable(mechanism, rng):
+def check_immutable(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """Attributes cannot be set or deleted, neither on the mechanism nor on the declarations and domains it holds;
     held arrays are read-only; and a returned privacy table cannot be used to change the mechanism."""
     for action in (lambda: setattr(mechanism, "epsilon", 123.0), lambda: delattr(mechanism, "input_domain")):
@@ -111,10 +120,11 @@ def check_immutable(mechanism, rng):
     if table is not None and table.flags.writeable:
         before = np.array(table)
         table[...] = 0.0
-        assert np.array_equal(mechanism.privacy_table(), before), "immutable: privacy_table() is the mechanism's own"
+        again = cast("np.ndarray", mechanism.privacy_table())  # a finite mechanism's table (not None) once more
+        assert np.array_equal(again, before), "immutable: privacy_table() is the mechanism's own"
 
 
-def check_json_round_trip(mechanism, rng):
+def check_json_round_trip(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """to_dict() is JSON (no NaN), and the envelope, from_parameters and the fingerprint all round-trip to an equal
     mechanism that perturbs identically."""
     text = json.dumps(mechanism.to_dict(), allow_nan=False)
@@ -135,12 +145,13 @@ def _bad_values(domain):
     return [np.zeros((2, domain.d + 1)), np.full((2, domain.d), np.nan)]
 
 
-def check_input_validation(mechanism, rng):
+def check_input_validation(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """Bad values, rng, user ids, methods and consistency options are refused with a ValidationError naming them."""
     for bad in _bad_values(mechanism.input_domain):
         _refuses(lambda bad=bad: mechanism.perturb(bad, rng=0), "values", "input validation")
     values, ids = _population(mechanism, 10, rng)
-    _refuses(lambda: mechanism.perturb(values, rng="seed", user_ids=ids), "rng", "input validation")
+    bad_rng = cast(Any, "seed")  # not a seed, a Generator or None: refused
+    _refuses(lambda: mechanism.perturb(values, rng=bad_rng, user_ids=ids), "rng", "input validation")
     if not mechanism.uses_user_ids:
         _refuses(lambda: mechanism.perturb(values, rng=0, user_ids=np.arange(10)), "user_ids", "input validation")
     reports = mechanism.perturb(values, rng=0, user_ids=ids)
@@ -148,7 +159,7 @@ def check_input_validation(mechanism, rng):
     _refuses(lambda: mechanism.estimate(reports, consistency="no such step"), "consistency", "input validation")
 
 
-def check_reproducible(mechanism, rng):
+def check_reproducible(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """A seed fixes the reports; a Generator with that seed gives the same ones; rng=None is seeded from the OS."""
     values, ids = _population(mechanism, 2000, rng)
     first = mechanism.perturb(values, rng=11, user_ids=ids)
@@ -161,7 +172,7 @@ def check_reproducible(mechanism, rng):
         "reproducible: two OS-seeded runs (rng=None) gave the same reports"
 
 
-def check_aggregate(mechanism, rng):
+def check_aggregate(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """Aggregates of parts (one of them empty) add up to the aggregate of the whole, survive JSON, estimate exactly
     as the reports do, and refuse another mechanism's aggregate."""
     values, ids = _population(mechanism, 1000, rng)
@@ -184,7 +195,7 @@ def check_aggregate(mechanism, rng):
     _refuses(lambda: mechanism.estimate(parts[1]), "reports", "aggregate")
 
 
-def check_verification(mechanism, rng):
+def check_verification(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """A finite output space has an exact, passing certificate within the claim; a continuous one says so."""
     guarantee = mechanism.guarantee
     if mechanism.finite:
@@ -199,7 +210,7 @@ def check_verification(mechanism, rng):
         _refuses(mechanism.verify, "continuous", "verification")
 
 
-def check_estimate_statistics(mechanism, rng):
+def check_estimate_statistics(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """On a seeded population every estimated quantity lies within Z_LIMIT closed-form standard deviations of its
     expectation (``simulate``), and variance/expected_estimate have the estimate's shape. The limit assumes each
     estimate is close to normal: a frequency needs a few expected reports supporting it (not the case for, say,
@@ -218,7 +229,7 @@ def check_estimate_statistics(mechanism, rng):
 AUDIT_PLAN_REPORTS = 5_000
 
 
-def check_audit_plan(mechanism, rng):
+def check_audit_plan(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """Where the family states an ``audit_plan()`` (what ``ld.audit`` reads): each row of its table is a distribution
     over its classes, ``classify`` maps the mechanism's own reports of each audited input to those classes, and the
     class counts of AUDIT_PLAN_REPORTS reports per input lie within Z_LIMIT binomial standard deviations (plus one
@@ -235,7 +246,8 @@ def check_audit_plan(mechanism, rng):
     for row in range(rows):
         values = audited_values(mechanism, plan.inputs[np.full(n, row)])
         reports = mechanism.perturb(values, rng=rng, user_ids=np.arange(n) if mechanism.uses_user_ids else None)
-        found = np.asarray(plan.classify(reports))
+        classify = cast("Callable[[np.ndarray], Any]", plan.classify)  # AuditPlan.classify is annotated object
+        found = np.asarray(classify(reports))
         assert found.shape == (n,) and found.min() >= 0 and found.max() < classes, \
             f"audit plan: classify maps a report of {plan.row_names[row]} outside the {classes} classes"
         counts, expected = np.bincount(found, minlength=classes), n * plan.table[row]
@@ -246,7 +258,7 @@ def check_audit_plan(mechanism, rng):
              f"where the plan expects {expected[worst]:.1f}")
 
 
-def check_device_numbers(mechanism, rng):
+def check_device_numbers(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """``device_numbers()`` is a JSON object (no NaN), and the test vectors written from it replay: each case's
     recorded words give the recorded report (``lipdesign.vectors``)."""
     from lipdesign.vectors import check_vectors, test_vectors
@@ -262,7 +274,7 @@ def check_device_numbers(mechanism, rng):
     assert not failures, f"device numbers: the test vectors do not replay: {failures[:2]}"
 
 
-def check_design_family(mechanism, rng):
+def check_design_family(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """A ``design_family`` is one of ``ld.design``'s families, and the mechanism names itself (``display_name``)."""
     if mechanism.design_family is None:
         return
@@ -273,7 +285,7 @@ def check_design_family(mechanism, rng):
     assert isinstance(mechanism.display_name(), str) and mechanism.display_name(), "design family: no display name"
 
 
-def check_estimate_type(mechanism, rng):
+def check_estimate_type(mechanism: Mechanism, rng: np.random.Generator) -> None:
     """``estimate`` returns an ``ld.Estimate`` whose values, standard errors and names agree in length with the
     estimand's names (one contract for every family)."""
     values, ids = _population(mechanism, 500, rng)
@@ -294,10 +306,44 @@ _HOOKS = {check_audit_plan: lambda mechanism: mechanism.audit_plan() is not None
           check_design_family: lambda mechanism: mechanism.design_family is not None}
 
 
-def checks(mechanism):
+def checks(mechanism: Mechanism) -> list[Check]:
     """The checks that apply to ``mechanism``: every check of CHECKS, but those of an optional hook it does not
-    implement (an audit plan, a design family). For ``pytest.mark.parametrize`` over (family, check), as
-    scikit-learn's ``parametrize_with_checks``; run one with ``run_check``."""
+    implement (an audit plan, a design family).
+
+    For ``pytest.mark.parametrize`` over (family, check), as scikit-learn's ``parametrize_with_checks``; run one
+    with ``run_check``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism to be checked.
+
+    Returns
+    -------
+    list of callable
+        The check functions, in the order of CHECKS; each takes ``(mechanism, rng)``.
+
+    See Also
+    --------
+    run_check : Run one of them.
+    check_mechanism : Run them all.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> [check.__name__ for check in ld.testing.checks(mechanism)]
+    ['check_family', 'check_immutable', 'check_json_round_trip', 'check_input_validation', 'check_reproducible',
+     'check_aggregate', 'check_verification', 'check_estimate_statistics', 'check_audit_plan',
+     'check_device_numbers', 'check_estimate_type']
+
+    In a test module, one test per (family, check):
+
+    >>> import pytest
+    >>> @pytest.mark.parametrize("check", ld.testing.checks(mechanism), ids=lambda check: check.__name__)
+    ... def test_grr(check):
+    ...     ld.testing.run_check(mechanism, check)
+    """
     return [check for check in CHECKS if _applies(check, mechanism)]
 
 
@@ -309,18 +355,78 @@ def _applies(check, mechanism):
         return True
 
 
-def run_check(mechanism, check, *, seed=20261201):
+def run_check(mechanism: Mechanism, check: Check | str, *, seed: int = 20261201) -> str:
     """Run one check of CHECKS (a function or its name) on ``mechanism`` with its own seeded stream; AssertionError
-    when it fails, else the check's name."""
+    when it fails, else the check's name.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism checked.
+    check : callable or str
+        One of the functions of CHECKS (``checks`` lists those that apply), or its name.
+    seed : int, default 20261201
+        The seed of the check's stream (with the check's index in CHECKS).
+
+    Returns
+    -------
+    str
+        The check's name.
+
+    Raises
+    ------
+    AssertionError
+        The check failed; the message says what.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> ld.testing.run_check(mechanism, "check_verification")
+    'check_verification'
+    """
     check = next(c for c in CHECKS if check in (c, c.__name__))
     check(mechanism, np.random.default_rng([seed, CHECKS.index(check)]))
     return check.__name__
 
 
-def check_mechanism(mechanism, *, seed=20261201):
+def check_mechanism(mechanism: Mechanism, *, seed: int = 20261201) -> list[str]:
     """Run every check that applies to ``mechanism`` (``checks``, seeded) and raise one AssertionError listing every
     check that failed (an assertion, or an exception raised inside it), each with its message. Returns the names
-    of the checks run."""
+    of the checks run.
+
+    Use it on your own families after ``lipdesign.mechanisms.register`` (docs/adding-a-family.md).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism checked (one instance of a registered family).
+    seed : int, default 20261201
+        The seed of the checks' streams (each check has its own, from this seed and its index in CHECKS).
+
+    Returns
+    -------
+    list of str
+        The names of the checks run, all passed.
+
+    Raises
+    ------
+    AssertionError
+        One or more checks failed: "n of m checks failed:" then one line per failed check with its message.
+
+    See Also
+    --------
+    checks : The checks that apply to a mechanism.
+    run_check : Run one check.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.TableMechanism([[0.75, 0.25], [0.25, 0.75]], ld.LDP(1.1), [0.5, 0.5])
+    >>> passed = ld.testing.check_mechanism(mechanism)
+    >>> len(passed), passed[:3]
+    (12, ['check_family', 'check_immutable', 'check_json_round_trip'])
+    """
     run, failures = checks(mechanism), []
     for check in run:
         try:

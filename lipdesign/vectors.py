@@ -13,8 +13,11 @@
 Numpy, randomgen and the standard library only.
 """
 
+from __future__ import annotations
+
 import copy
 import json
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from randomgen import UserBitGenerator
@@ -25,6 +28,10 @@ from lipdesign.io.schema import read_json
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.sampling import secure_generator
 from lipdesign.validation import document_header, fmt, integer
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable, Mapping
 
 FORMAT = "lipdesign.vectors"
 FORMAT_VERSION = 1
@@ -46,7 +53,7 @@ class WordStream(UserBitGenerator):
     draw. It gives ``words`` first, then splits the raw 64-bit outputs of ``source`` (low half first) and appends
     them to ``words``; ``used`` counts the words drawn. A deep copy replays the same words independently."""
 
-    def __init__(self, words, source):
+    def __init__(self, words: Iterable[int], source: np.random.BitGenerator) -> None:
         self.words = list(words)
         self.source = source
         self.used = 0
@@ -73,10 +80,54 @@ class WordStream(UserBitGenerator):
         return twin
 
 
-def test_vectors(mechanism, n=DEFAULT_CASES, seed=0):
-    """``n`` test vectors of ``mechanism`` (docs/runtime.md §9): categorical inputs cycle through 0..k-1, numeric
-    ones are ``input_domain.sample`` with ``numpy.random.default_rng(seed)``; mechanisms keyed by user ids get
-    ``user_id`` = the case's index. The words are ChaCha20's keyed with ``seed`` (an int in [0, 2**256))."""
+def test_vectors(mechanism: Mechanism, n: int = DEFAULT_CASES, seed: int = 0) -> dict[str, Any]:
+    """``n`` test vectors of ``mechanism`` (docs/runtime.md §9): for each case the input, the 32-bit words drawn and
+    the report.
+
+    Categorical inputs cycle through 0..k-1, numeric ones are ``input_domain.sample`` with
+    ``numpy.random.default_rng(seed)``; mechanisms keyed by user ids get ``user_id`` = the case's index. The words
+    are ChaCha20's keyed with ``seed`` (an int in [0, 2**256)); each case is one ``perturb`` call on one value, the
+    cases consecutive calls on one stream.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism whose reports are recorded.
+    n : int, default DEFAULT_CASES
+        The number of cases, 1 to MAX_CASES.
+    seed : int, default 0
+        The ChaCha20 key (and the seed of numeric inputs), in [0, 2**256).
+
+    Returns
+    -------
+    dict
+        A JSON-able document: ``format``, ``format_version``, ``lipdesign_version``, ``family``, ``fingerprint``,
+        ``mechanism`` (its file), ``stream`` (how words are drawn), ``device`` (``mechanism.device_numbers()``) and
+        ``cases`` (each with ``input``, ``report``, ``words`` and, where used, ``user_id``).
+
+    Raises
+    ------
+    ValidationError
+        ``mechanism`` is not a lipdesign mechanism, or ``n`` or ``seed`` is out of range.
+
+    See Also
+    --------
+    check_vectors : Replay them.
+    write_vectors : Write them to a file.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> vectors = ld.vectors.test_vectors(mechanism, n=3, seed=0)
+    >>> vectors["format"], vectors["family"], sorted(vectors["device"])
+    ('lipdesign.vectors', 'grr', ['alpha', 'k'])
+    >>> for case in vectors["cases"]:
+    ...     print(case)
+    {'input': 0, 'report': 2, 'words': ['ade0b876', '903df1a0', 'e56a5d40']}
+    {'input': 1, 'report': 0, 'words': ['28bd8653', 'b819d2bd', '1aed8da0']}
+    {'input': 2, 'report': 1, 'words': ['ccef36a8', 'c70d778b', '7c5941da']}
+    """
     _check_mechanism(mechanism)
     n = integer(n, "n", low=1, high=MAX_CASES)
     source = secure_generator(integer(seed, "seed", low=0, high=2**256 - 1)).bit_generator
@@ -93,10 +144,47 @@ def test_vectors(mechanism, n=DEFAULT_CASES, seed=0):
             "stream": STREAM, "device": mechanism.device_numbers(), "cases": cases}
 
 
-def check_vectors(mechanism, vectors):
+def check_vectors(mechanism: Mechanism, vectors: Mapping[str, Any]) -> list[str]:
     """Replay each case of ``vectors`` (a dict, as ``test_vectors`` or ``read_vectors`` gives it) through
     ``mechanism.perturb``: the failures, one line per case whose report differs or which drew another number of
-    words than recorded ([] when all pass). FormatError for a document of another mechanism or format."""
+    words than recorded ([] when all pass). FormatError for a document of another mechanism or format.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism the vectors were made for (the same fingerprint).
+    vectors : dict
+        The test vectors document.
+
+    Returns
+    -------
+    list of str
+        One line per failed case (``"case i: ..."``); empty when every case replays.
+
+    Raises
+    ------
+    ValidationError
+        ``mechanism`` is not a lipdesign mechanism.
+    FormatError
+        A document of another format or version, of another mechanism (fingerprint), with malformed cases or
+        words, or a case whose input is not in the mechanism's input domain.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> vectors = ld.vectors.test_vectors(mechanism, n=3)
+    >>> ld.vectors.check_vectors(mechanism, vectors)
+    []
+    >>> vectors["cases"][0]["report"] = 0
+    >>> ld.vectors.check_vectors(mechanism, vectors)
+    ['case 0: report 2, the vector records 0']
+    >>> ld.vectors.check_vectors(ld.mechanisms.GRR(2.0, 3), vectors)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.FormatError: vectors has fingerprint '...'; they are vectors of another mechanism than this
+    one (...)
+    """
     _check_mechanism(mechanism)
     cases = _checked_document(vectors, mechanism)
     failures = []
@@ -112,21 +200,105 @@ def check_vectors(mechanism, vectors):
     return failures
 
 
-def write_vectors(mechanism, path, n=DEFAULT_CASES, seed=0):
+def write_vectors(mechanism: Mechanism, path: str | os.PathLike[str], n: int = DEFAULT_CASES,
+                  seed: int = 0) -> None:
     """Write ``test_vectors(mechanism, n, seed)`` to ``path`` as JSON (serialised first: a failure leaves no
-    truncated file)."""
+    truncated file).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism whose reports are recorded.
+    path : str or path
+        The JSON file written (replaced if it exists).
+    n : int, default DEFAULT_CASES
+        The number of cases.
+    seed : int, default 0
+        The ChaCha20 key, as in ``test_vectors``.
+
+    Raises
+    ------
+    ValidationError
+        As ``test_vectors``.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> ld.vectors.write_vectors(mechanism, "grr-vectors.json", n=4, seed=7)
+    >>> vectors = ld.vectors.read_vectors("grr-vectors.json")
+    >>> len(vectors["cases"]), ld.vectors.check_vectors(mechanism, vectors)
+    (4, [])
+    """
     text = json.dumps(test_vectors(mechanism, n, seed), indent=1, allow_nan=False) + "\n"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
 
 
-def read_vectors(path):
-    """The test vectors in ``path`` (JSON read strictly; ``check_vectors`` checks their content)."""
+def read_vectors(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The test vectors in ``path`` (JSON read strictly; ``check_vectors`` checks their content).
+
+    Parameters
+    ----------
+    path : str or path
+        A JSON file, as ``write_vectors`` writes it.
+
+    Returns
+    -------
+    dict
+        The document.
+
+    Raises
+    ------
+    FormatError
+        A file that is not strict JSON (duplicate keys, NaN, ...) or cannot be read.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> ld.vectors.write_vectors(mechanism, "grr-vectors.json", n=2)
+    >>> vectors = ld.vectors.read_vectors("grr-vectors.json")
+    >>> vectors["family"], [case["input"] for case in vectors["cases"]]
+    ('grr', [0, 1])
+    """
     return read_json(path)
 
 
-def device_numbers(mechanism):
-    """Deprecated since 0.3.0, removed in 0.4.0: ``mechanism.device_numbers()``, each family's own."""
+def device_numbers(mechanism: Mechanism) -> dict[str, Any]:
+    """Deprecated since 0.3.0, removed in 0.4.0: ``mechanism.device_numbers()``, each family's own.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism.
+
+    Returns
+    -------
+    dict
+        ``mechanism.device_numbers()``: the numbers a device reads (the ``device`` entry of test vectors).
+
+    Warns
+    -----
+    DeprecationWarning
+        On every call.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import lipdesign as ld
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     numbers = ld.vectors.device_numbers(mechanism)
+    >>> caught[0].category.__name__, numbers == mechanism.device_numbers()
+    ('DeprecationWarning', True)
+
+    Call the mechanism's own method instead:
+
+    >>> sorted(mechanism.device_numbers())
+    ['alpha', 'k']
+    """
     import warnings
 
     warnings.warn("lipdesign.vectors.device_numbers(mechanism) is deprecated since 0.3.0 and will be removed in "
