@@ -47,17 +47,22 @@ if TYPE_CHECKING:
     #: A source of reports: a report file (Parquet or NPY) or an array of reports.
     ReportSource = str | os.PathLike[str] | npt.NDArray[Any]
 
+    from typing import TypeVar
+
+    #: What ``tree_sum`` adds (Aggregates, or Dask futures of them).
+    Summand = TypeVar("Summand")
+
 ENGINES = ("local", "dask")
 
 #: Users per random stream of ``perturb_blocks``.
 BLOCK_ROWS = 1 << 16
 
 
-def tree_sum(items, add):
+def tree_sum(items: Iterable[Summand], add: Callable[[Summand, Summand], Summand]) -> Summand:
     """The sum of ``items`` (an iterable, consumed once) by ``add`` in the fixed tree of pairwise summation: the
     first 2^m items (2^m the largest power of two below their number) in a perfect binary tree, added to the tree
     of the rest. Holds O(log n) partial sums."""
-    stack = []  # (leaves, partial sum), leaves strictly decreasing powers of two
+    stack: list[tuple[int, Summand]] = []  # (leaves, partial sum), leaves strictly decreasing powers of two
     for item in items:
         leaves, value = 1, item
         while stack and stack[-1][0] == leaves:
@@ -114,7 +119,67 @@ def aggregate(mechanism: Mechanism, sources: ReportSource | Iterable[ReportSourc
     ``engine``: "local" (this process, streaming) or "dask" (``distributed``: the cluster at ``scheduler``, or a
     2-worker LocalCluster started for the call); ``progress``: None or a callable receiving the number of reports
     just aggregated; ``batch_rows``: the rows read at a time. Both engines give the same Aggregate exactly; sources
-    that hold no reports (empty files or arrays) give the zero aggregate, ``n = 0`` (docs/math.md §15)."""
+    that hold no reports (empty files or arrays) give the zero aggregate, ``n = 0`` (docs/math.md §15).
+
+    The sources are split into pieces (Parquet row groups, NPY or array row ranges of about ``batch_rows`` rows),
+    each aggregated batch by batch (memory: one batch, whatever the file size), and the piece aggregates are added
+    in one fixed binary tree, so the result does not depend on the engine.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism whose reports these are (a report file must carry its fingerprint).
+    sources : str, path, numpy.ndarray, or a list of them
+        Report files (``.parquet`` or ``.npy``, as ``write_reports`` and ``perturb_file`` write them) and report
+        arrays (what ``mechanism.perturb`` returns).
+    engine : {"local", "dask"}, default "local"
+        Where the pieces are aggregated.
+    scheduler : str, optional
+        ``engine="dask"`` only: the address of a running Dask scheduler (``tcp://host:8786``); default None, a
+        2-worker LocalCluster started for the call.
+    progress : callable, optional
+        Called with the number of reports of each piece once it is aggregated.
+    batch_rows : int, default BATCH_ROWS
+        The rows read at a time, 1 to MAX_BATCH_ROWS.
+
+    Returns
+    -------
+    Aggregate
+        The sufficient statistics of every report; ``mechanism.estimate(aggregate)`` estimates from it.
+
+    Raises
+    ------
+    ValidationError
+        A bad ``engine``, ``batch_rows``, ``progress`` or ``scheduler`` (a scheduler without ``engine="dask"``, or
+        one that cannot be reached), no sources, a source that is neither a path nor an array, or an array that is
+        not of the mechanism's report format.
+    FormatError
+        A report file of another mechanism, with other columns, or damaged.
+    EngineError
+        The Dask workers died before the aggregation was complete (running it again is safe).
+
+    See Also
+    --------
+    perturb_file : Perturb a file of values into a report file.
+    lipdesign.mechanisms.Aggregate : What is returned.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> values = np.random.default_rng(0).integers(0, 3, size=1000)
+    >>> reports = mechanism.perturb(values, rng=1)
+    >>> ld.write_reports("first.parquet", mechanism, reports[:600])
+    >>> ld.write_reports("second.npy", mechanism, reports[600:])
+    >>> total = ld.aggregate(mechanism, ["first.parquet", "second.npy"])
+    >>> total
+    Aggregate(grr, n=1000, statistics=['support'])
+    >>> total == mechanism.aggregate(reports)
+    True
+    >>> np.round(mechanism.estimate(total).values, 3), np.bincount(values) / 1000
+    (array([0.302, 0.385, 0.313]), array([0.315, 0.33 , 0.355]))
+    """
     engine = choice(engine, "engine", ENGINES)
     batch_rows = integer(batch_rows, "batch_rows", low=1, high=MAX_BATCH_ROWS)
     if progress is not None and not callable(progress):
@@ -220,7 +285,7 @@ def _dask_aggregate(mechanism, pieces, scheduler, progress, batch_rows):
 
 
 # -- simulation ---------------------------------------------------------------------------------------------------
-def block_generator(seed, block):
+def block_generator(seed: int, block: int) -> np.random.Generator:
     """The random stream of block ``block`` of users: PCG64 keyed by ``SeedSequence(seed).spawn(n)[block]``."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block,))))
 
@@ -231,7 +296,51 @@ def perturb_blocks(mechanism: Mechanism, values: npt.NDArray[Any] | Sequence[Any
     """Reports of ``values``, the users ``start``, ``start + 1``, ... of a simulation keyed by ``seed`` (an int):
     block b (users b * block_rows to (b + 1) * block_rows - 1) draws from ``block_generator(seed, b)``, so the reports
     are the same however the users are split, as long as each part starts on a block (docs/math.md §15). A
-    simulation only: a deployment perturbs with ``rng=None`` (ChaCha20 keyed from the OS, docs/math.md §3.8)."""
+    simulation only: a deployment perturbs with ``rng=None`` (ChaCha20 keyed from the OS, docs/math.md §3.8).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism that perturbs.
+    values : array_like
+        The users' values (as ``mechanism.perturb`` takes them), at least one.
+    seed : int
+        The simulation's seed (>= 0).
+    start : int, default 0
+        The index of the first user of ``values`` in the simulation: a multiple of ``block_rows``.
+    user_ids : array_like, optional
+        The users' ids, for mechanisms that key public randomness by user (``mechanism.uses_user_ids``).
+    block_rows : int, default BLOCK_ROWS
+        The users per random stream.
+
+    Returns
+    -------
+    numpy.ndarray
+        The reports, one per value, as ``mechanism.perturb`` returns them.
+
+    Raises
+    ------
+    ValidationError
+        A bad ``seed``, ``start`` (not a multiple of ``block_rows``) or ``block_rows``, no values, or what
+        ``mechanism.perturb`` refuses.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> values = np.random.default_rng(0).integers(0, 3, size=1000)
+    >>> whole = ld.perturb_blocks(mechanism, values, seed=7, block_rows=256)
+    >>> parts = [ld.perturb_blocks(mechanism, values[:512], seed=7, block_rows=256),
+    ...          ld.perturb_blocks(mechanism, values[512:], seed=7, start=512, block_rows=256)]
+    >>> np.array_equal(whole, np.concatenate(parts))
+    True
+    >>> ld.perturb_blocks(mechanism, values[500:], seed=7, start=500, block_rows=256)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: start is 500; it must be a multiple of block_rows = 256 (a part of a
+    simulation starts on a block)
+    """
     seed = integer(seed, "seed", low=0)
     block_rows = integer(block_rows, "block_rows", low=1)
     start = integer(start, "start", low=0)
@@ -426,6 +535,34 @@ def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], repo
         or a file with no rows.
     FormatError
         A values file that pyarrow cannot read, at its start or further on (a CSV column whose type changes).
+
+    See Also
+    --------
+    aggregate : Aggregate the report file.
+    read_reports : Read it back as one array.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> values = np.random.default_rng(0).integers(0, 3, size=1000)
+    >>> np.savetxt("values.csv", values, fmt="%d", header="value", comments="")
+    >>> ld.perturb_file(mechanism, "values.csv", "reports.parquet", seed=7)
+    1000
+    >>> reports = ld.read_reports("reports.parquet", mechanism)
+    >>> np.array_equal(reports, ld.perturb_blocks(mechanism, values, seed=7))
+    True
+    >>> np.round(mechanism.estimate(reports).values, 3)
+    array([0.335, 0.357, 0.308])
+
+    A value outside the input domain is placed in the file:
+
+    >>> np.savetxt("bad.csv", [0, 1, 3], fmt="%d", header="value", comments="")
+    >>> ld.perturb_file(mechanism, "bad.csv", "bad.parquet")
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: bad.csv, data row 3 (line 4): values contains 3; it must be an index in 0..2
     """
     seed, start = _check_perturb_file_arguments(mechanism, values_path, reports_path, seed, start, progress)
     rows = _perturb_rows(mechanism, seed is not None)

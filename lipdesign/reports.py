@@ -32,6 +32,8 @@ from lipdesign.validation import integer
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Iterator
+    from typing import Self
 
     import numpy.typing as npt
 
@@ -71,7 +73,7 @@ def _layout(mechanism):
     return template.dtype, template.shape[1:]
 
 
-def chunk_rows(mechanism, budget=CHUNK_BYTES):
+def chunk_rows(mechanism: Mechanism, budget: int = CHUNK_BYTES) -> int:
     """Reports of ``mechanism`` in about ``budget`` bytes: budget // (bytes per report), at least 1."""
     dtype, shape = _layout(mechanism)
     return max(1, int(budget) // (dtype.itemsize * int(np.prod(shape, dtype=np.int64))))
@@ -92,7 +94,7 @@ def _fields(mechanism):
     return [(COLUMN, dtype, shape[0] if shape else None)]
 
 
-def schema(mechanism):
+def schema(mechanism: Mechanism) -> pa.Schema:
     """The Parquet schema of ``mechanism``'s report files, with the format, family and fingerprint as metadata."""
     fields = []
     for name, dtype, width in _fields(mechanism):
@@ -108,7 +110,7 @@ def schema(mechanism):
     return pa.schema(fields, metadata=metadata)
 
 
-def checked_reports(mechanism, reports, field="reports"):
+def checked_reports(mechanism: Mechanism, reports: npt.ArrayLike, field: str = "reports") -> npt.NDArray[Any]:
     """``reports`` as an array of the mechanism's report format (dtype and trailing shape), or ValidationError."""
     array = np.asarray(reports)
     dtype, shape = _layout(mechanism)
@@ -137,7 +139,8 @@ class ReportWriter:
     w.write(reports)``); each ``write`` adds row groups of at most ``row_group_rows`` rows (None: ``chunk_rows``,
     about ``CHUNK_BYTES``), with page checksums; an empty array adds nothing."""
 
-    def __init__(self, path, mechanism, *, row_group_rows=None):
+    def __init__(self, path: str | os.PathLike[str], mechanism: Mechanism, *,
+                 row_group_rows: int | None = None) -> None:
         self.mechanism, self.path = mechanism, Path(path)
         self.row_group_rows = chunk_rows(mechanism) if row_group_rows is None else \
             integer(row_group_rows, "row_group_rows", low=1)
@@ -145,26 +148,69 @@ class ReportWriter:
         self.rows = 0
         self._writer = pq.ParquetWriter(self.path, self.schema, write_page_checksum=True)
 
-    def write(self, reports):
+    def write(self, reports: npt.ArrayLike) -> None:
+        """Add ``reports`` (the mechanism's report format, else ValidationError) as row groups."""
         reports = checked_reports(self.mechanism, reports)
         if reports.shape[0] == 0:
             return
         self._writer.write_table(_table(self.mechanism, reports, self.schema), row_group_size=self.row_group_rows)
         self.rows += reports.shape[0]
 
-    def close(self):
+    def close(self) -> None:
+        """Finish the file (its footer is written here)."""
         self._writer.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
 def write_reports(path: str | os.PathLike[str], mechanism: Mechanism, reports: npt.ArrayLike, *,
                   row_group_rows: int | None = None) -> None:
-    """Write ``reports`` of ``mechanism`` to ``path``: NPY if it ends in ``.npy`` (no metadata), Parquet otherwise."""
+    """Write ``reports`` of ``mechanism`` to ``path``: NPY if it ends in ``.npy`` (no metadata), Parquet otherwise.
+
+    A Parquet file carries the format, the mechanism's family and fingerprint in its metadata (only this mechanism
+    reads it back), in row groups of about CHUNK_BYTES with page checksums; an NPY file is the bare array, whose
+    dtype and shape alone are checked when it is read (docs/math.md §15).
+
+    Parameters
+    ----------
+    path : str or path
+        The file written (replaced if it exists).
+    mechanism : Mechanism
+        The mechanism that produced the reports.
+    reports : array_like
+        Reports in the mechanism's report format (what ``mechanism.perturb`` returns: dtype and shape).
+    row_group_rows : int, optional
+        Parquet only: the rows per row group; default about CHUNK_BYTES of reports.
+
+    Raises
+    ------
+    ValidationError
+        Reports of another dtype or shape than the mechanism's, or a bad ``row_group_rows``.
+
+    See Also
+    --------
+    read_reports : Read them back.
+    aggregate : Aggregate report files of any size.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> reports = mechanism.perturb(np.array([0, 1, 2, 2, 1]), rng=0)
+    >>> ld.write_reports("reports.parquet", mechanism, reports)
+    >>> np.array_equal(ld.read_reports("reports.parquet", mechanism), reports)
+    True
+    >>> ld.write_reports("reports.parquet", mechanism, reports.astype(np.float64))
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: reports has dtype <f8 and shape (n); grr reports have dtype <i8 and shape (n)
+    (write what mechanism.perturb returns)
+    """
     reports = checked_reports(mechanism, reports)
     if Path(path).suffix == ".npy":
         np.save(path, reports, allow_pickle=False)
@@ -177,7 +223,11 @@ class ReportFile:
     """A report file of ``mechanism`` opened for reading (``open_reports``): ``rows``, ``pieces(rows)`` (ranges
     that split it for parallel work) and ``batches(piece, batch_rows)`` (the reports of a piece, batch by batch)."""
 
-    def __init__(self, path, mechanism):
+    #: The rows of each row group of a Parquet file, None for an NPY file (``kind`` says which: the methods read
+    #: it only for a Parquet file, which a type checker cannot tell, hence Any).
+    _sizes: Any
+
+    def __init__(self, path: str | os.PathLike[str], mechanism: Mechanism) -> None:
         self.path, self.mechanism = Path(path), mechanism
         self.dtype, self.shape = _layout(mechanism)
         if self.path.suffix == ".npy":
@@ -217,7 +267,7 @@ class ReportFile:
             raise FormatError(f"{self.path}: columns are {file_schema.remove_metadata().to_string()!r}; "
                               f"{self.mechanism.family} report files have {expected.remove_metadata().to_string()!r}")
 
-    def pieces(self, rows):
+    def pieces(self, rows: int) -> list[tuple[int, int]]:
         """Consecutive ranges covering the file, each of at least ``rows`` rows but the last, and none empty: row
         groups ``(first, stop)`` of a Parquet file (never split; empty groups join a piece or are left out), rows
         ``(start, stop)`` of an NPY file."""
@@ -234,10 +284,12 @@ class ReportFile:
             pieces.append((first, len(self._sizes)))
         return pieces
 
-    def piece_rows(self, piece):
+    def piece_rows(self, piece: tuple[int, int]) -> int:
+        """The number of reports in ``piece`` (one of ``pieces``)."""
         return piece[1] - piece[0] if self.kind == "npy" else sum(self._sizes[piece[0]:piece[1]])
 
-    def batches(self, piece=None, batch_rows=BATCH_ROWS):
+    def batches(self, piece: tuple[int, int] | None = None,
+                batch_rows: int = BATCH_ROWS) -> Iterator[npt.NDArray[Any]]:
         """The reports of ``piece`` (None: the whole file) in non-empty arrays of at most ``batch_rows`` rows; a
         Parquet file is read through a ``READ_BUFFER_BYTES`` buffer, its page checksums verified (FormatError
         for a damaged file)."""
@@ -277,19 +329,53 @@ class ReportFile:
         return out
 
 
-def first_line(error):
+def first_line(error: BaseException) -> str:
     """The first line of an exception's message (its type's name when it has none), for one-line errors."""
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-def open_reports(path, mechanism):
+def open_reports(path: str | os.PathLike[str], mechanism: Mechanism) -> ReportFile:
     """The report file ``path`` of ``mechanism``, checked (fingerprint, columns; FormatError otherwise)."""
     return ReportFile(path, mechanism)
 
 
 def read_reports(path: str | os.PathLike[str], mechanism: Mechanism) -> npt.NDArray[Any]:
     """Every report in ``path`` as one array (for files that fit in memory; aggregate larger ones with
-    ``lipdesign.engine.aggregate``)."""
+    ``lipdesign.engine.aggregate``).
+
+    Parameters
+    ----------
+    path : str or path
+        A report file of ``mechanism``: Parquet (as ``write_reports`` and ``perturb_file`` write it) or ``.npy``.
+    mechanism : Mechanism
+        The mechanism that produced the reports (a Parquet file must carry its fingerprint).
+
+    Returns
+    -------
+    numpy.ndarray
+        The reports, in the mechanism's report format (``mechanism.empty_reports()`` for a file without any).
+
+    Raises
+    ------
+    FormatError
+        Not a report file, a report file of another mechanism or format version, other columns, or a damaged
+        file (a page checksum fails).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> mechanism = ld.mechanisms.GRR(1.0, 3)
+    >>> ld.write_reports("reports.parquet", mechanism, mechanism.perturb(np.arange(3).repeat(4), rng=0))
+    >>> reports = ld.read_reports("reports.parquet", mechanism)
+    >>> reports.shape, reports.dtype
+    ((12,), dtype('int64'))
+    >>> ld.read_reports("reports.parquet", ld.mechanisms.GRR(2.0, 3))
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.FormatError: reports.parquet: reports are of mechanism ... (grr); this grr mechanism is ...:
+    reports are only read by the mechanism that produced them
+    """
     report_file = open_reports(path, mechanism)
     parts = list(report_file.batches())
     return np.concatenate(parts) if parts else mechanism.empty_reports()
