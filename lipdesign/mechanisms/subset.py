@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from lipdesign.verification import Certificate, exp_bounds, log_upper, verify_ta
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Self
 
     import numpy.typing as npt
 
@@ -65,7 +66,8 @@ def _exclusion_map(positions, excluded):
     return values
 
 
-def random_subsets(excluded, size, k, rng):
+def random_subsets(excluded: npt.NDArray[np.int64], size: int, k: int,
+                   rng: np.random.Generator) -> npt.NDArray[np.bool_]:
     """For each row of ``excluded`` (n, e) int64 (distinct values per row, sorted), a uniformly random ``size``-subset
     of the k - e other values, as a boolean (n, k) matrix. Partial Fisher-Yates over positions 0..k-e-1: step i
     swaps position i with i + a bounded integer in 0..k-e-1-i (``rng.integers``, exactly uniform), so every subset
@@ -90,7 +92,7 @@ def random_subsets(excluded, size, k, rng):
     return chosen
 
 
-def pack_bits(bits):
+def pack_bits(bits: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint8]:
     """Rows of bits packed 8 to a byte, little-endian (the subset families' reports)."""
     return np.packbits(bits, axis=1, bitorder="little")
 
@@ -103,6 +105,10 @@ class SubsetFamily(Mechanism):
                                                     ("labels", "None, or k distinct labels"))
     records_provenance = True  # ld.design returns them at a uniform prior, and subset selection under LDP
 
+    if TYPE_CHECKING:  # annotations only: what both families' constructors take (``from_parameters``)
+        def __init__(self, epsilon: float, k: int, *args: Any, provenance: Mapping[str, Any] | None = None,
+                     **kwargs: Any) -> None: ...
+
     def _common(self, epsilon, k, labels, provenance):
         self.epsilon = self.checked_epsilon(epsilon)
         self.exp_epsilon = implemented_exp(self.epsilon)
@@ -112,10 +118,10 @@ class SubsetFamily(Mechanism):
         self.provenance = None if provenance is None else MappingProxyType(dict(provenance))
 
     @property
-    def report_bytes(self):
-        return -(-self.report_bits // 8)
+    def report_bytes(self) -> int:
+        return -(-cast(int, self.report_bits) // 8)  # both families state report_bits
 
-    def empty_reports(self):
+    def empty_reports(self) -> npt.NDArray[np.uint8]:
         return np.zeros((0, self.report_bytes), dtype=np.uint8)
 
     def _packed(self, reports):
@@ -128,20 +134,20 @@ class SubsetFamily(Mechanism):
         return reports
 
     @property
-    def optimality(self):
+    def optimality(self) -> Mapping[str, Any] | None:
         return None if self.provenance is None else self.provenance.get("optimality")
 
     @property
-    def baselines(self):
+    def baselines(self) -> dict[str, float]:
         return {} if self.provenance is None else dict(self.provenance.get("baselines", {}))
 
     @property
-    def prior(self):
+    def prior(self) -> Prior:
         """The uniform prior over the k values (with the labels): where these designs are optimal."""
         return Prior(np.full(self.k, 1.0 / self.k), self.labels)
 
     @classmethod
-    def from_parameters(cls, parameters, provenance=None):
+    def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
         """The mechanism of ``parameters()``, with the provenance of the design that made it (if any)."""
         mechanism = cls(**parameters, provenance=provenance)
         check_parameter_names(parameters, mechanism.parameters(), cls.__name__)
@@ -156,15 +162,101 @@ class SubsetFamily(Mechanism):
 
 
 class SubsetSelection(SubsetFamily):
-    """d-subset selection (docs/math.md §8, §11), eps-LDP: the report is a d-subset S of the k values holding the
-    user's value with probability p = d e/(d e + k - d) (e = e^eps as implemented, realised on numpy's 2^-53 grid),
-    the rest of S uniform among the other values. Optimal (A-optimal) among all eps-LDP mechanisms at the uniform
-    prior for the best d (``closed_forms.uniform_optimal_orbit``). Unbiased estimate from the support
-    counts C_v (reports whose subset holds v): (C_v/n - q)/(p - q), q = p (d - 1)/(k - 1) + (1 - p) d/(k - 1), with
-    its variance given the users' values and plug-in standard errors. Reports: k bits packed (uint8, (n,
-    ceil(k / 8))); 2 <= k <= MAX_SUBSET_K, 1 <= d <= k - 1; epsilon in [1e-6, 10]. ``design_prior`` (None: uniform)
-    is the prior ``ld.design`` chose d for, where ``mse`` and the default of ``variance`` are taken; the mechanism
-    itself does not depend on it (eps-LDP holds at every prior)."""
+    """d-subset selection over k values, eps-LDP (docs/math.md §8, §11): the A-optimal LDP mechanism at the uniform
+    prior.
+
+    The report is a d-subset S of the k values holding the user's value with probability p = d e/(d e + k - d)
+    (e = e^eps as implemented, realised on numpy's 2^-53 grid), the rest of S uniform among the other values.
+    Optimal (A-optimal) among all eps-LDP mechanisms at the uniform prior for the best d
+    (``closed_forms.uniform_optimal_orbit``). Unbiased estimate from the support counts C_v (reports whose subset
+    holds v): (C_v/n - q)/(p - q), q = p (d - 1)/(k - 1) + (1 - p) d/(k - 1), with its variance given the users'
+    values and plug-in standard errors. ``design_prior`` (None: uniform) is the prior ``ld.design`` chose d for,
+    where ``mse`` and the default of ``variance`` are taken; the mechanism itself does not depend on it (eps-LDP
+    holds at every prior).
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level, in [1e-6, 10].
+    k : int
+        The number of values, 2 <= k <= ``MAX_SUBSET_K``.
+    d : int, optional
+        The size of the reported subset, 1 <= d <= k - 1; by default the best at the uniform prior. d = 1 is GRR.
+    labels : sequence of str or int, optional
+        k distinct labels of the values (inputs may then be given by label); by default the indices 0..k-1.
+    design_prior : Prior or array_like, optional
+        The prior ``ld.design`` chose d for (k probabilities); by default none (uniform).
+    provenance : mapping, optional
+        The design record ``ld.design`` writes (``optimality``, ``baselines``); none when built by hand.
+
+    Attributes
+    ----------
+    p, q : float
+        Pr[v in S] when v is, and is not, the user's value, as the sampler realises them.
+    inside : float
+        Pr[the user's value is in S], as the coin realises it (p, a double on the 2^-53 grid).
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10], k is not an integer in 2..``MAX_SUBSET_K``, d not one in 1..k-1, the
+        labels are not k distinct ones, or ``design_prior`` is not k probabilities summing to 1.
+    VerificationError
+        If the realised table were to exceed epsilon (a safeguard: not expected for any accepted input).
+
+    See Also
+    --------
+    SubsetLIP : The LIP counterpart, optimal under eps-LIP at the uniform prior.
+    GRR, OUE : The LDP frequency oracles it is never worse than at the uniform prior.
+
+    Notes
+    -----
+    Reports: the subset's k bits packed 8 to a byte (uint8, (n, ceil(k / 8))), bit j being bit j % 8 of byte
+    j // 8 (as OUE's).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> subset = ld.mechanisms.SubsetSelection(1.0, 6)
+    >>> subset.d, subset.verify().passed, round(subset.verify().epsilon, 6)
+    (2, True, 1.0)
+
+    p and q are those of the formula, and ``mse``, n times the sum of the variances at the uniform prior, is the
+    optimum (k - 1)^2/(r . r - k) - (k - 1)/k of docs/math.md §11 (r the vertex e^eps on d values, 1 on the
+    others, scaled to mean 1), below GRR's and OUE's:
+
+    >>> import math
+    >>> e, k, d = math.exp(1.0), 6, 2
+    >>> p = d * e / (d * e + k - d)
+    >>> q = p * (d - 1) / (k - 1) + (1 - p) * d / (k - 1)
+    >>> round(subset.p, 6), round(p, 6), round(subset.q, 6), round(q, 6)
+    (0.576117, 0.576117, 0.284777, 0.284777)
+    >>> r_squared = (d * e**2 + k - d) / ((d * e + k - d) / k) ** 2
+    >>> round(subset.mse, 4), round((k - 1) ** 2 / (r_squared - k) - (k - 1) / k, 4)
+    (14.8753, 14.8753)
+    >>> round(float(ld.mechanisms.GRR(1.0, 6).variance().sum()), 4)
+    15.9807
+    >>> round(float(ld.mechanisms.OUE(1.0, 6).variance().sum()), 4)
+    23.0962
+
+    A seeded round: perturb, aggregate, estimate.
+
+    >>> truth = np.array([0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
+    >>> values = np.random.default_rng(0).choice(6, size=20_000, p=truth)
+    >>> reports = subset.perturb(values, rng=1)
+    >>> reports.shape, reports.dtype
+    ((20000, 1), dtype('uint8'))
+    >>> estimate = subset.estimate(subset.aggregate(reports))
+    >>> np.round(estimate.values, 3)
+    array([0.291, 0.254, 0.201, 0.112, 0.099, 0.042])
+    >>> np.round(estimate.standard_errors, 3)
+    array([0.011, 0.011, 0.011, 0.011, 0.011, 0.011])
+    >>> ld.mechanisms.SubsetSelection(1.0, 6, d=6)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: d is 6; it must be an integer in 1..5
+    """
 
     family = "subset"
     design_family = "rr"
@@ -194,30 +286,31 @@ class SubsetSelection(SubsetFamily):
         return inside, inside * (self.d - 1) / (self.k - 1) + (1 - inside) * self.d / (self.k - 1)
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(1.0, 7, 2)
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int:
         return self.k
 
     @property
-    def prior(self):
+    def prior(self) -> Prior:
         """The prior ``ld.design`` chose this d for (``design_prior``), else the uniform one (with the labels)."""
         if self.design_prior is None:
             return super().prior
         return Prior(self.design_prior, self.labels)
 
     @property
-    def notion(self):
+    def notion(self) -> LDP:
+        """The notion of the claim: LDP(epsilon), at every prior."""
         return LDP(self.epsilon)
 
     @property
-    def mse(self):
+    def mse(self) -> float:
         """n x the sum of the variances of the unbiased estimate at ``prior``, given the users' values."""
         return float(pure_variance(self.prior.probabilities, 1, self.p, self.q).sum())
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "k": self.k, "d": self.d, "labels": self.labels,
                 "design_prior": self.design_prior}
 
@@ -242,11 +335,35 @@ class SubsetSelection(SubsetFamily):
     def _variance(self, frequencies, n, method, user_ids):
         return pure_variance(frequencies, n, self.p, self.q)
 
-    def privacy_table(self, exact=False):
-        """Exact reduction to 2 rows x 4 classes: inputs 0 and 1, outputs by whether S holds 0 and whether it holds 1;
-        within a class every subset has the same probability under each input (the rest of S is uniform), so the
-        ratios are those of the full table. Pr[0 in S, 1 in S | X = 0] = p (d - 1)/(k - 1), and so on, with p as the
-        coin realises it (``exact``: the Fractions, which is what ``verify`` checks)."""
+    def privacy_table(self, exact: bool = False) -> npt.NDArray[Any]:
+        """The exact reduction of the C(k, d) outputs to 2 rows x 4 classes (docs/math.md §11).
+
+        Inputs 0 and 1, outputs by whether S holds 0 and whether it holds 1; within a class every subset has the
+        same probability under each input (the rest of S is uniform), so the ratios are those of the full table.
+        Pr[0 in S, 1 in S | X = 0] = p (d - 1)/(k - 1), and so on, with p as the coin realises it.
+
+        Parameters
+        ----------
+        exact : bool, default False
+            Whether to return the exact Fractions (what ``verify`` checks) instead of floats.
+
+        Returns
+        -------
+        numpy.ndarray
+            (2, 4), float, or object (Fractions) with ``exact``: rows the inputs 0 and 1; columns 0 and 1 in S,
+            0 only, 1 only, neither.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> subset = ld.mechanisms.SubsetSelection(1.0, 6, d=2)
+        >>> np.round(subset.privacy_table(), 3)
+        array([[0.115, 0.461, 0.17 , 0.254],
+               [0.115, 0.17 , 0.461, 0.254]])
+        >>> sum(subset.privacy_table(exact=True)[0])
+        Fraction(1, 1)
+        """
         inside = Fraction(self.inside) if exact else self.inside
         k, d = self.k, self.d
         both, first_only = inside * (d - 1) / (k - 1), inside * (k - d) / (k - 1)
@@ -257,39 +374,128 @@ class SubsetSelection(SubsetFamily):
     def _certify(self):
         return verify_table(self.privacy_table(exact=True), LDP(self.epsilon), exact=True)
 
-    def summary(self):
+    def summary(self) -> str:
         lines = [f"{self!r}\n{self.verify().summary()}",
                  f"  accuracy: n x sum of the variances of the unbiased estimate at the uniform prior, given the "
                  f"users' values: {self.mse:.6g}"]
         return "\n".join(lines + design_lines(self))
 
-    def audit_plan(self):
-        """Subset selection: inputs 0 and 1; classes by whether the subset holds 0 and whether it holds 1 (the exact
-        2 x 4 reduction, ``SubsetSelection.privacy_table``)."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): inputs 0 and 1; classes by whether the subset holds 0 and
+        whether it holds 1 (the exact 2 x 4 reduction, ``SubsetSelection.privacy_table``).
+
+        Returns
+        -------
+        AuditPlan
+            The inputs, the ``privacy_table`` and the classifier of reports into its columns.
+        """
         def classify(reports):
             return 2 - 2 * (reports[:, 0] & 1) + 1 - ((reports[:, 0] >> 1) & 1)
 
         return AuditPlan(np.array([0, 1]), self.privacy_table(), classify, ["x=0", "x=1"],
                      ["0 and 1 in S", "0 in S only", "1 in S only", "neither in S"])
 
-    def device_numbers(self):
-        """docs/runtime.md §6."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads (docs/runtime.md §6).
+
+        Returns
+        -------
+        dict
+            ``{"k": k, "d": d, "inside": inside}``.
+        """
         return {"k": self.k, "d": self.d, "inside": self.inside}
 
-    def display_name(self):
+    def display_name(self) -> str:
         return f"randomized response: subset selection, d = {self.d}"
 
 
 class SubsetLIP(SubsetFamily):
-    """The eps-LIP design for X at the uniform prior over k values (docs/math.md §11): one permutation orbit of the
-    slice vertex with j values at e^eps, k - 1 - j at e^-eps and the free value f = k - j e^eps - (k - 1 - j) e^-eps
-    (e^eps as implemented). A report (z, H): the case is drawn with one uniform (the user's value is z with
-    probability f/k, in H with j e/k, neither with the rest), then z uniform among the other values (unless it is
-    the user's) and H uniform among the values left. Optimal among all eps-LIP mechanisms at the uniform prior for
-    the best j (the default); it is eps-LIP at that prior only (``certificate_at`` gives its LIP at any other, never
-    above its LDP level). Unbiased estimate: GLS at the uniform prior, f^ = M^-1 s^ with s^ the mean of
-    s(y)_x = rho_(class of x in y) over the reports (the bit sums), M = alpha I + beta J; its variance given the
-    users' values is exact (docs/math.md §11). Reports: 2k bits packed, H then the one-hot z."""
+    """The eps-LIP design for X at the uniform prior over k values (docs/math.md §11), a closed-form sampler.
+
+    One permutation orbit of the slice vertex with j values at e^eps, k - 1 - j at e^-eps and the free value f = k
+    - j e^eps - (k - 1 - j) e^-eps (e^eps as implemented). A report (z, H): the case is drawn with one uniform (the
+    user's value is z with probability f/k, in H with j e/k, neither with the rest), then z uniform among the other
+    values (unless it is the user's) and H uniform among the values left. Optimal among all eps-LIP mechanisms at
+    the uniform prior for the best j (the default); it is eps-LIP at that prior only (``certificate_at`` gives its
+    LIP at any other, never above its LDP level). Unbiased estimate: GLS at the uniform prior, f^ = M^-1 s^ with s^
+    the mean of s(y)_x = rho_(class of x in y) over the reports (the bit sums), M = alpha I + beta J; its variance
+    given the users' values is exact (docs/math.md §11).
+
+    Parameters
+    ----------
+    epsilon : float
+        The LIP level at the uniform prior, in [1e-6, 10].
+    k : int
+        The number of values, 2 <= k <= ``MAX_SUBSET_K``.
+    j : int, optional
+        The number of values at e^eps in a report's H, 0 <= j <= k - 1, such that the free value lies in
+        [e^-eps, e^eps]; by default the best.
+    labels : sequence of str or int, optional
+        k distinct labels of the values; by default the indices 0..k-1.
+    provenance : mapping, optional
+        The design record ``ld.design`` writes (``optimality``, ``baselines``); none when built by hand.
+
+    Attributes
+    ----------
+    free : float
+        The free value f of the vertex.
+    free_end, high_end : float
+        The case draw: the user's value is z when u < ``free_end``, in H when u < ``high_end`` (u uniform).
+    epsilons : mapping
+        The exactly verified epsilons: ``"claimed"`` and ``"LIP for X"`` (at the uniform prior) and ``"LDP"``.
+    notion : LIP
+        The notion of the claim, LIP(epsilon).
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10], k is not an integer in 2..``MAX_SUBSET_K``, j not one in 0..k-1 or
+        with a free value outside [e^-eps, e^eps], or the labels are not k distinct ones.
+    VerificationError
+        If the realised case probabilities were to exceed epsilon at the uniform prior (a safeguard: not expected
+        for any accepted input).
+
+    See Also
+    --------
+    SubsetSelection : The LDP counterpart.
+
+    Notes
+    -----
+    Reports: 2k bits packed 8 to a byte (uint8, (n, ceil(2k / 8))), H then the one-hot z.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> lip = ld.mechanisms.SubsetLIP(1.0, 4)
+    >>> lip
+    SubsetLIP(epsilon=1.0, k=4, j=1, labels=None)
+    >>> {name: round(value, 6) for name, value in lip.epsilons.items()}
+    {'claimed': 1.0, 'LIP for X': 1.0, 'LDP': 2.0}
+
+    ``mse``, n times the sum of the variances at the uniform prior given the users' values, is the optimum
+    (k - 1)^2/(r . r - k) - (k - 1)/k of docs/math.md §11, r the vertex (f, e^eps j times, e^-eps k - 1 - j times):
+
+    >>> import math
+    >>> e, k, j = math.exp(1.0), 4, lip.j
+    >>> f = k - j * e - (k - 1 - j) / e
+    >>> r_squared = f**2 + j * e**2 + (k - 1 - j) / e**2
+    >>> round(lip.mse, 4), round((k - 1) ** 2 / (r_squared - k) - (k - 1) / k, 4)
+    (1.524, 1.524)
+
+    A seeded round: perturb, aggregate, estimate.
+
+    >>> truth = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> values = np.random.default_rng(0).choice(4, size=20_000, p=truth)
+    >>> reports = lip.perturb(values, rng=1)
+    >>> reports.shape, reports.dtype
+    ((20000, 1), dtype('uint8'))
+    >>> estimate = lip.estimate(lip.aggregate(reports))
+    >>> np.round(estimate.values, 3)
+    array([0.392, 0.305, 0.205, 0.098])
+    >>> np.round(estimate.standard_errors, 3)
+    array([0.005, 0.004, 0.004, 0.004])
+    """
 
     family = "subset-lip"
     design_family = "rr"
@@ -326,43 +532,112 @@ class SubsetLIP(SubsetFamily):
         self._rho = (rho.get("z", 0.0), rho.get("high", 0.0), rho.get("low", 0.0))
 
     @classmethod
-    def example(cls):
+    def example(cls) -> Self:
         return cls(1.0, 7)
 
     @property
-    def report_bits(self):
+    def report_bits(self) -> int:
         return 2 * self.k
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         return Guarantee("LIP", self.epsilon, EXACT_TABLE, "at the uniform prior, on the realised case probabilities "
                                                           "(docs/math.md §11)")
 
-    def parameters(self):
+    def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "k": self.k, "j": self.j, "labels": self.labels}
 
-    def case_probabilities(self, exact=False):
-        """{"z", "high", "low"}: Pr[the user's value is z], [in H], [neither], as the case draw realises them (cases
-        that cannot occur, j = 0 or j = k - 1, are left out)."""
+    def case_probabilities(self, exact: bool = False) -> dict[str, Any]:
+        """The probabilities of the three cases of the user's value in her report, as the case draw realises them.
+
+        Parameters
+        ----------
+        exact : bool, default False
+            Whether to return exact Fractions instead of floats.
+
+        Returns
+        -------
+        dict
+            ``{"z": ..., "high": ..., "low": ...}``: Pr[the user's value is z], [in H], [neither] (cases that cannot
+            occur, j = 0 or j = k - 1, are left out).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> cases = ld.mechanisms.SubsetLIP(1.0, 4).case_probabilities()
+        >>> {case: round(value, 4) for case, value in cases.items()}
+        {'z': 0.1365, 'high': 0.6796, 'low': 0.1839}
+        """
         free_end, high_end = (Fraction(self.free_end), Fraction(self.high_end)) if exact else \
             (self.free_end, self.high_end)
         cases = {"z": free_end, "high": high_end - free_end, "low": 1 - high_end}
         present = {"z": True, "high": self.j > 0, "low": self.j < self.k - 1}
         return {name: value for name, value in cases.items() if present[name]}
 
-    def ratios(self, exact=False):
-        """{case: rho}: Pr[y | x] / Pr[y] at the uniform prior for an input x in that case of the output y, the same
-        for every y: k Pr[z] (one value), k Pr[H]/j (j values), k Pr[neither]/(k - 1 - j) (the rest); each output
-        of a case has Pr[case]/(its number of outputs), and the counts are C(k-1, j) (times 1, j and k - 1 - j)."""
+    def ratios(self, exact: bool = False) -> dict[str, Any]:
+        """The posterior ratios rho = Pr[y | x] / Pr[y] at the uniform prior, by case of the input x in the output y.
+
+        The same for every y: k Pr[z] (one value), k Pr[H]/j (j values), k Pr[neither]/(k - 1 - j) (the rest); each
+        output of a case has Pr[case]/(its number of outputs), and the counts are C(k-1, j) (times 1, j and
+        k - 1 - j). LIP at the uniform prior is the largest of their absolute logarithms.
+
+        Parameters
+        ----------
+        exact : bool, default False
+            Whether to return exact Fractions instead of floats.
+
+        Returns
+        -------
+        dict
+            ``{case: rho}`` for the cases of ``case_probabilities``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ratios = ld.mechanisms.SubsetLIP(1.0, 4).ratios()
+        >>> {case: round(value, 4) for case, value in ratios.items()}
+        {'z': 0.546, 'high': 2.7183, 'low': 0.3679}
+        """
         members = {"z": 1, "high": self.j, "low": self.k - 1 - self.j}
         return {name: self.k * value / members[name] for name, value in self.case_probabilities(exact).items()}
 
-    def certificate_at(self, prior):
-        """The exact Certificate of eps-LIP for X at ``prior`` (a Prior, probabilities, or a PriorSet: the worst over
-        its vertices, or for a TV ball over the two priors where D is smallest and largest, ``_tv_ball_extremes``):
-        for an output (z, H) and an input in case c the ratio is rho_c / D, D = P_z rho_z + P(H) rho_H
+    def certificate_at(self, prior: Prior | PriorSet | npt.ArrayLike) -> Certificate:
+        """The exact Certificate of eps-LIP for X at another prior, or the worst over a set of priors.
+
+        For an output (z, H) and an input in case c the ratio is rho_c / D, D = P_z rho_z + P(H) rho_H
         + (1 - P_z - P(H)) rho_low, so the extremes take the smallest and largest D over (z, H), found by sorting P
-        (H the j smallest or largest values other than z)."""
+        (H the j smallest or largest values other than z). Never above the LDP level ``epsilons["LDP"]``.
+
+        Parameters
+        ----------
+        prior : Prior, array_like or PriorSet
+            A prior (or its k probabilities), or a PriorSet: the worst over its vertices, or for a TV ball over the
+            two priors where D is smallest and largest (docs/math.md §11).
+
+        Returns
+        -------
+        Certificate
+            LIP at the claimed epsilon: its tightest epsilon and whether it passes.
+
+        Raises
+        ------
+        ValidationError
+            If the prior does not have one probability per value.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> lip = ld.mechanisms.SubsetLIP(1.0, 4)
+        >>> at_uniform = lip.certificate_at(lip.prior)
+        >>> at_uniform.passed, round(at_uniform.epsilon, 6)
+        (True, 1.0)
+        >>> skewed = lip.certificate_at([0.4, 0.3, 0.2, 0.1])
+        >>> skewed.passed, round(skewed.epsilon, 4)
+        (False, 1.4486)
+        >>> ball = lip.certificate_at(ld.PriorSet.tv_ball([0.25] * 4, 0.05))
+        >>> ball.passed, round(ball.epsilon, 4)
+        (False, 1.125)
+        """
         if isinstance(prior, PriorSet):
             if prior.k != self.k:
                 raise ValidationError(f"prior has {prior.k} values; it must have one per value of the mechanism "
@@ -425,16 +700,34 @@ class SubsetLIP(SubsetFamily):
     def _certify(self):
         return self._claimed
 
-    def verified_epsilons(self):
+    def verified_epsilons(self) -> dict[str, float]:
         return dict(self.epsilons)
 
-    def privacy_table(self):
-        """Outputs grouped into 8 classes by the cases of the values 0 and 1 in (z, H) (z, high or low for each; not
-        both z), for audits. Rows 0 and 1 are the inputs 0 and 1: within a class every output has the same
-        probability under each of them (the rest of the output is uniform), so their ratios are those of the full
-        table (an exact LDP reduction); Pr[class | x] = Pr[x's case] Pr[the other's case | x's case]. Row 2 (k >= 3)
-        is any other input, whose probabilities vary within a class: the classes' probabilities for the audit's
-        comparison with the uniform prior, not a reduction. The certificates come from ``ratios``."""
+    def privacy_table(self) -> npt.NDArray[np.float64]:
+        """The outputs grouped into 8 classes by the cases of the values 0 and 1 in (z, H), for audits.
+
+        The classes: z, high or low for each of 0 and 1, not both z. Rows 0 and 1 are the inputs 0 and 1: within a
+        class every output has the same probability under each of them (the rest of the output is uniform), so
+        their ratios are those of the full table (an exact LDP reduction); Pr[class | x] = Pr[x's case] Pr[the
+        other's case | x's case]. Row 2 (k >= 3) is any other input, whose probabilities vary within a class: the
+        classes' probabilities for the audit's comparison with the uniform prior, not a reduction. The certificates
+        come from ``ratios``.
+
+        Returns
+        -------
+        numpy.ndarray
+            float (3, 8), or (2, 8) when k = 2: columns (case of 0, case of 1) = (z, high), (z, low), (high, z),
+            (low, z), (high, high), (high, low), (low, high), (low, low).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> np.round(ld.mechanisms.SubsetLIP(1.0, 4).privacy_table(), 4)
+        array([[0.0455, 0.091 , 0.2265, 0.0613, 0.    , 0.453 , 0.0613, 0.0613],
+               [0.2265, 0.0613, 0.0455, 0.091 , 0.    , 0.0613, 0.453 , 0.0613],
+               [0.0307, 0.2572, 0.0307, 0.2572, 0.    , 0.0762, 0.0762, 0.272 ]])
+        """
         k, j = self.k, self.j
         cases = self.case_probabilities()
         z, high, low = cases.get("z", 0.0), cases.get("high", 0.0), cases.get("low", 0.0)
@@ -541,11 +834,11 @@ class SubsetLIP(SubsetFamily):
         return variances / n
 
     @property
-    def mse(self):
+    def mse(self) -> float:
         """n x the sum of the variances of the unbiased estimate at the uniform prior, given the users' values."""
         return float(self._variance(np.full(self.k, 1.0 / self.k), 1, "unbiased", None).sum())
 
-    def summary(self):
+    def summary(self) -> str:
         rho = self.ratios()
         lines = [f"{self!r}: the LIP orbit at the uniform prior, one free value at {self.free:.6g}, {self.j} "
                  f"value{'' if self.j == 1 else 's'} at e^eps, {self.k - 1 - self.j} at e^-eps (docs/math.md §11)",
@@ -557,10 +850,19 @@ class SubsetLIP(SubsetFamily):
                  f"users' values: {self.mse:.6g}"]
         return "\n".join(lines + design_lines(self))
 
-    def audit_plan(self):
-        """The LIP orbit: inputs 0, 1 and (k >= 3) 2, which stands for every value but 0 and 1 (their classes have the
-        same probabilities); classes by the cases of 0 and of 1 in the report (z, H) (``SubsetLIP.privacy_table``).
-        LIP compares the law given X = 0 or 1 with the uniform prior's mixture of the three rows."""
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14) for the LIP orbit.
+
+        Inputs 0, 1 and (k >= 3) 2, which stands for every value but 0 and 1 (their classes have the same
+        probabilities); classes by the cases of 0 and of 1 in the report (z, H) (``SubsetLIP.privacy_table``). LIP
+        compares the law given X = 0 or 1 with the uniform prior's mixture of the three rows.
+
+        Returns
+        -------
+        AuditPlan
+            The inputs, the ``privacy_table``, the classifier of reports into its columns and the members of each
+            row.
+        """
         k = self.k
         cases = [("z", "high"), ("z", "low"), ("high", "z"), ("low", "z"), ("high", "high"), ("high", "low"),
                  ("low", "high"), ("low", "low")]
@@ -585,15 +887,21 @@ class SubsetLIP(SubsetFamily):
         return AuditPlan(np.arange(rows), self.privacy_table(), classify, ["x=0", "x=1", "x=2"][:rows],
                      [f"0 {first}, 1 {second}" for first, second in cases], members)
 
-    def device_numbers(self):
-        """docs/runtime.md §6."""
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads (docs/runtime.md §6).
+
+        Returns
+        -------
+        dict
+            ``{"k": k, "j": j, "free_end": free_end, "high_end": high_end}``.
+        """
         return {"k": self.k, "j": self.j, "free_end": self.free_end, "high_end": self.high_end}
 
-    def display_name(self):
+    def display_name(self) -> str:
         return "randomized response: the LIP orbit (closed form)"
 
 
-def design_lines(mechanism):
+def design_lines(mechanism: SubsetFamily) -> list[str]:
     """The optimality and baselines ``ld.design`` recorded, if it made this mechanism."""
     lines = []
     optimality = mechanism.optimality
