@@ -272,7 +272,7 @@ def _as_numbers(array, exact):
         [Fraction(v) if exact else float(v) for v in array]
 
 
-def rational_entries(table):
+def rational_entries(table: Any) -> npt.NDArray[Any] | None:
     """``table`` as an object array when it is one of exact rationals (Fractions or ints, possibly beside floats,
     each read as the rational it is): the form of a realised table whose probabilities no double holds (GRR's
     alpha + (1 - alpha)/k). None for anything else, which is read as floats."""
@@ -435,13 +435,15 @@ def _rational_tightest(table, notion, prior, *, corners=False):
     return _first_largest(enumerate(map(list, zip(*rows))), _column_worst(notion, prior, True, corners))
 
 
-def integer_entries(table):
+def integer_entries(table: npt.ArrayLike) -> npt.NDArray[Any]:
     """``table`` (floats >= 0, any shape) as Python integers N (an object array) with table = N 2^-E for one E:
     exact, since every double is an integer times a power of two (np.frexp). An object array of exact rationals
     (``rational_entries``) gives table = N / D, D the least common multiple of their denominators."""
     if np.asarray(table).dtype == object:
         entries = np.asarray(table)
-        rationals = [value if isinstance(value, numbers.Rational) else Fraction(value) for value in entries.flat]
+        # Any: typeshed's numbers.Rational has no arithmetic on its denominators
+        rationals: list[Any] = [value if isinstance(value, numbers.Rational) else Fraction(value)
+                                for value in entries.flat]
         factors = dict.fromkeys(value.denominator for value in rationals)
         common = math.lcm(*factors)
         factors = {denominator: common // denominator for denominator in factors}
