@@ -66,7 +66,7 @@ class HadamardResponse(PureProtocol):
     Raises
     ------
     ValidationError
-        If epsilon is outside [1e-6, 10] or k is not an integer in 2..``oracle.MAX_K``.
+        If epsilon is outside [1e-6, 10] or k is not an integer from 2 to ``oracle.MAX_K``.
 
     See Also
     --------

@@ -47,7 +47,7 @@ class OUE(PackedBitReports, PureProtocol):
     Raises
     ------
     ValidationError
-        If epsilon is outside [1e-6, 10] or k is not an integer in 2..``oracle.MAX_K``.
+        If epsilon is outside [1e-6, 10] or k is not an integer from 2 to ``oracle.MAX_K``.
 
     See Also
     --------

@@ -181,7 +181,7 @@ class GRR(PureProtocol):
     Raises
     ------
     ValidationError
-        If epsilon is outside (0, 30], k is not an integer in 2..``MAX_K``, or the domain is too large for
+        If epsilon is outside (0, 30], k is not an integer from 2 to ``MAX_K``, or the domain is too large for
         epsilon (alpha would round to 0: the reports would carry no information).
 
     See Also

@@ -199,7 +199,7 @@ class SubsetSelection(SubsetFamily):
     Raises
     ------
     ValidationError
-        If epsilon is outside [1e-6, 10], k is not an integer in 2..``MAX_SUBSET_K``, d not one in 1..k-1, the
+        If epsilon is outside [1e-6, 10], k is not an integer from 2 to ``MAX_SUBSET_K``, d not one in 1..k-1, the
         labels are not k distinct ones, or ``design_prior`` is not k probabilities summing to 1.
     VerificationError
         If the realised table were to exceed epsilon (a safeguard: not expected for any accepted input).
@@ -449,7 +449,7 @@ class SubsetLIP(SubsetFamily):
     Raises
     ------
     ValidationError
-        If epsilon is outside [1e-6, 10], k is not an integer in 2..``MAX_SUBSET_K``, j not one in 0..k-1 or
+        If epsilon is outside [1e-6, 10], k is not an integer from 2 to ``MAX_SUBSET_K``, j not one in 0..k-1 or
         with a free value outside [e^-eps, e^eps], or the labels are not k distinct ones.
     VerificationError
         If the realised case probabilities were to exceed epsilon at the uniform prior (a safeguard: not expected
