@@ -43,7 +43,7 @@ from lipdesign import __version__
 from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
 from lipdesign.mechanisms.aggregate import Aggregate
-from lipdesign.mechanisms.estimate import Estimate, with_standard_errors
+from lipdesign.mechanisms.estimate import PLUG_IN, Estimate, sample_standard_errors
 from lipdesign.mechanisms.postprocess import CONSISTENCY, consistent
 from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON, as_generator
 from lipdesign.model import PriorSet
@@ -60,13 +60,11 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
 
     from lipdesign.domains import Box, Categorical, MixedTuple
     from lipdesign.mechanisms.audit_plan import AuditPlan
+    from lipdesign.mechanisms.sampling import RandomSource
     from lipdesign.model import Prior
     from lipdesign.notions import WorstCaseLIP
     from lipdesign.verification import Certificate
 
-    #: An ``rng`` argument: an int seed (PCG64), a numpy Generator or BitGenerator, or None (ChaCha20 keyed from
-    #: the OS, docs/math.md §3.8).
-    RandomSource: TypeAlias = int | np.random.Generator | np.random.BitGenerator | None
     #: What ``variance`` and ``expected_estimate`` give: an array, or one entry per attribute (HarmonyMixed).
     Values: TypeAlias = npt.NDArray[np.float64] | list[Any]
 
@@ -958,6 +956,43 @@ class Mechanism(Immutable):
             raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, and "
                                   f"{type(self).__name__} estimates means")
         return consistent(estimate, consistency)
+
+
+def with_standard_errors(mechanism: Mechanism, aggregate: Aggregate, raw: Any, values: Any, method: str) -> Estimate:
+    """The Estimate of a family whose estimator states no errors of its own (docs/math.md §15): ``raw`` its
+    estimate, ``values`` the same after the consistency step. Frequencies: the plug-in standard errors, the square
+    roots of ``mechanism.variance`` at the Norm-Sub projection of ``raw`` (docs/math.md §8.1, §8.6), computed when
+    first asked for (a pooled OLH's variance costs seconds at k = 1000). Means (and
+    mixed tuples): the sample-variance standard errors of the per-user terms (``term_moments``, Proposition 15.3),
+    conservative when the users' values differ, exact in expectation when they share one value; nan where fewer
+    than 2 reports estimate an entry, or where a family states no per-user terms."""
+    from lipdesign.mechanisms.postprocess import norm_sub
+
+    names, n = mechanism.estimand_names(), aggregate.n
+    if mechanism.input_domain.kind == "categorical":
+        def errors():  # computed when first asked for
+            return np.sqrt(mechanism.variance(norm_sub(raw), n, method=method))
+
+        return Estimate(values, errors, n=n, method=method, names=names, raw=raw, note=PLUG_IN)
+    parts = None
+    if isinstance(values, list):  # a mixed tuple: one block per attribute
+        parts = [("mean", 1) if np.ndim(part) == 0 else ("frequencies", np.size(part)) for part in values]
+        values = np.concatenate([np.atleast_1d(part) for part in values])
+    kind = "mean" if parts is None else "tuple"
+    term_moments = getattr(mechanism, "term_moments", None)
+    if term_moments is None:  # a registered family that does not state its per-user terms
+        return Estimate(values, np.full(np.size(values), np.nan), n=n, method=method, kind=kind, names=names,
+                        parts=parts, note="no standard errors: this family's variance depends on the users' values")
+    sums, squares, users = (np.broadcast_to(np.asarray(part, dtype=float), np.shape(values))
+                            for part in term_moments(aggregate))
+    note = ("sample-variance standard errors of the per-user terms: conservative when the users' values differ, "
+            "exact in expectation when they share one value (docs/math.md §15)")
+    if (users < 2).any():
+        note += "; nan where fewer than 2 reports estimate an entry (n < 2, or a bucket of fewer than 2 users)"
+    if np.isnan(users).any():
+        note += "; none for the frequencies of the categorical attributes"
+    return Estimate(values, sample_standard_errors(sums, squares, users), n=n, method=method, kind=kind,
+                    names=names, parts=parts, note=note)
 
 
 def canonical_json(content: Any) -> str:

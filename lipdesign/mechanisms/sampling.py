@@ -30,9 +30,13 @@ from lipdesign.immutable import Immutable
 from lipdesign.validation import check_indices, epsilon, fmt, index_array, integer, stochastic_rows
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import numpy.typing as npt
 
-    from lipdesign.mechanisms.base import RandomSource
+    #: An ``rng`` argument: an int seed (PCG64), a numpy Generator or BitGenerator, or None (ChaCha20 keyed from
+    #: the OS, docs/math.md §3.8).
+    RandomSource: TypeAlias = int | np.random.Generator | np.random.BitGenerator | None
 
 #: Values processed per chunk: 2**16 values keep every temporary (8 bytes each) in the L2 cache.
 DEFAULT_CHUNK = 2**16
