@@ -377,6 +377,8 @@ def run_check(mechanism: Mechanism, check: Check | str, *, seed: int = 20261201)
     ------
     AssertionError
         The check failed; the message says what.
+    ValidationError
+        ``check`` is not one of ``CHECKS`` (by object or name).
 
     Examples
     --------
@@ -385,7 +387,11 @@ def run_check(mechanism: Mechanism, check: Check | str, *, seed: int = 20261201)
     >>> ld.testing.run_check(mechanism, "check_verification")
     'check_verification'
     """
-    check = next(c for c in CHECKS if check in (c, c.__name__))
+    found = [c for c in CHECKS if check in (c, c.__name__)]
+    if not found:
+        raise ValidationError(f"check is {check!r}; it must be one of lipdesign.testing.CHECKS: "
+                              + ", ".join(c.__name__ for c in CHECKS))
+    check = found[0]
     check(mechanism, np.random.default_rng([seed, CHECKS.index(check)]))
     return check.__name__
 

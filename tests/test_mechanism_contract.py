@@ -35,6 +35,11 @@ def test_every_registered_family_passes_the_conformance_suite(family, check):
     assert run_check(registry.family_class(family).example(), check) == check  # raises AssertionError on failure
 
 
+def test_run_check_refuses_a_name_that_is_no_check():
+    with pytest.raises(ld.ValidationError, match="check is 'check_nothing'; it must be one of .*check_verification"):
+        run_check(ld.mechanisms.GRR(1.0, 3), "check_nothing")
+
+
 def designed():
     secret = ld.SecretModel([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]], [0.5, 0.5])
     prior = ld.Prior([0.35, 0.3, 0.35], labels=["low", "mid", "high"])
