@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -25,9 +25,12 @@ from lipdesign.mechanisms.sampling import BLOCK, public_index, public_seed, stru
 from lipdesign.validation import fmt, index_array, integer
 
 if TYPE_CHECKING:  # annotations only
-    from typing import Self
+    from typing import Self, TypeAlias
 
     import numpy.typing as npt
+
+    #: (a, b) of a pool's hashes (``OLH.pool_members``).
+    PoolMembers: TypeAlias = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 #: The prime P of OLH's hash family h_{a,b}(x) = ((a x + b) mod P) mod g (a Mersenne prime; a x + b < 2**63).
 HASH_PRIME = 2**31 - 1
@@ -256,15 +259,15 @@ class OLH(PureProtocol):
         return (a * x + b) % HASH_PRIME % self.g
 
     @cached_property
-    def pool_members(self):
+    def pool_members(self) -> PoolMembers | None:
         """(a, b), int64 (S,) each: hash s of the pool is h_{a_s, b_s}, a_s = 1 + I(seed, 2 s, P - 1) and b_s =
         I(seed, 2 s + 1, P), I = ``sampling.public_index`` (SplitMix64; any implementation recomputes the pool from
         the seed). None without a pool."""
         if self.pool is None:
             return None
         ids = np.arange(self.pool, dtype=np.int64)
-        a = 1 + public_index(self.seed, 2 * ids, HASH_PRIME - 1)
-        b = public_index(self.seed, 2 * ids + 1, HASH_PRIME)
+        a = 1 + public_index(cast(int, self.seed), 2 * ids, HASH_PRIME - 1)  # a pool has its seed
+        b = public_index(cast(int, self.seed), 2 * ids + 1, HASH_PRIME)
         for array in (a, b):
             array.setflags(write=False)
         return a, b
@@ -303,7 +306,7 @@ class OLH(PureProtocol):
             a, b, _ = self._per_user_fields(reports)
             return self._hash(a, b, v)
         s, _ = self._pooled_fields(reports)
-        a, b = self.pool_members
+        a, b = cast("PoolMembers", self.pool_members)  # not None: with a pool
         return self._hash(a[s], b[s], v)
 
     def collision_probability(self, x: int, v: int) -> float:
@@ -333,7 +336,7 @@ class OLH(PureProtocol):
         """
         if self.pool is None:
             return hash_collision(self.g)
-        a, b = self.pool_members
+        a, b = cast("PoolMembers", self.pool_members)  # not None: with a pool
         return float(np.mean(self._hash(a, b, x) == self._hash(a, b, v)))
 
     def _perturb(self, values, rng, user_ids):
@@ -349,7 +352,7 @@ class OLH(PureProtocol):
         out["y"] = randomized_response(hashed, self.g, self.alpha, rng)
         return out
 
-    def empty_reports(self):
+    def empty_reports(self) -> npt.NDArray[np.void]:
         return np.zeros(0, dtype=self.report_dtype)
 
     def _per_user_fields(self, reports):
@@ -422,7 +425,7 @@ class OLH(PureProtocol):
         return (total + counts) / self.pool
 
     @cached_property
-    def collision_matrix(self):
+    def collision_matrix(self) -> npt.NDArray[np.float64] | None:
         """C[v, w] = #{s: h_s(v) = h_s(w)} / S of the pool (read-only), checked to be well conditioned; None without
         a pool."""
         if self.pool is None:
