@@ -12,7 +12,12 @@ class LipdesignError(Exception):
 
     See Also
     --------
-    ValidationError, InfeasibleError, ProblemTooLargeError, VerificationError, FormatError, SolverError
+    ValidationError : Input that breaks a documented rule.
+    InfeasibleError : A design problem with no feasible table.
+    ProblemTooLargeError : An exact design too large to attempt.
+    VerificationError : A table that does not satisfy its claimed guarantee.
+    FormatError : A document that is not a valid lipdesign document.
+    SolverError : A numerical back-end result that fails a consistency check.
 
     Examples
     --------

@@ -44,7 +44,8 @@ class LDP:
 
     See Also
     --------
-    LIP, WorstCaseLIP
+    LIP : LIP at the design prior or over a set of priors.
+    WorstCaseLIP : LIP at every prior, for X or a latent secret.
 
     Examples
     --------
@@ -266,7 +267,10 @@ class LIP(_PosteriorRatio):
 
     See Also
     --------
-    LDP, WorstCaseLIP, SecretModel, PriorSet
+    LDP : Local differential privacy.
+    WorstCaseLIP : LIP at every prior.
+    SecretModel : A latent secret correlated with X.
+    PriorSet : A set of plausible priors.
 
     Examples
     --------
@@ -427,7 +431,8 @@ class WorstCaseLIP(_PosteriorRatio):
 
     See Also
     --------
-    LDP, LIP
+    LDP : Local differential privacy (WorstCaseLIP without a secret).
+    LIP : LIP at the design prior or over a set of priors.
 
     Examples
     --------

@@ -63,8 +63,8 @@ class BayesHistogram:
 
     See Also
     --------
-    Frequencies : the population histogram, estimated without bias.
-    mse : the figure of a Bayesian objective.
+    Frequencies : The population histogram, estimated without bias.
+    mse : The figure of a Bayesian objective.
 
     Examples
     --------
@@ -169,8 +169,8 @@ class BayesSum:
 
     See Also
     --------
-    Mean : the population mean, estimated without bias.
-    mse : the figure of a Bayesian objective.
+    Mean : The population mean, estimated without bias.
+    mse : The figure of a Bayesian objective.
 
     Examples
     --------
@@ -267,7 +267,7 @@ class Frequencies:
 
     See Also
     --------
-    BayesHistogram : the Bayesian (per-user) histogram objective.
+    BayesHistogram : The Bayesian (per-user) histogram objective.
 
     Examples
     --------
@@ -307,7 +307,7 @@ class Frequencies:
         Returns
         -------
         float
-            n x the sum of the variances of the estimated frequencies, or inf.
+            The sum of the variances of the estimated frequencies times n, or inf.
 
         Examples
         --------
@@ -358,8 +358,8 @@ class Mean:
 
     See Also
     --------
-    BayesSum : the Bayesian (per-user) weighted sum.
-    Range : maps a raw numeric attribute to [-1, 1].
+    BayesSum : The Bayesian (per-user) weighted sum.
+    Range : Maps a raw numeric attribute to [-1, 1].
 
     Examples
     --------
@@ -414,7 +414,7 @@ class Mean:
         Returns
         -------
         float
-            n x the variance of the unbiased estimate of the mean, or inf.
+            The variance of the unbiased estimate of the mean times n, or inf.
         """
         p = _probabilities(prior)
         c = np.asarray(self.values)

@@ -57,8 +57,8 @@ class Prior(Immutable):
 
     See Also
     --------
-    PriorSet : a set of plausible priors (bounded-prior LIP).
-    SecretModel : a latent secret correlated with X.
+    PriorSet : A set of plausible priors (bounded-prior LIP).
+    SecretModel : A latent secret correlated with X.
 
     Examples
     --------

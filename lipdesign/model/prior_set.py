@@ -89,14 +89,14 @@ class PriorSet(Immutable):
     parameters : mapping
         The defining numbers (read-only).
 
+    See Also
+    --------
+    LIP : Bounded-prior LIP takes a PriorSet.
+
     Notes
     -----
     The constructor does not validate: build sets with the class methods (``finite``, ``polytope``, ``box``,
     ``tv_ball``, ``from_counts``, ``from_dict``), which check their input.
-
-    See Also
-    --------
-    LIP : bounded-prior LIP takes a PriorSet.
 
     Examples
     --------
@@ -205,7 +205,7 @@ class PriorSet(Immutable):
         Returns
         -------
         float
-            min over the priors P of the set and the values x of P[x].
+            The minimum over the priors P of the set and the values x of P[x].
 
         Examples
         --------

@@ -74,7 +74,8 @@ class SecretModel(Immutable):
 
     See Also
     --------
-    SecretModel.from_joint, SecretModel.from_dag
+    SecretModel.from_joint : The model of a joint table Pr[G, X].
+    SecretModel.from_dag : The model of a Bayesian network over discrete variables.
 
     Examples
     --------
