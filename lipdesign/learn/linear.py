@@ -43,6 +43,7 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -52,6 +53,13 @@ from lipdesign.learn.protocol import Trainer, class_labels, client_report, publi
 from lipdesign.mechanisms.rr import one_bit_scale
 from lipdesign.mechanisms.sampling import implemented_exp, one_bit_epsilon
 from lipdesign.validation import integer, real_number
+
+if TYPE_CHECKING:  # annotations only
+    from typing import Self
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.base import Guarantee, RandomSource
 
 __all__ = ["LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "default_batch_size",
            "default_reduced_dim", "users_needed"]
@@ -81,9 +89,40 @@ BATCH_KAPPA = 2.0
 MIN_DEFAULT_ITERATIONS = 10
 
 
-def default_reduced_dim(d, n, epsilon, fit_intercept=True):
+def default_reduced_dim(d: int, n: int, epsilon: float, fit_intercept: bool = True) -> int:
     """r when ``reduced_dim=None``: the largest r in 1..d with n // default_batch_size(epsilon, r +
-    fit_intercept) >= MIN_DEFAULT_ITERATIONS, else 1."""
+    fit_intercept) >= MIN_DEFAULT_ITERATIONS (10), else 1.
+
+    A projection to r < d loses about a fraction 1 - r/d of a dense coefficient vector, so r = d whenever the n
+    users allow it (docs/math.md §9.10).
+
+    Parameters
+    ----------
+    d : int
+        The number of features, >= 1.
+    n : int
+        The number of users, >= 1.
+    epsilon : float
+        Each user's LDP budget, in [1e-6, 10].
+    fit_intercept : bool, default True
+        Whether the model has an intercept (one more reported gradient entry).
+
+    Returns
+    -------
+    int
+        r, in 1..d.
+
+    Raises
+    ------
+    ValidationError
+        If d or n is not a positive integer or epsilon is outside [1e-6, 10].
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> ld.learn.default_reduced_dim(10, 200_000, 1.0), ld.learn.default_reduced_dim(10, 2000, 1.0)
+    (10, 8)
+    """
     d = integer(d, "d")
     n = integer(n, "n")
     extra = 1 if fit_intercept else 0
@@ -101,17 +140,76 @@ def default_reduced_dim(d, n, epsilon, fit_intercept=True):
 STABLE_ITERATIONS = 50
 
 
-def users_needed(d, epsilon, fit_intercept=True):
-    """The users that give STABLE_ITERATIONS default-size mini-batches at every one of ``d`` features (docs/math.md
-    §9.10): STABLE_ITERATIONS x ``default_batch_size(epsilon, d + fit_intercept)``. With fewer, ``fit`` warns
-    (SampleSizeWarning): the default then projects to r < d dimensions, or takes too few steps to be stable."""
+def users_needed(d: int, epsilon: float, fit_intercept: bool = True) -> int:
+    """The users that give STABLE_ITERATIONS (50) default-size mini-batches at every one of ``d`` features
+    (docs/math.md §9.10): STABLE_ITERATIONS x ``default_batch_size(epsilon, d + fit_intercept)``.
+
+    With fewer, ``fit`` warns (SampleSizeWarning): the default then projects to r < d dimensions, or takes too
+    few steps to be stable.
+
+    Parameters
+    ----------
+    d : int
+        The number of features, >= 1.
+    epsilon : float
+        Each user's LDP budget, in [1e-6, 10].
+    fit_intercept : bool, default True
+        Whether the model has an intercept (one more reported gradient entry).
+
+    Returns
+    -------
+    int
+        The number of users.
+
+    Raises
+    ------
+    ValidationError
+        If d is not a positive integer or epsilon is outside [1e-6, 10].
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> ld.learn.users_needed(5, 1.0), ld.learn.users_needed(5, 4.0)
+    (5050, 1200)
+    """
     d = integer(d, "d", low=1)
     return STABLE_ITERATIONS * default_batch_size(one_bit_epsilon(epsilon), d + (1 if fit_intercept else 0))
 
 
-def default_batch_size(epsilon, m):
+def default_batch_size(epsilon: float, m: int) -> int:
     """``|G|`` when ``batch_size=None``: ceil(BATCH_KAPPA * m * max(1, ln m) * c^2) for m reported gradient entries
-    (r, plus 1 with an intercept) and c = (e^eps + 1)/(e^eps - 1)."""
+    (r, plus 1 with an intercept) and c = (e^eps + 1)/(e^eps - 1).
+
+    The batch mean of the reports then has noise standard deviation at most 1 / sqrt(BATCH_KAPPA max(1, ln m))
+    per entry (docs/math.md §9.10).
+
+    Parameters
+    ----------
+    epsilon : float
+        Each user's LDP budget, in [1e-6, 10].
+    m : int
+        The number of reported gradient entries, >= 1.
+
+    Returns
+    -------
+    int
+        The users per mini-batch.
+
+    Raises
+    ------
+    ValidationError
+        If epsilon is outside [1e-6, 10] or m is not a positive integer.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> ld.learn.default_batch_size(1.0, 3), ld.learn.default_batch_size(4.0, 3)
+    (31, 8)
+    >>> ld.learn.default_batch_size(20.0, 3)
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: epsilon is 20.0; it must lie in [1e-06, 10]
+    """
     c = one_bit_scale(implemented_exp(one_bit_epsilon(epsilon)))
     m = integer(m, "m")
     return math.ceil(BATCH_KAPPA * m * max(1.0, math.log(m)) * c * c)
@@ -125,8 +223,23 @@ class _LDPLinearModel:
     _estimator_type: str | None = None
     _default_learning_rate: float | None = None
 
-    def __init__(self, epsilon=1.0, *, regularization=1e-4, reduced_dim=None, batch_size=None,
-                 learning_rate=None, fit_intercept=True, random_state=None, projection_seed=None):
+    # The fitted attributes, set by ``fit`` (``Trainer.result``); annotations only: an unfitted estimator has none
+    # (scikit-learn's convention, which ``_check_fitted`` relies on).
+    coef_: npt.NDArray[np.float64]
+    intercept_: float
+    projection_: npt.NDArray[np.float64]
+    projection_seed_: int
+    reduced_dim_: int
+    batch_size_: int
+    alpha_: npt.NDArray[np.float64]
+    n_iter_: int
+    n_users_used_: int
+    n_features_in_: int
+    guarantee_: Guarantee
+
+    def __init__(self, epsilon: float = 1.0, *, regularization: float = 1e-4, reduced_dim: int | None = None,
+                 batch_size: int | None = None, learning_rate: float | None = None, fit_intercept: bool = True,
+                 random_state: RandomSource = None, projection_seed: int | None = None) -> None:
         # Stored as given (scikit-learn convention, needed by clone); validated in fit.
         self.epsilon = epsilon
         self.regularization = regularization
@@ -144,13 +257,39 @@ class _LDPLinearModel:
         return sorted(name for name, parameter in signature.parameters.items()
                       if name != "self" and parameter.kind is not parameter.VAR_KEYWORD)
 
-    def get_params(self, deep=True):
-        """The constructor arguments as a dict (``deep`` is accepted for scikit-learn; there are no nested
-        estimators)."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor arguments as a dict, as scikit-learn's ``get_params``.
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Accepted for scikit-learn; there are no nested estimators.
+
+        Returns
+        -------
+        dict
+            Each constructor argument by name, as given.
+        """
         return {name: getattr(self, name) for name in self._parameter_names()}
 
-    def set_params(self, **params):
-        """Set constructor arguments by name; returns self. Values are validated by ``fit``."""
+    def set_params(self, **params: Any) -> Self:
+        """Set constructor arguments by name, as scikit-learn's ``set_params``. Values are validated by ``fit``.
+
+        Parameters
+        ----------
+        **params
+            Constructor arguments by name.
+
+        Returns
+        -------
+        estimator
+            This estimator.
+
+        Raises
+        ------
+        ValidationError
+            If a name is not a constructor argument.
+        """
         names = self._parameter_names()
         for name, value in params.items():
             if name not in names:
@@ -203,7 +342,7 @@ class _LDPLinearModel:
                           f"give {STABLE_ITERATIONS} at every feature", SampleSizeWarning, stacklevel=4)
         return epsilon, regularization, learning_rate, r, m, batch
 
-    def _features(self, X, d=None):
+    def _features(self, X: npt.ArrayLike, d: int | None = None) -> npt.NDArray[np.float64]:
         if d is None:
             try:
                 shape = np.shape(X)
@@ -224,14 +363,39 @@ class _LDPLinearModel:
         if y.shape[0] != X.shape[0]:
             raise ValidationError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; one target per row")
 
-    def _targets(self, y):
+    def _targets(self, y: npt.ArrayLike) -> tuple[npt.NDArray[Any], npt.NDArray[Any] | None]:
         """(validated targets: floats in [-1, 1], or class labels; the 2 classes, or None for a regression)."""
         raise NotImplementedError
 
     # -- Algorithm 4 ---------------------------------------------------------------------------------------
-    def fit(self, X, y):
-        """Run Harmony's Algorithm 4 with one user per row of X (features in [-1, 1]^d) and y, as the deployed
-        protocol (``Trainer``, ``Task``, ``client_report``) in process; returns self."""
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
+        """Run Harmony's Algorithm 4 with one user per row of X and y, as the deployed protocol (``Trainer``,
+        ``Task``, ``client_report``) in process.
+
+        Parameters
+        ----------
+        X : array_like
+            (n, d): one row of features in [-1, 1] per user.
+        y : array_like
+            (n,): the targets, in [-1, 1] for a regression, class labels for a classifier.
+
+        Returns
+        -------
+        estimator
+            This estimator, fitted.
+
+        Raises
+        ------
+        ValidationError
+            If a parameter breaks its rule, X or y is malformed or out of range, or there are fewer users than one
+            mini-batch.
+
+        Warns
+        -----
+        SampleSizeWarning
+            With the default ``reduced_dim`` and ``batch_size``, when the n users give fewer than about 50
+            mini-batches or call for a projection to r < d (``users_needed``).
+        """
         if y is None:
             raise ValidationError("y is None; fit requires y to be passed, but the target y is None (one target per "
                                   "row of X)")
@@ -243,7 +407,7 @@ class _LDPLinearModel:
             users = trainer.participants(task)
             reports = client_report(task, X[users], y[users], rng=trainer.simulated_rng(task))
             trainer.update(task, trainer.aggregate(reports))
-        return trainer.result()
+        return cast("Self", trainer.result())  # the trainer fits this estimator and returns it
 
     def _margins(self, X):
         self._check_fitted()
@@ -253,45 +417,96 @@ class _LDPLinearModel:
 class LDPLinearRegression(_LDPLinearModel):
     """epsilon-LDP linear regression (Harmony Alg. 4, squared loss); see the module docstring for the protocol.
 
-    Parameters (all keyword except epsilon; validated by ``fit``):
+    Features X must lie in [-1, 1]^d and targets y in [-1, 1] (map them with ``lipdesign.Range``). The
+    parameters are stored as given (scikit-learn's convention) and validated by ``fit``; all are keyword-only
+    except epsilon.
 
-    - ``epsilon=1.0``: each user's LDP budget, a real number in the range of the one-bit mechanism
-      (``lipdesign.mechanisms.sampling.one_bit_epsilon``: at least 1e-6, at most 10); every user reports once.
-    - ``regularization=1e-4``: lambda of the regularised loss l + (lambda/2)|alpha|^2 (intercept excluded);
-      small, since the noise already keeps the steps from fitting the data too closely.
-    - ``reduced_dim=None``: r, the rows of the public projection; None = the largest r <= d that leaves at least
-      10 default-size mini-batches for the n users (``default_reduced_dim``; r = d whenever n allows, since a
-      projection to r < d loses part of a dense beta).
-    - ``batch_size=None``: users per mini-batch; None = ceil(2 m max(1, ln m) c^2) with m = r + fit_intercept
-      and c = (e^eps + 1)/(e^eps - 1) (``default_batch_size``, ``BATCH_KAPPA``).
-    - ``learning_rate=None``: gamma_0 of the step sizes gamma_t = gamma_0 / sqrt(t); None = 0.1 for the squared
-      loss, 0.5 for the logistic and hinge losses (best or within a few percent of best over eps = 0.5..8,
-      n = 2e4..2e5, d = 10..50 in our measurements; the squared loss has the larger slope 2 (z - y)).
-    - ``fit_intercept=True``: learn an intercept, as an extra unprojected, unregularised gradient entry
-      (the constant feature 1), so it is never lost by the projection.
-    - ``random_state=None``: the randomness of the simulated protocol, in separate streams for the server's plan
-      (the shuffle) and each round's devices (``lipdesign.learn.protocol``, docs/math.md §9.11): None (every
-      stream the secure ChaCha20 keyed from the OS CSPRNG, ``lipdesign.mechanisms.sampling.as_generator``), an
-      int >= 0 (PCG64 streams on SeedSequence children of it: reproducible, for simulation) or a numpy Generator
-      or BitGenerator (128 bits drawn from it stand for the int).
-    - ``projection_seed=None``: the public seed of the projection (an int in [0, 2**63);
-      ``lipdesign.mechanisms.harmony_categorical.projection_signs``), never drawn from the users' noise (docs/math.md
-      §3.8). None: derived from a seeded ``random_state`` (a SeedSequence child, so a seeded fit is
-      reproducible), otherwise drawn from the OS CSPRNG. A seeded random_state is for simulation only: the
-      published seed is a function of it.
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        Each user's LDP budget, a real number in the range of the one-bit mechanism
+        (``lipdesign.mechanisms.sampling.one_bit_epsilon``: at least 1e-6, at most 10); every user reports once.
+    regularization : float, default 1e-4
+        lambda of the regularised loss l + (lambda/2)|alpha|^2 (intercept excluded); small, since the noise
+        already keeps the steps from fitting the data too closely.
+    reduced_dim : int, optional
+        r, the rows of the public projection; None = the largest r <= d that leaves at least 10 default-size
+        mini-batches for the n users (``default_reduced_dim``; r = d whenever n allows, since a projection to
+        r < d loses part of a dense beta).
+    batch_size : int, optional
+        Users per mini-batch; None = ceil(2 m max(1, ln m) c^2) with m = r + fit_intercept and
+        c = (e^eps + 1)/(e^eps - 1) (``default_batch_size``, ``BATCH_KAPPA``).
+    learning_rate : float, optional
+        gamma_0 of the step sizes gamma_t = gamma_0 / sqrt(t); None = 0.1 for the squared loss, 0.5 for the
+        logistic and hinge losses (best or within a few percent of best over eps = 0.5..8, n = 2e4..2e5,
+        d = 10..50 in our measurements; the squared loss has the larger slope 2 (z - y)).
+    fit_intercept : bool, default True
+        Learn an intercept, as an extra unprojected, unregularised gradient entry (the constant feature 1), so it
+        is never lost by the projection.
+    random_state : numpy.random.Generator or int, optional
+        The randomness of the simulated protocol, in separate streams for the server's plan (the shuffle) and
+        each round's devices (``lipdesign.learn.protocol``, docs/math.md §9.11): None (every stream the secure
+        ChaCha20 keyed from the OS CSPRNG, ``lipdesign.mechanisms.sampling.as_generator``), an int >= 0 (PCG64
+        streams on SeedSequence children of it: reproducible, for simulation) or a numpy Generator or
+        BitGenerator (128 bits drawn from it stand for the int).
+    projection_seed : int, optional
+        The public seed of the projection (an int in [0, 2**63);
+        ``lipdesign.mechanisms.harmony_categorical.projection_signs``), never drawn from the users' noise
+        (docs/math.md §3.8). None: derived from a seeded ``random_state`` (a SeedSequence child, so a seeded fit
+        is reproducible), otherwise drawn from the OS CSPRNG. A seeded random_state is for simulation only: the
+        published seed is a function of it.
 
-    Fitted attributes: ``coef_`` (d,) = P^T alpha, ``intercept_``, ``projection_`` (r x d), ``projection_seed_``,
-    ``reduced_dim_``, ``batch_size_``, ``alpha_`` (the model in the reduced space, intercept last),
-    ``n_iter_`` (mini-batches), ``n_users_used_`` (= ``n_iter_ * batch_size_``), ``n_features_in_``, ``guarantee_``
-    (a ``Guarantee``: epsilon-LDP per user, one report per user).
+    Attributes
+    ----------
+    coef_ : numpy.ndarray
+        (d,) = P^T alpha.
+    intercept_ : float
+        The intercept (0.0 without ``fit_intercept``).
+    projection_ : numpy.ndarray
+        P, r x d.
+    projection_seed_, reduced_dim_, batch_size_ : int
+        The projection's public seed, r and the users per mini-batch used.
+    alpha_ : numpy.ndarray
+        The model in the reduced space, intercept last.
+    n_iter_ : int
+        The mini-batches (rounds).
+    n_users_used_ : int
+        ``n_iter_ * batch_size_``: the users left over after the last full batch do not report.
+    n_features_in_ : int
+        d.
+    guarantee_ : Guarantee
+        epsilon-LDP per user, one report per user (``learning_guarantee``).
 
-    Targets y must lie in [-1, 1] (map them with ``lipdesign.Range``).
+    See Also
+    --------
+    LDPLogisticRegression, LDPLinearSVC : The classifiers.
+    Trainer : The same algorithm as a server/device protocol.
 
+    Notes
+    -----
     Small n: each user reports one noisy gradient entry, so with few mini-batches (``n_iter_`` below about 50;
     n ~ 5000 for d = 5 at eps = 1, about 20 times more at eps = 0.2) the fitted model varies widely with the
     users' randomness. Measured (d = 5, eps = 1, 40 seeds, logistic loss): below the majority-class accuracy
     in 14 of 40 fits at n = 1000, 8 at n = 2000, 2 at n = 3000 and none at n = 5000. Compare the fit with a
-    trivial baseline before relying on it at such n.
+    trivial baseline before relying on it at such n (``users_needed``; ``fit`` warns below it with the
+    defaults).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(500, 2))
+    >>> y = np.clip(0.6 * X[:, 0] - 0.3 * X[:, 1], -1, 1)
+    >>> model = ld.learn.LDPLinearRegression(epsilon=4.0, random_state=0).fit(X, y)
+    >>> np.round(model.coef_, 2), round(model.intercept_, 2)
+    (array([ 0.49, -0.21]), 0.03)
+    >>> model.n_iter_, model.batch_size_, model.guarantee_.epsilon
+    (62, 8, 4.0)
+    >>> round(model.score(X, y), 2)
+    0.95
+    >>> np.round(model.predict([[0.5, 0.5]]), 2)
+    array([0.17])
     """
 
     _loss = "squared"
@@ -301,18 +516,46 @@ class LDPLinearRegression(_LDPLinearModel):
     def _targets(self, y):
         return Box(1).validate(y, "y").ravel(), None
 
-    def predict(self, X):
-        """``x . coef_ + intercept_`` for each row of X (features in [-1, 1])."""
+    def predict(self, X: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """The predictions ``x . coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array_like
+            (n, d): one row of features in [-1, 1] per user.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,): one prediction per row.
+
+        Raises
+        ------
+        ValidationError
+            If the estimator is not fitted, or X has the wrong number of features or values outside [-1, 1].
+        """
         return self._margins(X)
 
-    def score(self, X, y):
-        """R^2 = 1 - sum (y - prediction)^2 / sum (y - mean y)^2, as scikit-learn (1.0 when y is constant and
-        predicted exactly, 0.0 when y is constant and not)."""
+    def score(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
+        """R^2 = 1 - sum (y - prediction)^2 / sum (y - mean y)^2, as scikit-learn.
+
+        Parameters
+        ----------
+        X : array_like
+            (n, d): features in [-1, 1].
+        y : array_like
+            (n,): targets in [-1, 1].
+
+        Returns
+        -------
+        float
+            R^2; 1.0 when y is constant and predicted exactly, 0.0 when y is constant and not.
+        """
         prediction = self.predict(X)
-        y = Box(1).validate(y, "y").ravel()
-        self._check_length(prediction[:, None], y)
-        residual = float(np.sum((y - prediction) ** 2))
-        total = float(np.sum((y - y.mean()) ** 2))
+        targets = Box(1).validate(y, "y").ravel()
+        self._check_length(prediction[:, None], targets)
+        residual = float(np.sum((targets - prediction) ** 2))
+        total = float(np.sum((targets - targets.mean()) ** 2))
         if total == 0.0:
             return 1.0 if residual == 0.0 else 0.0
         return 1.0 - residual / total
@@ -325,8 +568,13 @@ class _LDPClassifier(_LDPLinearModel):
     _estimator_type = "classifier"
     _default_learning_rate = 0.5
 
-    def __init__(self, epsilon=1.0, *, classes=None, regularization=1e-4, reduced_dim=None, batch_size=None,
-                 learning_rate=None, fit_intercept=True, random_state=None, projection_seed=None):
+    #: Fitted (annotation only, as the other fitted attributes).
+    classes_: npt.NDArray[Any]
+
+    def __init__(self, epsilon: float = 1.0, *, classes: Any = None, regularization: float = 1e-4,
+                 reduced_dim: int | None = None, batch_size: int | None = None, learning_rate: float | None = None,
+                 fit_intercept: bool = True, random_state: RandomSource = None,
+                 projection_seed: int | None = None) -> None:
         super().__init__(epsilon, regularization=regularization, reduced_dim=reduced_dim, batch_size=batch_size,
                          learning_rate=learning_rate, fit_intercept=fit_intercept, random_state=random_state,
                          projection_seed=projection_seed)
@@ -349,17 +597,52 @@ class _LDPClassifier(_LDPLinearModel):
                                   "classes=)")
         return labels, classes
 
-    def decision_function(self, X):
-        """``x . coef_ + intercept_``; positive means classes_[1]."""
+    def decision_function(self, X: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """The margins ``x . coef_ + intercept_``; positive means classes_[1].
+
+        Parameters
+        ----------
+        X : array_like
+            (n, d): features in [-1, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,): one margin per row.
+        """
         return self._margins(X)
 
-    def predict(self, X):
-        """classes_[1] where the decision function is > 0, else classes_[0]."""
+    def predict(self, X: npt.ArrayLike) -> npt.NDArray[Any]:
+        """The predicted labels: classes_[1] where the decision function is > 0, else classes_[0].
+
+        Parameters
+        ----------
+        X : array_like
+            (n, d): features in [-1, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,): one label per row.
+        """
         positive = self.decision_function(X) > 0  # checks fitting before classes_ is read
         return self.classes_[positive.astype(int)]
 
-    def score(self, X, y):
-        """Accuracy: the fraction of rows whose predicted label equals y."""
+    def score(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
+        """Accuracy: the fraction of rows whose predicted label equals y.
+
+        Parameters
+        ----------
+        X : array_like
+            (n, d): features in [-1, 1].
+        y : array_like
+            (n,): the true labels.
+
+        Returns
+        -------
+        float
+            The accuracy, in [0, 1].
+        """
         prediction = self.predict(X)
         y = class_labels(y)
         self._check_length(prediction[:, None], y)
@@ -370,15 +653,79 @@ class LDPLogisticRegression(_LDPClassifier):
     """epsilon-LDP logistic regression (Harmony Alg. 4, loss log(1 + exp(-y x^T beta))) for two classes.
 
     Same parameters, fitted attributes and small-n advice as ``LDPLinearRegression``, plus ``classes`` and
-    ``classes_`` (see ``LDPLinearSVC``); y holds any two labels (numbers or strings), ``classes_[1]`` being the
-    positive class.
+    ``classes_``; y holds any two labels (numbers or strings), ``classes_[1]`` being the positive class.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        Each user's LDP budget, in [1e-6, 10]; every user reports once.
+    classes : sequence of str or int, optional
+        The two public class labels, e.g. ``(-1, 1)`` or ``("no", "yes")``; ``classes_`` is then exactly them, in
+        the given order (``classes[1]`` is the positive class), and every label of y must be one of them (y may
+        hold only one of the two). With None, ``classes_`` is the sorted pair of distinct labels found in y: the
+        set of labels present is then read from the raw data, outside the LDP guarantee. That is harmless when
+        the labels are public anyway (say {-1, 1} or {0, 1}, both known to occur), but for labels that could
+        reveal something (rare categories, free text) pass ``classes``.
+    regularization : float, default 1e-4
+        lambda of the L2 penalty (intercept excluded), >= 0.
+    reduced_dim : int, optional
+        r, the rows of the public projection; default ``default_reduced_dim``.
+    batch_size : int, optional
+        Users per mini-batch; default ``default_batch_size``.
+    learning_rate : float, optional
+        gamma_0 of the step sizes gamma_t = gamma_0 / sqrt(t); default 0.5.
+    fit_intercept : bool, default True
+        Learn an intercept (an extra unprojected, unregularised gradient entry).
+    random_state : numpy.random.Generator or int, optional
+        The randomness of the simulated protocol (see ``LDPLinearRegression``); None: the OS-keyed ChaCha20.
+    projection_seed : int, optional
+        The public seed of the projection, in [0, 2**63) (see ``LDPLinearRegression``).
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The 2 labels: classes_[0] -> -1 and classes_[1] -> +1 in the loss.
+    coef_, intercept_, guarantee_
+        As for ``LDPLinearRegression``, with its other fitted attributes.
+
+    See Also
+    --------
+    LDPLinearSVC : The hinge loss.
+    LDPLinearRegression : The regression, whose docstring says more about every parameter.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 2))
+    >>> labels = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    >>> clf = ld.learn.LDPLogisticRegression(epsilon=4.0, classes=("no", "yes"), random_state=1)
+    >>> clf = clf.fit(X, labels)
+    >>> np.round(clf.coef_, 2), clf.classes_
+    (array([0.73, 0.65]), array(['no', 'yes'], dtype='<U3'))
+    >>> round(clf.score(X, labels), 3)
+    0.964
+    >>> clf.predict([[0.8, 0.5], [-0.5, -0.9]])
+    array(['yes', 'no'], dtype='<U3')
+    >>> np.round(clf.predict_proba([[0.8, 0.5]]), 3)
+    array([[0.299, 0.701]])
     """
 
     _loss = "logistic"
 
-    def predict_proba(self, X):
-        """(n, 2): the model's Pr[classes_[0]] and Pr[classes_[1]] per row, the logistic function of the decision
-        function."""
+    def predict_proba(self, X: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """The model's class probabilities, the logistic function of the decision function.
+
+        Parameters
+        ----------
+        X : array_like
+            (n, d): features in [-1, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, 2): Pr[classes_[0]] and Pr[classes_[1]] per row.
+        """
         margin = self.decision_function(X)
         return np.exp(-np.logaddexp(0.0, np.column_stack([margin, -margin])))
 
@@ -386,15 +733,67 @@ class LDPLogisticRegression(_LDPClassifier):
 class LDPLinearSVC(_LDPClassifier):
     """epsilon-LDP linear SVM (Harmony Alg. 4, hinge loss max(0, 1 - y x^T beta)) for two classes.
 
-    Same parameters, fitted attributes and small-n advice as ``LDPLinearRegression``, plus:
+    Same parameters, fitted attributes and small-n advice as ``LDPLinearRegression``, plus ``classes`` and
+    ``classes_``.
 
-    - ``classes=None``: the two public class labels, e.g. ``(-1, 1)`` or ``("no", "yes")``; ``classes_`` is then
-      exactly them, in the given order (``classes[1]`` is the positive class), and every label of y must be one
-      of them (y may hold only one of the two). With None, ``classes_`` is the sorted pair of distinct labels
-      found in y: the set of labels present is then read from the raw data, outside the LDP guarantee. That is
-      harmless when the labels are public anyway (say {-1, 1} or {0, 1}, both known to occur), but for labels
-      that could reveal something (rare categories, free text) pass ``classes``.
-    - fitted ``classes_``: the labels, classes_[0] -> -1 and classes_[1] -> +1 in the loss.
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        Each user's LDP budget, in [1e-6, 10]; every user reports once.
+    classes : sequence of str or int, optional
+        The two public class labels, e.g. ``(-1, 1)`` or ``("no", "yes")``; ``classes_`` is then exactly them, in
+        the given order (``classes[1]`` is the positive class), and every label of y must be one of them (y may
+        hold only one of the two). With None, ``classes_`` is the sorted pair of distinct labels found in y: the
+        set of labels present is then read from the raw data, outside the LDP guarantee. That is harmless when
+        the labels are public anyway (say {-1, 1} or {0, 1}, both known to occur), but for labels that could
+        reveal something (rare categories, free text) pass ``classes``.
+    regularization : float, default 1e-4
+        lambda of the L2 penalty (intercept excluded), >= 0.
+    reduced_dim : int, optional
+        r, the rows of the public projection; default ``default_reduced_dim``.
+    batch_size : int, optional
+        Users per mini-batch; default ``default_batch_size``.
+    learning_rate : float, optional
+        gamma_0 of the step sizes gamma_t = gamma_0 / sqrt(t); default 0.5.
+    fit_intercept : bool, default True
+        Learn an intercept (an extra unprojected, unregularised gradient entry).
+    random_state : numpy.random.Generator or int, optional
+        The randomness of the simulated protocol (see ``LDPLinearRegression``); None: the OS-keyed ChaCha20.
+    projection_seed : int, optional
+        The public seed of the projection, in [0, 2**63) (see ``LDPLinearRegression``).
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The 2 labels: classes_[0] -> -1 and classes_[1] -> +1 in the loss.
+    coef_, intercept_, guarantee_
+        As for ``LDPLinearRegression``, with its other fitted attributes.
+
+    See Also
+    --------
+    LDPLogisticRegression : The logistic loss, with probabilities.
+    LDPLinearRegression : The regression, whose docstring says more about every parameter.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 2))
+    >>> labels = np.where(X[:, 0] + X[:, 1] > 0, 1, 0)
+    >>> svc = ld.learn.LDPLinearSVC(epsilon=4.0, classes=(0, 1), random_state=1).fit(X, labels)
+    >>> np.round(svc.coef_, 2)
+    array([1.3 , 1.03])
+    >>> round(svc.score(X, labels), 3)
+    0.928
+    >>> np.round(svc.decision_function(X[:3]), 2), svc.predict(X[:3]), labels[:3]
+    (array([-0.05, -2.12,  1.72]), array([0, 0, 1]), array([0, 0, 1]))
+
+    Without ``classes`` a classifier needs exactly two labels in y:
+
+    >>> ld.learn.LDPLinearSVC(epsilon=4.0).fit(X, np.zeros(500))
+    Traceback (most recent call last):
+    ...
+    lipdesign.errors.ValidationError: y has 1 distinct class (0.0). Only binary classification is supported: ...
     """
 
     _loss = "hinge"
