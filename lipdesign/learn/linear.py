@@ -43,7 +43,7 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -59,7 +59,8 @@ if TYPE_CHECKING:  # annotations only
 
     import numpy.typing as npt
 
-    from lipdesign.mechanisms.base import Guarantee, RandomSource
+    from lipdesign.mechanisms.base import Guarantee
+    from lipdesign.mechanisms.sampling import RandomSource
 
 __all__ = ["LDPLinearRegression", "LDPLinearSVC", "LDPLogisticRegression", "default_batch_size",
            "default_reduced_dim", "users_needed"]
@@ -407,7 +408,7 @@ class _LDPLinearModel:
             users = trainer.participants(task)
             reports = client_report(task, X[users], y[users], rng=trainer.simulated_rng(task))
             trainer.update(task, trainer.aggregate(reports))
-        return cast("Self", trainer.result())  # the trainer fits this estimator and returns it
+        return trainer.result()
 
     def _margins(self, X):
         self._check_fitted()

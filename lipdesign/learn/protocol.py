@@ -46,8 +46,7 @@ if TYPE_CHECKING:  # annotations only
 
     import numpy.typing as npt
 
-    from lipdesign.learn.linear import _LDPClassifier, _LDPLinearModel
-    from lipdesign.mechanisms.base import RandomSource
+    from lipdesign.mechanisms.sampling import RandomSource
     from lipdesign.verification import Certificate
 
 __all__ = ["REPORT_DTYPE", "TASK_FORMAT", "Task", "Trainer", "client_report", "learning_guarantee",
@@ -552,7 +551,9 @@ class Trainer:
     array([ 0.49, -0.21])
     """
 
-    def __init__(self, estimator: _LDPLinearModel, n_users: int, n_features: int, *,
+    # ``estimator`` and ``result()``: the learners of lipdesign.learn.linear, typed Any since that module imports
+    # this one (no import back, not even for annotations: tests/test_mechanism_contract.py)
+    def __init__(self, estimator: Any, n_users: int, n_features: int, *,
                  classes: Sequence[Any] | npt.NDArray[Any] | None = None) -> None:
         self.loss = cast(str, getattr(type(estimator), "_loss", None))  # a str once the check below passes
         if self.loss not in LOSS_DERIVATIVES:
@@ -570,11 +571,11 @@ class Trainer:
                 f"{self.batch_size} users, or a larger epsilon, a smaller reduced_dim or an explicit batch_size")
         if self.loss == "squared":
             self.classes = None
-        elif classes is None and cast("_LDPClassifier", estimator).classes is None:
+        elif classes is None and estimator.classes is None:
             raise ValidationError("classes is None; a deployed classifier needs its 2 public labels (pass classes= "
                                   "to the estimator, e.g. classes=(0, 1))")
         else:
-            self.classes = public_classes(cast("_LDPClassifier", estimator).classes if classes is None else classes)
+            self.classes = public_classes(estimator.classes if classes is None else classes)
         self.rounds = self.n_users // self.batch_size
         self.n_users_used = self.rounds * self.batch_size
         self.mechanism = report_mechanism(self.epsilon, m)
@@ -735,7 +736,7 @@ class Trainer:
         self.round += 1
         self._task = None
 
-    def result(self) -> _LDPLinearModel:
+    def result(self) -> Any:
         """The estimator, fitted, once every round is updated.
 
         Returns
@@ -766,5 +767,5 @@ class Trainer:
         estimator.n_features_in_ = self.n_features
         estimator.guarantee_ = self.guarantee
         if self.classes is not None:
-            cast("_LDPClassifier", estimator).classes_ = self.classes
+            estimator.classes_ = self.classes
         return estimator
