@@ -170,14 +170,70 @@ def require(what, extra, *modules):
 
 class ShrinkageWarning(UserWarning):
     """An MMSE estimate was computed: posterior means under the design prior shrink toward it, so on a population
-    that has drifted from the prior they are biased (docs/math.md §4, §11)."""
+    that has drifted from the prior they are biased (docs/math.md §4, §11).
+
+    ``method="unbiased"`` (the default of the population objectives) or ``"mle"`` estimate the population without
+    that bias.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import lipdesign as ld
+    >>> mech = ld.design(ld.Prior([0.5, 0.3, 0.2]), ld.LIP(1.0), baselines=False)
+    >>> reports = mech.perturb([0, 1, 2] * 100, rng=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     estimate = mech.estimate(reports, method="mmse")
+    >>> [warning.category.__name__ for warning in caught]
+    ['ShrinkageWarning']
+    """
 
 
 class SampleSizeWarning(UserWarning):
     """Too few users for the dimension and the epsilon: an LDP learner keeps only part of the features (docs/math.md
-    §9.10); ``lipdesign.learn.users_needed`` says how many keep them all."""
+    §9.10); ``lipdesign.learn.users_needed`` says how many keep them all.
+
+    Below that number the fitted model varies widely with the users' randomness and may not beat a constant
+    prediction.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import lipdesign as ld
+    >>> ld.learn.users_needed(5, 1.0)
+    5050
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (1000, 5))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model = ld.learn.LDPLogisticRegression(1.0, classes=(0, 1), random_state=0).fit(X, y)
+    >>> [warning.category.__name__ for warning in caught]
+    ['SampleSizeWarning']
+    """
 
 
 class LegacyFileWarning(UserWarning):
     """A lipdesign 0.1.0 file was loaded: it carries no fingerprint, so an edit that keeps its claim true (a public
-    seed, a table entry) cannot be detected; its guarantee is still re-verified exactly (docs/math.md §3.9)."""
+    seed, a table entry) cannot be detected; its guarantee is still re-verified exactly (docs/math.md §3.9).
+
+    Saving the mechanism again (``ld.save``) writes the current format, with its fingerprint.
+
+    Examples
+    --------
+    >>> import json
+    >>> import warnings
+    >>> import lipdesign as ld
+    >>> old = {"format": "lipdesign.harmony", "format_version": 1, "lipdesign_version": "0.1.0",
+    ...        "mechanism": "GRR", "parameters": {"epsilon": 1.0, "k": 6},
+    ...        "guarantee": "exact verification of the privacy table", "verified_epsilon": 0.9999999999}
+    >>> with open("grr-0.1.0.json", "w") as file:
+    ...     json.dump(old, file)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     mech = ld.load("grr-0.1.0.json")
+    >>> mech, [warning.category.__name__ for warning in caught]
+    (GRR(epsilon=1.0, k=6), ['LegacyFileWarning'])
+    >>> ld.save(mech, "grr.json")  # the current format: no warning when loaded
+    """
