@@ -64,3 +64,13 @@ def test_a_file_whose_design_prior_left_its_set_is_refused(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ld.FormatError, match="is not in the tv_ball prior_set"):
         ld.load(path)
+
+
+@pytest.mark.parametrize("prior_set", [ld.PriorSet.box([0.2, 0.2, 0.1], [0.6, 0.5, 0.4]),
+                                       ld.PriorSet.tv_ball([0.4, 0.3, 0.3], 0.05),
+                                       ld.PriorSet.finite([[0.4, 0.3, 0.3], [0.5, 0.3, 0.2]]),
+                                       ld.PriorSet.polytope([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])])
+def test_contains_takes_a_prior_as_well_as_its_probabilities(prior_set):
+    for probabilities, inside in (([0.4, 0.3, 0.3], True), ([0.9, 0.05, 0.05], False)):
+        assert prior_set.contains(ld.Prior(probabilities)) is inside
+        assert prior_set.contains(probabilities) is inside

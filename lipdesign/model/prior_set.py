@@ -451,14 +451,14 @@ class PriorSet(Immutable):
             return False
         return True
 
-    def contains(self, probabilities: npt.ArrayLike, atol: float = PROBABILITY_ATOL) -> bool:
+    def contains(self, probabilities: Prior | npt.ArrayLike, atol: float = PROBABILITY_ATOL) -> bool:
         """Whether a prior lies in the set (for a general polytope an LP over convex combinations of the vertices,
         with scipy).
 
         Parameters
         ----------
-        probabilities : array_like of float, shape (k,)
-            The prior's probabilities (``prior.probabilities`` for a Prior).
+        probabilities : Prior or array_like of float, shape (k,)
+            The prior, or its probabilities.
         atol : float, default 1e-9
             The tolerance on each bound (PROBABILITY_ATOL).
 
@@ -471,12 +471,12 @@ class PriorSet(Immutable):
         --------
         >>> import lipdesign as ld
         >>> box = ld.PriorSet.box([0.2, 0.2, 0.1], [0.6, 0.5, 0.4])
-        >>> box.contains(ld.Prior([0.4, 0.3, 0.3]).probabilities)
+        >>> box.contains(ld.Prior([0.4, 0.3, 0.3]))
         True
         >>> box.contains([0.7, 0.2, 0.1])
         False
         """
-        probabilities = np.asarray(probabilities, dtype=float)
+        probabilities = np.asarray(getattr(probabilities, "probabilities", probabilities), dtype=float)
         if self.kind == "finite":
             return bool(np.abs(self.vertices - probabilities).max(axis=1).min() <= atol)
         if self.kind == "box":
