@@ -175,7 +175,7 @@ class Laplace(MeanOfReports):
     outputs : numpy.ndarray
         The M + 1 possible reports of a coordinate: the grid, its two ends moved out to -+``bound``.
     bound : float
-        The largest |report|, 1 + step a / (1 - a).
+        The largest absolute report, 1 + step a / (1 - a).
     decay : float
         a, the ratio of the geometric law per grid step.
 
@@ -402,7 +402,7 @@ class Duchi(NumericReports):
     Attributes
     ----------
     bound : float
-        B, the |entry| of every report.
+        B, the absolute value of every entry of every report.
     plus_probability : float
         Pr[s . v > 0], the probability of an output on v's side.
 

@@ -305,7 +305,7 @@ class Piecewise(_AttributeSampling):
     attributes : int
         k, the attributes each user perturbs.
     bound : float
-        C = (e^(eps/2k) + 1)/(e^(eps/2k) - 1), the largest |output| of one attribute before the scaling by d / k.
+        C = (e^(eps/2k) + 1)/(e^(eps/2k) - 1), the largest absolute output of one attribute before the scaling by d / k.
     piecewise : PiecewiseGrid
         The finite-output mechanism of one attribute at eps / k (its ``grid`` is the M used).
 
@@ -421,7 +421,7 @@ class Hybrid(_AttributeSampling):
     piecewise_probability : float
         alpha, the probability of the Piecewise branch (0 at or below eps*).
     scale : float
-        c = (e^(eps/k) + 1)/(e^(eps/k) - 1), the |output| of the one-bit branch.
+        c = (e^(eps/k) + 1)/(e^(eps/k) - 1), the absolute output of the one-bit branch.
 
     Raises
     ------
