@@ -58,6 +58,9 @@ def test_site_builds_without_warnings(tmp_path):
     design = out / "api" / "generated" / "lipdesign.design.html"
     assert design.is_file()
     assert "lipdesign.design" in design.read_text(encoding="utf-8")
+    # a constant re-exported by a package shows the #: comment of the module that defines it (docs/conf.py)
+    constant = (out / "api" / "generated" / "lipdesign.learn.REPORT_DTYPE.html").read_text(encoding="utf-8")
+    assert "one record per user" in constant and "numpy.dtype" not in constant
     notebook = (out / "notebooks" / "01-lip-vs-ldp.html").read_text(encoding="utf-8")
     # the stored plot of the notebook, rendered from its outputs (nb_execution_mode = "off")
     assert re.search(r'<img[^>]+src="[^"]*\.png"', notebook), "the notebook page has no plot"
