@@ -358,7 +358,7 @@ class LIP(_PosteriorRatio):
             raise ValidationError(f"prior_set has {self.prior_set.k} values; it must have one per value of the "
                                   f"prior ({prior.k})")
 
-    def check(self, prior):
+    def check(self, prior: Prior) -> None:
         """Raise unless the notion fits the design prior, which must lie in the prior set (decided wherever
         ``PriorSet.membership_decidable``: a polytope's needs scipy, absent from a lean runtime install, where the
         claim over the set is still verified in full).

@@ -6,6 +6,7 @@ temporary folder (a cache left by another mypy version is never read), and skips
 """
 
 import importlib.util
+import inspect
 import subprocess
 import sys
 import tomllib
@@ -52,3 +53,34 @@ def test_the_type_checkers_view_of_the_lazy_names_is_the_lazy_table():
     assert set(seen) == (set(lipdesign._EXPORTS) | set(lipdesign._SUBPACKAGES)) - set(lipdesign._DEPRECATED)
     for name, (module, attribute) in seen.items():
         assert getattr(importlib.import_module(module), attribute) is getattr(lipdesign, name), name
+
+
+def test_every_public_signature_is_annotated():
+    """Every function and class the API pages list (docs/api/*.rst), and every public method and property its
+    classes define, annotates each parameter and its return: the public API is what a user's type checker reads."""
+    from helpers import api_names, public_members, resolve
+
+    unannotated = []
+    for name in api_names():
+        obj = resolve(name)
+        if inspect.isclass(obj):
+            functions = [(f"{name}.__init__", vars(obj)["__init__"])] if "__init__" in vars(obj) else []
+            for member in public_members(name):
+                function = inspect.getattr_static(obj, member.rsplit(".", 1)[1])
+                function = function.fget if isinstance(function, property) else function
+                functions.append((member, getattr(function, "__func__", function)))
+        elif callable(obj):
+            functions = [(name, obj)]
+        else:
+            continue
+        for label, function in functions:
+            signature = inspect.signature(function)
+            parameters = list(signature.parameters.values())
+            if parameters and parameters[0].name in ("self", "cls"):
+                parameters = parameters[1:]
+            missing = [parameter.name for parameter in parameters if parameter.annotation is inspect.Parameter.empty]
+            if signature.return_annotation is inspect.Signature.empty:
+                missing.append("return")
+            if missing:
+                unannotated.append(f"{label}: {', '.join(missing)}")
+    assert not unannotated, "\n".join(unannotated)

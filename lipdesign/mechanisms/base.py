@@ -194,8 +194,6 @@ class Mechanism(Immutable):
     family: ClassVar[str] = ""
     #: Estimation methods; the first is the default (``default_method`` may choose per instance).
     methods: ClassVar[tuple[str, ...]] = ("unbiased",)
-    #: Whether public randomness is keyed by user ids (``perturb(values, user_ids=...)``).
-    uses_user_ids: ClassVar[bool] = False
     #: The epsilons the family accepts, [low, high] (low = 0 means any epsilon > 0). The default is the range of
     #: the mechanisms with a flip probability computed in floating point (``sampling.ONE_BIT_MIN_EPSILON``).
     epsilon_range: ClassVar[tuple[float, float]] = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
@@ -221,6 +219,24 @@ class Mechanism(Immutable):
     _estimate: Callable[..., Any]
     _expected: Callable[..., Any]
     _variance: Callable[..., Any]
+
+    @property
+    def uses_user_ids(self) -> bool:
+        """Whether public randomness is keyed by user ids: ``perturb``, ``aggregate`` and ``estimate`` then take
+        ``user_ids`` (``HarmonyNumeric`` with ``coordinates="public"``); False for every other family.
+
+        Returns
+        -------
+        bool
+            True when ``perturb(values, user_ids=...)`` needs the users' ids.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.GRR(1.0, 3).uses_user_ids
+        False
+        """
+        return False
 
     @property
     def report_bits(self) -> int | None:

@@ -721,8 +721,7 @@ class HarmonyNumeric(Mechanism):
         self.scale = one_bit_scale(self.exp_epsilon)
 
     @property
-    def uses_user_ids(self):  # unannotated: Mechanism declares it a ClassVar[bool], which mypy will not let a
-        # property override (an annotated one fails with [override])
+    def uses_user_ids(self) -> bool:
         """Whether ``perturb`` needs ``user_ids``: with ``coordinates="public"``."""
         return self.coordinates == "public"
 
