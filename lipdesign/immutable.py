@@ -28,7 +28,7 @@ class Immutable:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
-            cls.__init__ = _sealed_init(cls.__dict__["__init__"])
+            setattr(cls, "__init__", _sealed_init(cls.__dict__["__init__"]))  # mypy: no assigning to a method
 
     def __setattr__(self, name, value):
         if self.__dict__.get("_sealed"):

@@ -16,6 +16,11 @@ class ProgressLine(str):
     count."""
 
     __slots__ = ("detail", "done", "phase", "total", "unit")
+    phase: str
+    done: int
+    total: int | None
+    unit: str
+    detail: str
 
     def __new__(cls, text, *, phase, done, total=None, unit="steps", detail=""):
         line = super().__new__(cls, text)

@@ -337,3 +337,14 @@ def test_the_relaxation_dual_is_below_the_exact_optimum_and_above_the_per_bin_bo
     dual = bounds["relaxation dual (docs/math.md §11)"]
     assert mechanism.mse * 0.995 < dual <= mechanism.mse
     assert bounds["per-bin (Cramer-Rao, docs/math.md §11)"] < 0.9 * mechanism.mse
+
+
+@pytest.mark.parametrize("kind", ["LIP", "LDP"])
+def test_the_uniform_prior_closed_form_refuses_a_single_value(kind):
+    """mypy check_untyped_defs finding: at k = 1 uniform_optimal_orbit found no d in 1..k-1 and unpacked None
+    (TypeError; LIP divided by zero); uniform_prior_optimum now says k must be at least 2."""
+    from lipdesign.designer import uniform_prior_optimum
+
+    with pytest.raises(ld.ValidationError, match="k >= 2"):
+        uniform_prior_optimum(1, 1.0, kind)
+    assert uniform_prior_optimum(2, 1.0, kind)[0] > 0

@@ -570,3 +570,14 @@ def test_the_bounded_prior_design_holds_over_the_set_and_is_the_optimum(radius):
     assert margins(result.x).min() > -1e-9
     assert mechanism.mse == pytest.approx(result.fun, rel=1e-6)
     assert "at every prior of the set" in mechanism.summary()
+
+
+@pytest.mark.parametrize("notion", [ld.LDP(2.0), ld.LIP(2.0)])
+def test_a_unary_encoding_of_a_single_value_is_certified_like_a_table_of_one_row(notion):
+    """mypy check_untyped_defs finding: joint_ldp_ratio unpacked None when no pair x != x' exists (one value), so a
+    unary encoding of a single value raised TypeError; its LDP ratio is 1 (epsilon 0), as a table mechanism's."""
+    mechanism = UnaryEncoding([0.7], [0.2], notion, [1.0])
+    assert mechanism.verify().passed
+    if isinstance(notion, ld.LDP):
+        assert mechanism.verify().epsilon == 0.0
+        assert mechanism.verify().epsilon == ld.TableMechanism([[1.0]], notion, [1.0]).verify().epsilon

@@ -17,6 +17,7 @@ import numpy as np
 
 from lipdesign._solvers.relaxation_dual import certified_value, maximise
 from lipdesign.designer.weights import SOLVER_TOLERANCE, scaled_objective
+from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.closed_forms import uniform_optimal_orbit
 from lipdesign.notions import LDP, WorstCaseLIP
 from lipdesign.objectives import BayesHistogram
@@ -159,6 +160,8 @@ def uniform_prior_optimum(k: int, epsilon: float, notion_kind: str = "LIP") -> t
     >>> round(figure, 4), description
     (7.5562, 'subset selection, d = 1')
     """
+    if k < 2:  # one value has no orbit to choose (the LDP staircase has no d in 1..k-1)
+        raise ValidationError(f"k is {k}; the uniform prior needs k >= 2 values")
     figure, size, free = uniform_optimal_orbit(k, epsilon, "staircase" if notion_kind == "LDP" else "box")
     if free is None:
         return figure, f"subset selection, d = {size}"

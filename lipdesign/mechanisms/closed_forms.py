@@ -2,6 +2,8 @@
 prior-matching channel, subset selection, the uniform-prior orbit, and the per-cell channels of local hashing
 (docs/math.md §6, §7.2, §8, §10, §11). The mechanisms build their numbers from them; the designer uses them too."""
 
+from typing import cast
+
 import numpy as np
 
 
@@ -72,7 +74,9 @@ def uniform_optimal_orbit(k, epsilon, cone):
                 norm = j * e**2 + (k - 1 - j) * a**2 + free**2
                 if best is None or norm > best[0]:
                     best = (norm, j, min(e, max(a, free)))
-    norm, size, free = best
+    # not None: k >= 2 (SubsetSelection and uniform_prior_optimum check it) gives d = 1 in the staircase, and in the box
+    # free falls by e - 1/e per step of j, from >= 1/e at j = 0 to <= e at j = k - 1, so one j lies in [1/e, e]
+    norm, size, free = cast("tuple[float, int, float | None]", best)
     return 1.0 / k + (k - 1) ** 2 / (norm - k) - 1.0, size, free
 
 
@@ -111,7 +115,7 @@ def cell_flips(epsilon, cells, widen, realised, margin=1e-12):
         for _ in range(CELL_BISECTION_STEPS):
             middle = (below + above) / 2
             flips = [realised(f) for f in binary_lip_flips(rare, middle)]
-            worst = np.maximum(*(channel_epsilon(*flips, end) for end in ends))
+            worst = np.maximum(*(channel_epsilon(flips[0], flips[1], end) for end in ends))
             ok = worst <= epsilon - margin
             below, above = np.where(ok, middle, below), np.where(ok, above, middle)
         flips = [realised(f) for f in binary_lip_flips(rare, below)]
@@ -119,5 +123,6 @@ def cell_flips(epsilon, cells, widen, realised, margin=1e-12):
         best_eps = np.where(better, below, best_eps)
         best_flips = flips if best_flips is None else [np.where(better, new, old)
                                                        for new, old in zip(flips, best_flips)]
-    flip_rare, flip_common = best_flips  # bucket 0 is the rare one below m = 1/2
+    # bucket 0 is the rare one below m = 1/2; best_flips is set by the first of the three passes above
+    flip_rare, flip_common = cast("list[np.ndarray]", best_flips)
     return np.concatenate([flip_rare, flip_common[::-1]]), np.concatenate([flip_common, flip_rare[::-1]])

@@ -135,7 +135,7 @@ def joint_ldp_ratio(a, b, where=False):
             exact[i] = (max(ratios), min(ratios))
         return exact[i]
 
-    best = None
+    best: tuple[Fraction, int, int] | None = None
     for i in np.flatnonzero(high >= second_high * (1 - 1e-12)):
         for j in np.flatnonzero(low <= second_low * (1 + 1e-12)):
             if i == j and counts[i] < 2:
@@ -143,8 +143,10 @@ def joint_ldp_ratio(a, b, where=False):
             ratio = extremes(i)[0] / extremes(j)[1]
             if best is None or ratio > best[0]:
                 best = (ratio, int(i), int(j))
-    ratio, i, j = best
-    same = np.flatnonzero((np.asarray(a) == pairs[j, 0]) & (np.asarray(b) == pairs[j, 1]))
-    partner = int(first[j]) if i != j else int(same[same != first[i]][0])
-    return (ratio, (int(first[i]), partner)) if where else ratio
+    if best is None:  # a single value: no x' != x, so no ratio above 1 (as a table mechanism of one row)
+        return (Fraction(1), (int(first[0]), int(first[0]))) if where else Fraction(1)
+    ratio, worst, other = best
+    same = np.flatnonzero((np.asarray(a) == pairs[other, 0]) & (np.asarray(b) == pairs[other, 1]))
+    partner = int(first[other]) if worst != other else int(same[same != first[worst]][0])
+    return (ratio, (int(first[worst]), partner)) if where else ratio
 
