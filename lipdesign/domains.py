@@ -12,6 +12,7 @@ and ``names()`` names its entries. Numpy only.
 """
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -246,7 +247,7 @@ class MixedTuple(Immutable):
                                   "counts k >= 2, in column order")
         if not attributes:
             raise ValidationError("attributes is empty; a tuple needs at least one attribute")
-        parsed = []
+        parsed: list[Any] = []  # "numeric" or a category count k (each use compares with "numeric" first)
         for j, attribute in enumerate(attributes):
             if isinstance(attribute, str) and attribute == "numeric":
                 parsed.append("numeric")

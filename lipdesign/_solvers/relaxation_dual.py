@@ -14,6 +14,7 @@ optimiser did. Cost: one dense k x k symmetric eigendecomposition per evaluation
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -54,7 +55,8 @@ def maximise(prior, u, v, *, time_limit=None):
     the prior P, the diagonal cap u on C and the caps v on the inverse's diagonal."""
     prior, v = np.asarray(prior, dtype=float), np.asarray(v, dtype=float)
     k = prior.size
-    start, best = time.perf_counter(), {}
+    start = time.perf_counter()
+    best: dict[str, Any] = {}
 
     def negative(z):
         value, gradient = _parts(z[:k], z[k:], prior, u, v)

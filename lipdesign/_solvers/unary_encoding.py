@@ -257,6 +257,7 @@ def design_unary(prior, epsilon, tolerance=1e-10, conditional=None, vertices=Non
     ``vertices`` (priors, one per row), for X at every prior of their convex hull (BP-LIP)."""
     prior = np.asarray(prior, dtype=float)
     k, e = prior.size, float(np.exp(epsilon))
+    rows: _Stacked | _SecretRows | _ValueRows
     if vertices is not None:
         rows = _Stacked([_ValueRows(np.asarray(vertex, dtype=float), e) for vertex in vertices])
     elif conditional is not None:

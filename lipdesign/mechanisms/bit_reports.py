@@ -125,6 +125,8 @@ def packed_bernoulli(values, k, threshold, rng):
 class PackedBitReports:
     """The size of a report of k bits packed 8 to a byte (OUE, unary encoding): a mixin beside the mechanism base."""
 
+    k: int  # set by the mechanism
+
     @property
     def report_bits(self):
         return self.k

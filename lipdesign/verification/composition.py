@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -246,7 +246,7 @@ class _Part:
     """What ``compose`` uses of one mechanism: its LDP epsilon, its LIP epsilon for X at its design prior (None
     under LDP), its design prior, and its table over the input values when it has one (designed tables)."""
 
-    mechanism: object
+    mechanism: Mechanism
     ldp: float
     lip: float | None
     prior: Prior | None
@@ -363,7 +363,7 @@ def _input_tables(parts):
     privacy tables of the fixed mechanisms are reductions whose rows are not the inputs, docs/math.md §3.2)."""
     if any(part.mechanism.family != "table" for part in parts):
         return None
-    tables = {}  # one array per mechanism, so that repeated reports are recognised (``_counted``)
+    tables: dict[int, np.ndarray] = {}  # one array per mechanism, so that repeated reports are recognised (_counted)
     return [tables.setdefault(id(part.mechanism), np.asarray(part.mechanism.privacy_table(), dtype=float))
             for part in parts]
 
@@ -412,12 +412,15 @@ def _ratio(numerator, denominator):
 def _joint_lip(tables, prior):
     """(largest ratio, worst place) of LIP for X at ``prior`` over the product table of ``tables`` (docs/math.md
     §13): q[x] = prod_i Q_i[x, y_i], ratios q[x] / P.q and P.q / q[x], exactly."""
-    joint, sums = None, None
+    joint: np.ndarray | None = None
+    sums: np.ndarray | None = None
     for table in tables:
         numbers = integer_entries(table)
         row_sums = numbers.sum(axis=1)
         joint = numbers if joint is None else (joint[:, :, None] * numbers[:, None, :]).reshape(len(numbers), -1)
         sums = row_sums if sums is None else sums * row_sums
+    # set by the first table: there is at least one (_parts refuses an empty list of mechanisms)
+    joint, sums = cast(np.ndarray, joint), cast(np.ndarray, sums)
     # q[x, c] = joint[x, c] / sums[x]: bring the rows to their least common denominator
     common = math.lcm(*(int(s) for s in sums))
     joint = joint * np.array([common // int(s) for s in sums], dtype=object)[:, None]
@@ -442,7 +445,9 @@ def _pairwise_ldp(tables):
     """(largest ratio, worst place) of LDP over the product table of ``tables`` without building it: for inputs
     x, x' the largest joint ratio is the product over parts of max_y Q_i[x, y] / Q_i[x', y] (docs/math.md §13);
     a table repeated n times contributes its ratios to the power n."""
-    numerator, denominator, outputs = 1, 1, []
+    numerator: np.ndarray | int = 1
+    denominator: np.ndarray | int = 1
+    outputs: list[np.ndarray] = []
     for table, count in _counted(tables):
         numbers = integer_entries(table)
         sums = numbers.sum(axis=1)
@@ -451,6 +456,8 @@ def _pairwise_ldp(tables):
         numerator = numerator * (top * sums[None, :]) ** count
         denominator = denominator * (bottom * sums[:, None]) ** count
         outputs += [where] * count
+    # arrays after the first table: there is at least one (_parts refuses an empty list of mechanisms)
+    numerator, denominator = cast(np.ndarray, numerator), cast(np.ndarray, denominator)
     top, bottom, flat = _largest_ratio(numerator.reshape(1, -1), denominator.reshape(1, -1))
     x, z = np.unravel_index(int(flat[0]), numerator.shape)
     return _ratio(top[0], bottom[0]), {"inputs": [int(x), int(z)], "outputs": [int(where[x, z]) for where in outputs]}
@@ -458,7 +465,7 @@ def _pairwise_ldp(tables):
 
 def _counted(tables):
     """(table, how many times it occurs in a row) for a list of tables (repeated reports of one mechanism)."""
-    runs = []
+    runs: list[list[Any]] = []  # [table, count]
     for table in tables:
         if runs and runs[-1][0] is table:
             runs[-1][1] += 1
@@ -475,7 +482,8 @@ def _bound(parts, prior):
     ldps = [part.ldp for part in parts]
     infinite = sum(value == math.inf for value in ldps)
     finite = sum(Fraction(value) for value in ldps if value != math.inf)
-    best, chosen = math.inf, 0
+    best: float | Fraction = math.inf
+    chosen = 0
     for j, (lip, ldp) in enumerate(zip(lips, ldps)):
         if lip == math.inf or infinite - (ldp == math.inf) > 0:
             continue

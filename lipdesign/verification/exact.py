@@ -20,7 +20,7 @@ import numbers
 import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -307,7 +307,8 @@ class _Weights:
 
     def dot(self, column):
         total = sum(map(operator.mul, self.numerators, column))
-        return Fraction(total, self.denominator) if isinstance(total, int) else total / self.denominator
+        # an int total means exact (int numerators; float ones give a float sum), so the denominator is the int lcm
+        return Fraction(total, cast(int, self.denominator)) if isinstance(total, int) else total / self.denominator
 
 
 def _corner(k, x):
