@@ -68,13 +68,18 @@ def _constant_comments():
     """``#:`` comments of the package's module-level constants, by name: {name: [(module, lines), ...]}."""
     import pkgutil
 
+    from sphinx.errors import PycodeError
     from sphinx.pycode import ModuleAnalyzer
 
     comments = {}
     for module in pkgutil.walk_packages(lipdesign.__path__, "lipdesign."):
         if module.name.endswith("__main__"):
             continue
-        for (scope, name), lines in ModuleAnalyzer.for_module(module.name).find_attr_docs().items():
+        try:  # a module of an extra the docs install lacks (numba's kernels) defines no documented constant
+            analyzer = ModuleAnalyzer.for_module(module.name)
+        except PycodeError:
+            continue
+        for (scope, name), lines in analyzer.find_attr_docs().items():
             if scope == "":
                 comments.setdefault(name, []).append((module.name, list(lines)))
     return comments
@@ -87,7 +92,7 @@ def _constant_docstring(app, what, name, obj, options, lines):
     """A constant has no docstring of its own, and autodoc finds its ``#:`` comment only in the module it documents
     it from: a constant that a package re-exports (``REPORT_DTYPE`` in ``lipdesign.learn``) would show its type's
     docstring (numpy.dtype's). Every constant gets the comment of the module that defines it, found by identity."""
-    import importlib
+    import sys
 
     if what != "data":
         return
@@ -96,7 +101,7 @@ def _constant_docstring(app, what, name, obj, options, lines):
         _COMMENTS.update(_constant_comments())
     short = name.rsplit(".", 1)[1]
     for module, comment in _COMMENTS.get(short, []):
-        if getattr(importlib.import_module(module), short, None) is obj:
+        if getattr(sys.modules.get(module), short, None) is obj:  # imported: it defines the documented object
             lines.extend(comment)
             return
 

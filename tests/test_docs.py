@@ -64,3 +64,14 @@ def test_site_builds_without_warnings(tmp_path):
     notebook = (out / "notebooks" / "01-lip-vs-ldp.html").read_text(encoding="utf-8")
     # the stored plot of the notebook, rendered from its outputs (nb_execution_mode = "off")
     assert re.search(r'<img[^>]+src="[^"]*\.png"', notebook), "the notebook page has no plot"
+
+
+def test_the_docs_command_is_the_same_in_readme_contributing_and_ci():
+    """README.md and CONTRIBUTING.md give the command that .ci/run runs: a venv with the docs extra alone, then the
+    build with warnings as errors (so the documented install is the one tested)."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    venv = re.search(r"^python3 -m venv \.venv-docs && .*$", ci, flags=re.MULTILINE).group(0)
+    build = re.search(r"^\.venv-docs/bin/python -m sphinx .*$", ci, flags=re.MULTILINE).group(0)
+    command = f"{venv} && {build}"
+    for document in ("README.md", "CONTRIBUTING.md"):
+        assert command in (ROOT / document).read_text(encoding="utf-8"), document
