@@ -164,8 +164,9 @@ def require(what, extra, *modules):
 
     missing = [name for name in modules if find_spec(name) is None]
     if missing:
-        raise MissingDependencyError(f"{what} needs {', '.join(missing)}, which this install leaves out: "
-                                     f'pip install "lipdesign[{extra}]"')
+        raise MissingDependencyError(f"{what}: this install leaves out {', '.join(missing)}; install the extra "
+                                     f'"{extra}": pip install "lipdesign[{extra}]" (from a clone: '
+                                     f'pip install ".[{extra}]")')
 
 
 class ShrinkageWarning(UserWarning):
