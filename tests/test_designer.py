@@ -238,8 +238,11 @@ def test_bad_epsilon_is_a_clear_error(epsilon):
 
 def test_prior_with_a_zero_entry_is_refused_with_the_value_named():
     prior = ld.Prior([0.5, 0.0, 0.5], labels=["a", "b", "c"])
-    with pytest.raises(ld.ValidationError, match=r"prior\[1\] \('b'\) is 0"):
+    with pytest.raises(ld.ValidationError, match=r"prior\[1\] \(the value 'b'\) is 0; LIP design needs"):
         ld.design(prior, ld.LIP(1.0))
+    # default labels are the indices: the index is not repeated as a label
+    with pytest.raises(ld.ValidationError, match=r"^prior\[1\] is 0; LIP design needs"):
+        ld.design(ld.Prior([0.5, 0.0, 0.5]), ld.LIP(1.0))
 
 
 def test_prior_set_must_contain_the_design_prior():

@@ -224,8 +224,9 @@ def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
     notion.check(prior)
     if not isinstance(notion, LDP) and (prior.probabilities <= 0).any():
         x = int(np.argmin(prior.probabilities))
+        label = "" if prior.labels[x] == x else f" (the value {prior.labels[x]!r})"
         raise ValidationError(
-            f"prior[{x}] ({prior.labels[x]!r}) is 0; LIP design needs every value to have positive probability "
+            f"prior[{x}]{label} is 0; LIP design needs every value to have positive probability "
             "(docs/math.md §1): drop the value, or build the prior with Prior.from_counts(..., pseudocount=...)")
     if prior.k < 2:
         raise ValidationError("prior has a single value; there is nothing to perturb")
