@@ -227,3 +227,15 @@ def test_a_worst_case_lip_summary_says_it_holds_at_every_prior():
     secret = ld.SecretModel([[0.6, 0.3, 0.1], [0.2, 0.3, 0.5]], [0.75, 0.25])
     text = ld.design(ld.Prior(secret.marginal), ld.WorstCaseLIP(1.0, secret=secret), baselines=False).summary()
     assert "WC-LIP protects the latent secret (2 values) at every prior of X, not X itself" in text
+
+
+def test_an_estimate_summary_says_when_a_consistency_step_changed_the_values():
+    raw = np.array([-0.02, -0.02, 1.04])
+    unbiased = ld.Estimate(raw, [0.1, 0.09, 0.1], n=60, method="unbiased")
+    assert "unbiased values may fall outside [0, 1]" in unbiased.summary()
+    assert "made consistent" not in unbiased.summary()
+    projected = ld.Estimate([0.0, 0.0, 1.0], [0.1, 0.09, 0.1], n=60, method="unbiased", raw=raw)
+    heading = projected.summary().splitlines()[0]
+    assert heading.endswith("made consistent (in [0, 1], summing to 1); the errors and intervals are those of the "
+                            "values before that step")
+    assert "may fall outside" not in heading

@@ -285,7 +285,10 @@ class Estimate(NDArrayOperatorsMixin):
           mean: 0.42 +- 0.01 (90% interval 0.403551 .. 0.436449)
         """
         lines = [f"{self.kind} from n = {self.n} reports, method {self.method!r}"]
-        if self.kind == "frequencies" and np.isfinite(self.standard_errors).any() and \
+        if not np.array_equal(self.values, self.raw, equal_nan=True):
+            lines[0] += (", made consistent (in [0, 1], summing to 1); the errors and intervals are those of the "
+                         "values before that step")
+        elif self.kind == "frequencies" and np.isfinite(self.standard_errors).any() and \
                 ((self.raw < 0) | (self.raw > 1)).any():
             lines[0] += " (unbiased values may fall outside [0, 1]; their intervals are clipped to it)"
         if np.isfinite(self.standard_errors).any():
