@@ -4,7 +4,9 @@ Every mechanism carries one (``mechanism.input_domain``), as OpenDP's measuremen
 
 - ``Categorical(k, labels)``: one value per user out of k, given as labels or as indices 0..k-1;
 - ``Box(d)``: one row of d numbers in [-1, 1] per user (map raw ranges with ``lipdesign.Range``);
-- ``MixedTuple(attributes)``: one row per user, column j numeric in [-1, 1] or a category index.
+- ``MixedTuple(attributes)``: one row per user, column j numeric in [-1, 1] or a category index;
+- ``Strings(max_bytes, candidates)``: one string per user from an open domain (docs/math.md §16.1); the candidates,
+  if any, are the strings a server decodes over, not a limit on what users may hold.
 
 ``validate(values)`` returns the canonical array (or raises ValidationError naming the entry), ``sample(n, rng)``
 draws a built-in population, ``truth(values)`` is what a frequency or mean estimate targets for that population
@@ -18,6 +20,8 @@ import numpy as np
 
 from lipdesign.errors import ValidationError
 from lipdesign.immutable import Immutable
+from lipdesign.strings import byte_words, encoded, hash_key, string_hash
+from lipdesign.strings import max_bytes as string_bytes
 from lipdesign.validation import (
     check_indices,
     float_array,
@@ -227,6 +231,89 @@ class Box(Immutable):
 
     def __repr__(self):
         return f"Box(d={self.d})"
+
+
+class Strings(Immutable):
+    """One non-empty string of at most ``max_bytes`` UTF-8 bytes per user, from a domain nobody listed (docs/math.md
+    §16.1). ``candidates`` (optional) are the strings a server decodes over and a simulation draws from (with
+    ``frequencies``, default Zipf(1)); users may hold any other string."""
+
+    kind = "strings"
+
+    #: Most candidates a decoder takes (the least-squares decoding is dense in them, docs/math.md §16.4).
+    MAX_CANDIDATES = 4096
+
+    def __init__(self, max_bytes, candidates=None, frequencies=None):
+        self.max_bytes = string_bytes(max_bytes)
+        self.candidates = None
+        self.frequencies = None
+        if candidates is not None:
+            data = encoded(candidates, self.max_bytes, "candidates")
+            if len(data) > self.MAX_CANDIDATES:
+                raise ValidationError(f"candidates holds {len(data)} strings; a decoder takes at most "
+                                      f"{self.MAX_CANDIDATES}")
+            first = {}
+            for position, item in enumerate(data):
+                if item in first:
+                    raise ValidationError(f"candidates[{position}] is {fmt(item.decode('utf-8'))}, the same string as "
+                                          f"candidates[{first[item]}]; every candidate must be listed once")
+                first[item] = position
+            self.candidates = tuple(item.decode("utf-8") for item in data)
+            if frequencies is not None:
+                self.frequencies = probability_vector(frequencies, "frequencies", length=len(data))
+                self.frequencies.setflags(write=False)
+
+    def validate(self, values, field="values"):
+        """The UTF-8 bytes of each value (a list), refused naming the first entry that breaks a rule."""
+        return encoded(values, self.max_bytes, field)
+
+    def _needs_candidates(self, what):
+        if self.candidates is None:
+            raise ValidationError(f"candidates is None; {what} needs the candidate strings (the list a server decodes "
+                                  "over): give candidates=[...]")
+        return self.candidates
+
+    def sample(self, n, rng):
+        """n candidates drawn from ``frequencies`` (Zipf(1) over the list order when not given), as an object array
+        of str."""
+        candidates = self._needs_candidates("a sampled population")
+        weights = self.frequencies if self.frequencies is not None else 1.0 / np.arange(1, len(candidates) + 1)
+        draws = _check_generator(rng).choice(len(candidates), size=integer(n, "n"), p=weights / weights.sum())
+        return np.array(candidates, dtype=object)[draws]
+
+    def indices(self, values):
+        """Each value's position in the candidates, -1 for a value not listed: matched by a 64-bit hash of the
+        whole string (two different strings share one with probability 2^-64 per pair)."""
+        candidates = self._needs_candidates("matching values to candidates")
+        key = hash_key(0, [0])
+        listed = string_hash(*byte_words(encoded(candidates, self.max_bytes, "candidates")), key)[:, 0]
+        hashes = string_hash(*byte_words(self.validate(values)), key)[:, 0]
+        order = np.argsort(listed)
+        at = np.minimum(np.searchsorted(listed[order], hashes), listed.size - 1)
+        return np.where(listed[order][at] == hashes, order[at], -1)
+
+    def truth(self, values):
+        """The frequency of each candidate among ``values`` (values not listed count for none of them)."""
+        indices = self.indices(values)
+        return np.bincount(indices[indices >= 0], minlength=len(self.candidates)) / indices.size
+
+    def names(self):
+        return [f"frequency[{candidate}]" for candidate in self._needs_candidates("naming the estimates")]
+
+    def to_dict(self):
+        return {"kind": self.kind, "max_bytes": self.max_bytes,
+                "candidates": None if self.candidates is None else list(self.candidates)}
+
+    def __eq__(self, other):
+        return isinstance(other, Strings) and (self.max_bytes, self.candidates) == (other.max_bytes,
+                                                                                   other.candidates)
+
+    def __hash__(self):
+        return hash((self.kind, self.max_bytes))
+
+    def __repr__(self):
+        listed = "" if self.candidates is None else f", {len(self.candidates)} candidates"
+        return f"Strings(max_bytes={self.max_bytes}{listed})"
 
 
 def numeric_column(n, position, count, rng):

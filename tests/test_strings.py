@@ -1,11 +1,12 @@
-"""Values from an open domain (lipdesign/mechanisms/strings.py, docs/math.md §16.1): the UTF-8 rules, the byte
+"""Values from an open domain (lipdesign/strings.py, docs/math.md §16.1): the UTF-8 rules, the byte
 words and the public string hash, against a plain-integer implementation written from the recipe."""
 
 import numpy as np
 import pytest
 
 import lipdesign as ld
-from lipdesign.mechanisms import strings
+from lipdesign import strings
+from lipdesign.domains import Strings
 
 MASK = 2**64 - 1
 
@@ -92,3 +93,31 @@ def test_max_bytes_rule():
     assert strings.max_bytes(64) == 64
     with pytest.raises(ld.ValidationError, match="max_bytes is 0; it must be an integer in 1..4096"):
         strings.max_bytes(0)
+
+
+def test_a_strings_domain_matches_values_to_its_candidates():
+    domain = Strings(16, ["a", "bb", "日本"])
+    assert domain.names() == ["frequency[a]", "frequency[bb]", "frequency[日本]"]
+    values = ["bb", "zz", "a", "日本", "a", "aa"]
+    assert domain.indices(values).tolist() == [1, -1, 0, 2, 0, -1]
+    # values outside the list count for no candidate, so the frequencies sum to the listed share
+    assert np.allclose(domain.truth(values), [2 / 6, 1 / 6, 1 / 6])
+    drawn = domain.sample(30_000, np.random.default_rng(0))
+    # Zipf(1) over the list order: 6/11, 3/11, 2/11, each within 5 sd of a binomial proportion
+    expected = np.array([6, 3, 2]) / 11
+    assert np.all(np.abs(domain.truth(drawn) - expected) < 5 * np.sqrt(expected * (1 - expected) / 30_000))
+
+
+@pytest.mark.parametrize("candidates, message", [
+    (["a", "b", "a"], r"candidates\[2\] is 'a', the same string as candidates\[0\]; every candidate must be listed"),
+    (["a", ""], r"candidates\[1\] is the empty string"),
+    (["a", "x" * 17], r"candidates\[1\] is 'x.*', 17 bytes in UTF-8; every value must be at most max_bytes = 16"),
+])
+def test_bad_candidates_are_refused(candidates, message):
+    with pytest.raises(ld.ValidationError, match=message):
+        Strings(16, candidates)
+
+
+def test_a_domain_without_candidates_says_what_needs_them():
+    with pytest.raises(ld.ValidationError, match=r"candidates is None; a sampled population needs the candidate"):
+        Strings(16).sample(10, np.random.default_rng(0))
