@@ -91,7 +91,7 @@ def byte_words(data: list[bytes]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[n
     return matrix.view("<u8").astype(np.uint64), lengths
 
 
-def mix(z: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+def mix(z: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
     """SplitMix64's finaliser, elementwise in unsigned 64-bit arithmetic (wrapping)."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(MIX_1)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(MIX_2)
