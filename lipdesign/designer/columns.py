@@ -103,7 +103,7 @@ def notion_slice(prior, notion):
         return BoxSlice(p, notion.epsilon)
     if isinstance(notion, LDP) or isinstance(notion, WorstCaseLIP) and plain:
         return StaircaseSlice(p, notion.epsilon)
-    if isinstance(notion, LIP) and plain and notion.prior_set.implicit:
+    if isinstance(notion, LIP) and plain and notion.prior_set is not None and notion.prior_set.implicit:
         return PolytopeSlice(p, LIP(notion.epsilon).constraint_rows(prior), prior_set_lifting(notion))
     return PolytopeSlice(p, notion.constraint_rows(prior))
 

@@ -342,7 +342,7 @@ def _common_bound(prior, notion, objective, rows):
     """The best bound valid for every mechanism of the notion: the per-bin bound or the relaxation dual
     (docs/math.md §11; §10's per-bin bound for the posterior mean), or the RR table's certified bound, which §7.3
     makes valid for every finite-output mechanism."""
-    candidates = {}
+    candidates: dict[str, float | None] = {}
     plain = getattr(notion, "secret", None) is None
     if objective.kind == "frequencies" and plain:
         candidates["per-bin, docs/math.md §11"] = per_bin_bound(prior, notion)
@@ -352,8 +352,8 @@ def _common_bound(prior, notion, objective, rows):
     for row in rows:
         if row.family == "rr" and row.lower_bound is not None:
             candidates["the RR design's certificate"] = row.lower_bound
-    candidates = {key: value for key, value in candidates.items() if value is not None and math.isfinite(value)}
-    if not candidates:
+    finite = {key: value for key, value in candidates.items() if value is not None and math.isfinite(value)}
+    if not finite:
         return None, ""
-    name = max(candidates, key=candidates.get)
-    return max(0.0, candidates[name]), name  # a bound computed in floating point may dip below 0 by rounding
+    name = max(finite, key=finite.__getitem__)
+    return max(0.0, finite[name]), name  # a bound computed in floating point may dip below 0 by rounding

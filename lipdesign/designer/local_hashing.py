@@ -2,6 +2,8 @@
 of the bucket mass, its guarantee verified for every hash (``LocalHashing``); g = 3..8 over a public pool of hashes
 with a ray LP each, verified as one table (``pooled_hashing``); the baselines beside them; under LDP, OLH."""
 
+from typing import Any
+
 import numpy as np
 
 from lipdesign._solvers.ray_lp import solve_ray_lp
@@ -44,7 +46,8 @@ def hashing_design(prior, notion, objective, *, baselines=True, rr_optimum=None,
         return OLH(notion.epsilon, prior.k, None if buckets == 2 else buckets)
     if buckets != 2:
         return pooled_hashing(prior, notion, buckets, baselines=baselines, rr_optimum=rr_optimum)
-    info = {"method": "g = 2, the closed form of docs/math.md §6 per cell of the bucket mass (docs/math.md §7.2)"}
+    info: dict[str, Any] = {"method": "g = 2, the closed form of docs/math.md §6 per cell of the bucket mass "
+                                      "(docs/math.md §7.2)"}
     if baselines:
         info["baselines"] = unary_baselines(prior, notion)
         if rr_optimum is not None:

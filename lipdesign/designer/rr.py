@@ -10,6 +10,8 @@ TableMechanism with its certificate of optimality and the baselines at the same 
 an LIP design, the LDP guarantee eps-LIP implies at worst).
 """
 
+from typing import Any, cast
+
 import numpy as np
 
 from lipdesign._solvers.slices import SliceError
@@ -61,7 +63,8 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
     uniform = objective.kind == "frequencies" and prior.k > 2 and np.ptp(prior.probabilities) == 0
     if uniform and matching is None and (plain_lip or isinstance(notion, LDP)):
         return _orbit_design(prior, notion, baselines)
-    bounds = {}
+    bounds: dict[str, Any] = {}
+    info: dict[str, Any]
     if plain_lip and prior.k == 2:
         table, info = binary_lip_table(prior.probabilities, notion.epsilon), {"method": "closed form (docs/math.md §6)"}
     elif matching is not None:
@@ -96,7 +99,7 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
         bounds = {**bounds, **info.pop("lower_bounds", {}), **info.pop("bayes_bound", {})}
         info["optimality"] = optimality(objective.value(table, prior), bounds)
     if baselines:
-        skipped = {}
+        skipped: dict[str, Any] = {}
         info["baselines"] = _baselines(prior, notion, objective, max_rays, skipped, progress=progress)
         if skipped:
             info["baselines_skipped"] = skipped
@@ -108,7 +111,8 @@ def design_table(prior, notion, objective, *, max_rays=MAX_RAYS, baselines=True,
             raise SolverError(f"{notion.kind} design gave {designed:.12g} ({objective.kind}) above the optimal LDP "
                               f"table's {ldp:.12g}; the extreme-ray enumeration failed numerically")
     if isinstance(notion, LDP) and objective.kind == "frequencies" and not info["optimal"]:
-        subset, d = subset_selection_variance(prior, notion.epsilon)
+        # not None: k >= 2 (ld.design refuses a prior of a single value)
+        subset, d = cast("tuple[float, int]", subset_selection_variance(prior, notion.epsilon))
         figure = objective.value(table, prior)
         if subset < figure:  # column generation ended above subset selection, an eps-LDP mechanism: take it
             info["method"] = (f"subset selection (d = {d}): the best column-generation table reached {figure:.6g} "
@@ -136,7 +140,8 @@ def _orbit_design(prior, notion, baselines):
     probabilities sit 1e-10 inside e^eps, so the gap is about that)."""
     kind = "LIP" if isinstance(notion, LIP) else "LDP"
     closed, description = uniform_prior_optimum(prior.k, notion.epsilon, kind)
-    info = {"method": f"closed form at the uniform prior: {description} (docs/math.md §11)", "optimal": True}
+    info: dict[str, Any] = {"method": f"closed form at the uniform prior: {description} (docs/math.md §11)",
+                            "optimal": True}
     if baselines:
         info["baselines"] = {"optimal LDP": uniform_prior_optimum(prior.k, notion.epsilon, "LDP")[0],
                              **fixed_protocols(prior, notion.epsilon)}
@@ -162,7 +167,7 @@ def _class_design(prior, notion, objective, max_rays, baselines, progress, time_
         mechanism, info = grouped_design(prior, notion, progress=progress, time_limit=time_limit)
     info["optimality"] = optimality(mechanism.mse, bounds)
     if baselines:
-        skipped = {}
+        skipped: dict[str, Any] = {}
         info["baselines"] = _baselines(prior, notion, objective, max_rays, skipped, progress=progress)
         if skipped:
             info["baselines_skipped"] = skipped

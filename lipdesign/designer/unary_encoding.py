@@ -4,6 +4,7 @@ design for its posterior mean; under eps-LDP the symmetric design; each with its
 it."""
 
 import math
+from typing import Any, cast
 
 import numpy as np
 
@@ -64,7 +65,7 @@ TRY_INSTEAD = ("try a larger epsilon, a smaller prior set (a narrower box or TV 
 def _barrier_design(p, epsilon, conditional=None, vertices=None):
     """_solvers.unary_encoding.design_unary at the first of BARRIER_TOLERANCES whose Newton steps all solve;
     SolverError (with what to try) if none does."""
-    failure = None
+    failure: np.linalg.LinAlgError | str | None = None
     for tolerance in BARRIER_TOLERANCES:
         try:
             result = design_unary(p, epsilon, tolerance=tolerance, conditional=conditional, vertices=vertices)
@@ -88,6 +89,7 @@ def check_unary(prior, notion, objective):
                               "secret, or X over a prior set) or ld.LDP(eps) (a secret and a prior set together are "
                               "not built for it; worst-case LIP for X is ld.LDP)")
     if isinstance(notion, LIP) and notion.prior_set is not None:
+        count: float  # len, or infinite
         try:
             count = len(notion.prior_set.vertices)
         except ValidationError:  # a box or a TV ball too large to list
@@ -214,15 +216,15 @@ def _ldp_unary_design(prior, notion, baselines, rr_optimum):
     """The eps-LDP unary encoding for the unbiased histogram at ``prior``: symmetric with u/v = e^eps and b chosen
     for the prior (docs/math.md §7.1: an optimum lies in a two-level family, proved; the symmetric member was the
     optimum in every check, observed)."""
-    info = {"method": "symmetric, u/v = e^eps, b searched for the prior (docs/math.md §7.1)"}
+    info: dict[str, Any] = {"method": "symmetric, u/v = e^eps, b searched for the prior (docs/math.md §7.1)"}
     if baselines:
         p = prior.probabilities
-        info["baselines"] = {"OUE": float(OUE(notion.epsilon, prior.k).variance(p).sum()),
-                             "OLH": float(OLH(notion.epsilon, prior.k).variance(p).sum()),
-                             "GRR": float(GRR(notion.epsilon, prior.k).variance(p).sum())}
+        # variance is one array on a categorical domain (a list of arrays only for mixed tuples)
+        info["baselines"] = {name: float(cast(np.ndarray, cls(notion.epsilon, prior.k).variance(p)).sum())
+                             for name, cls in (("OUE", OUE), ("OLH", OLH), ("GRR", GRR))}
         if rr_optimum is not None:
             info["baselines"]["optimal RR table (LDP)"] = rr_optimum
-    bound = per_bin_bound(prior, notion)
+    bound = cast(float, per_bin_bound(prior, notion))  # not None: only a latent secret has none, and LDP has no secret
     for shrink in (0.0, *SHRINK):  # at e^eps (1 - EXP_MARGIN), as the fixed mechanisms: the claim is then met with room
         ratio = implemented_exp(notion.epsilon) * (1 - shrink)
         figure, a, b = symmetric_unary_variance(prior, notion.epsilon, ratio=ratio)

@@ -80,6 +80,7 @@ class Criterion:
         information = rays.T @ cp.diag(weights) @ rays
         row_sums = rays.T @ weights == 1
         constraints = [row_sums]
+        target: cp.Expression
         if self.values is None:
             target = cp.tr_inv(information)
         else:  # t >= c^T M^+ c by the Schur complement, which holds at a singular optimum too
