@@ -933,11 +933,11 @@ class Mechanism(Immutable):
 
     def _population(self, population, n):
         if self.input_domain.kind == "categorical":
+            domain = cast("Categorical", self.input_domain)
             if population is None:  # a designed mechanism's design prior, else the uniform distribution
                 prior = getattr(self, "prior", None)
-                population = prior.probabilities if prior is not None else np.full(self.input_domain.k,
-                                                                                    1.0 / self.input_domain.k)
-            frequencies = probability_vector(population, "frequencies", length=self.input_domain.k)
+                population = prior.probabilities if prior is not None else np.full(domain.k, 1.0 / domain.k)
+            frequencies = probability_vector(population, "frequencies", length=domain.k)
             return frequencies, 1 if n is None else integer(n, "n")
         if population is None:
             raise ValidationError(f"values is None; {type(self).__name__}'s variance depends on the users' values, so "

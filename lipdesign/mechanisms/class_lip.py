@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -316,7 +316,10 @@ class ClassSymmetricLIP(SubsetFamily):
         per_value = [Fraction(value) for value in self.probabilities]  # each value's class-prior probability, exact
         total = sum(value * int(size) for value, size in zip(per_value, self.sizes))
         prior = [value / total for value in per_value]
-        pi, scaled, rho, mass = [], [], [], []
+        pi: list[list[dict[str, Fraction]]] = []
+        scaled: list[dict[tuple[int, str], Any]] = []  # Fraction, or None: no value of the class has the case
+        rho: list[list[dict[str, Fraction | None]]] = []
+        mass: list[Fraction | int] = []  # sums of Fractions (an int 0 only if empty)
         for o, orbit in enumerate(self.orbits):
             pi.append([])
             scaled.append({})
@@ -467,14 +470,14 @@ class ClassSymmetricLIP(SubsetFamily):
 
     def _ldp_pair(self):
         """(orbit, (class, case), (class, case)): where the ratio of two inputs' output probabilities is largest."""
-        best = None
+        best: tuple[Fraction, int, tuple[int, str], tuple[int, str]] | None = None
         for o, scaled in enumerate(self._exact["scaled"]):
             present = {key: value for key, value in scaled.items() if value is not None}
-            top, bottom = max(present, key=present.get), min(present, key=present.get)
+            top, bottom = max(present, key=present.__getitem__), min(present, key=present.__getitem__)
             ratio = present[top] / present[bottom]
             if best is None or ratio > best[0]:
                 best = (ratio, o, top, bottom)
-        return best[1:]
+        return cast("tuple[Fraction, int, tuple[int, str], tuple[int, str]]", best)[1:]  # not None: orbits >= 1
 
     def pair(self) -> tuple[int, int]:
         """(u, v): the two inputs of ``privacy_table``.
@@ -511,7 +514,8 @@ class ClassSymmetricLIP(SubsetFamily):
         u, v = self.pair()
         c, d = int(self._class_of[u]), int(self._class_of[v])
         others = self._other_rows()
-        groups, rows = [], [[] for _ in range(2 + len(others))]
+        groups: list[tuple[int, int, int]] = []
+        rows: list[list[Fraction]] = [[] for _ in range(2 + len(others))]
         for o, orbit in enumerate(self.orbits):
             pi = self._exact["pi"][o]
             for i, first in enumerate(CASES):
@@ -793,7 +797,8 @@ class ClassSymmetricLIP(SubsetFamily):
             weighted[members] = f[members]
             covariance += np.outer(weighted, gamma) + np.outer(gamma, weighted)
             covariance[members, members] += f[members] * (at_x - square[c] - 2.0 * gamma[members])
-        information = self._structured(*self._information_value, np.eye(self.k))
+        information, alpha = self._information_value
+        information = self._structured(information, alpha, np.eye(self.k))
         covariance -= (information * f) @ information
         inverse = self._solve(np.eye(self.k))
         return np.einsum("ij,jk,ik->i", inverse, covariance, inverse) / n

@@ -496,7 +496,8 @@ class LocalHashing(DesignedMechanism):
         for start in range(0, seeds.size, self.step):
             block = slice(start, start + self.step)
             in_zero = self._in_zero(seeds[block])
-            t, likelihood, chance = self._report_terms(*self._flips(in_zero), y[block])
+            mass, flip0, flip1 = self._flips(in_zero)
+            t, likelihood, chance = self._report_terms(mass, flip0, flip1, y[block])
             odds = likelihood / chance[:, None]
             sums += self._by_value(in_zero, t)
             squares += self._by_value(in_zero, t * t)

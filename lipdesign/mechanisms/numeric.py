@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -746,7 +746,7 @@ class HarmonyNumeric(Mechanism):
         if ids.ndim != 1 or ids.shape[0] != n:
             raise ValidationError(f"user_ids has shape {ids.shape}; it must have shape ({n},), one id per row of "
                                   "values")
-        return public_index(self.seed, ids, self.d)
+        return public_index(cast(int, self.seed), ids, self.d)  # not None: coordinates "public" has a seed
 
     def _perturb(self, values, rng, user_ids):
         n = values.shape[0]

@@ -239,7 +239,7 @@ class OLH(PureProtocol):
                     raise
 
     def parameters(self) -> dict[str, Any]:
-        parameters = {"epsilon": self.epsilon, "k": self.k, "g": self.g}
+        parameters: dict[str, Any] = {"epsilon": self.epsilon, "k": self.k, "g": self.g}
         if self.pool is not None:  # files without a pool keep their form (and fingerprint)
             parameters.update(pool=self.pool, seed=self.seed)
         return parameters
@@ -347,7 +347,7 @@ class OLH(PureProtocol):
             hashed = self._hash(out["a"], out["b"], values)
         else:
             out["s"] = rng.integers(0, self.pool, size=values.size)
-            a, b = self.pool_members
+            a, b = cast("PoolMembers", self.pool_members)  # not None: with a pool
             hashed = self._hash(a[out["s"]], b[out["s"]], values)
         out["y"] = randomized_response(hashed, self.g, self.alpha, rng)
         return out
@@ -398,10 +398,10 @@ class OLH(PureProtocol):
 
     def _pool_hash_blocks(self):
         """(h_s(v) for s in a block of the pool and every value v, int64 (rows, k); the block's first s)."""
-        a, b = self.pool_members
+        a, b = cast("PoolMembers", self.pool_members)  # not None: called with a pool only
         step = max(1, BLOCK // self.k)
         values = np.arange(self.k)
-        for first in range(0, self.pool, step):
+        for first in range(0, cast(int, self.pool), step):
             yield self._hash(a[first:first + step, None], b[first:first + step, None], values), first
 
     def _pair_means(self, weights=None):
@@ -422,7 +422,7 @@ class OLH(PureProtocol):
                 if counted > 2**16 - 1 - step:
                     total += counts
                     counts[:], counted = 0, 0
-        return (total + counts) / self.pool
+        return (total + counts) / cast(int, self.pool)  # not None: called with a pool only
 
     @cached_property
     def collision_matrix(self) -> npt.NDArray[np.float64] | None:
@@ -442,7 +442,7 @@ class OLH(PureProtocol):
 
     @cached_property
     def _inverse_collisions(self):
-        inverse = np.linalg.inv(self.collision_matrix)
+        inverse = np.linalg.inv(cast("npt.NDArray[np.float64]", self.collision_matrix))  # not None: with a pool only
         inverse.setflags(write=False)
         return inverse
 
@@ -458,7 +458,8 @@ class OLH(PureProtocol):
         covariance of a report's support vector (docs/math.md §8.4)."""
         if self.pool is None:
             return super()._variance(frequencies, n, method, user_ids)
-        collisions, f = self.collision_matrix, np.asarray(frequencies, dtype=float)
+        # not None: with a pool
+        collisions, f = cast("npt.NDArray[np.float64]", self.collision_matrix), np.asarray(frequencies, dtype=float)
         bucket_mass = np.empty((self.pool, self.k))  # F_s(h_s(v)): the frequency hashed with v by hash s
         for hashes, first in self._pool_hash_blocks():
             rows = hashes.shape[0]

@@ -5,6 +5,8 @@ users. With C_v the number of reports supporting v (the ``support`` statistic of
 (C_v/n - q)/(p - q) is unbiased and ``pure_variance`` is its variance. Numpy only.
 """
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from lipdesign.domains import Categorical
@@ -31,6 +33,12 @@ def pure_variance(frequencies, n, p, q):
 class PureProtocol(Mechanism):
     """Parameters, aggregate, estimate and variance of a pure protocol over k values (docs/math.md §8). Subclasses
     set ``p`` and ``q`` and implement ``_support(reports)`` -> (C, n), C[v] = number of reports supporting v."""
+
+    p: float
+    q: float | None  # None only for OLH with a pool, whose estimate and variance do not use it
+
+    if TYPE_CHECKING:  # what a subclass implements, for mypy only (no method at run time)
+        def _support(self, reports): ...
 
     def __init__(self, epsilon, k, max_k=MAX_K):
         self.epsilon = self.checked_epsilon(epsilon)

@@ -97,6 +97,7 @@ class OUE(PackedBitReports, PureProtocol):
     family = "oue"
     parameter_rules = (("k", f"integer in 2..{MAX_K}"),)
     client_cost = "O(k) per report (k bits)"
+    q: float  # annotation only: always set (PureProtocol's None is OLH's pool)
 
     def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
@@ -171,7 +172,7 @@ class OUE(PackedBitReports, PureProtocol):
         columns = np.arange(self.k) if columns is None else np.asarray(columns, dtype=np.int64)
         if not packed:
             return reports[:, columns].astype(np.uint8)
-        return (reports[:, columns // 8] >> (columns % 8).astype(np.uint8)) & np.uint8(1)
+        return (reports[:, columns // 8] >> (columns % 8).astype(np.uint8)) & np.uint8(1)  # type: ignore[return-value]  # numpy's stubs: uint8 >> uint8 & uint8 is uint8
 
     def _support(self, reports):
         """Bit sums: over packed reports by ``bitsums.packed_column_sums`` (64-bit words, no unpacking), O(k) per

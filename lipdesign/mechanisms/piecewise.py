@@ -172,6 +172,11 @@ class _AttributeSampling(MeanOfReports):
 
     parameter_rules = (("d", "integer >= 1"), ("grid", f"integer in 2..{MAX_GRID}"))
 
+    if TYPE_CHECKING:  # annotations only: what each subclass implements for one attribute at eps / k
+        def _perturb_one(self, values, rng): ...
+
+        def _variance_one(self, values): ...
+
     def __init__(self, epsilon: float, d: int = 1, grid: int = DEFAULT_GRID) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
         self.d = integer(d, "d")

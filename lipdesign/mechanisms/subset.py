@@ -104,6 +104,7 @@ class SubsetFamily(Mechanism):
     parameter_rules: ClassVar[tuple[tuple[str, str], ...]] = (("k", f"integer in 2..{MAX_SUBSET_K}"),
                                                     ("labels", "None, or k distinct labels"))
     records_provenance = True  # ld.design returns them at a uniform prior, and subset selection under LDP
+    input_domain: Categorical  # annotation only: set by _common
 
     if TYPE_CHECKING:  # annotations only: what both families' constructors take (``from_parameters``)
         def __init__(self, epsilon: float, k: int, *args: Any, provenance: Mapping[str, Any] | None = None,
@@ -694,7 +695,7 @@ class SubsetLIP(SubsetFamily):
                                                                                      if x != free)) / total
                 if best is None or (value < best[0] if lowest else value > best[0]):
                     best = (value, candidate)
-            extremes.append(best[1])
+            extremes.append(cast("tuple[Fraction, Any]", best)[1])  # not None: members holds j + 1 >= 1 values
         return extremes
 
     def _certify(self):

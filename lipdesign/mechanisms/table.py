@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -742,8 +742,8 @@ class TableMechanism(DesignedMechanism):
                                   "ld.BayesSum(values)")
         return what
 
-    def _values(self):
-        return np.asarray(self.objective.values, dtype=float)
+    def _values(self):  # for a mean or a sum only, whose objective has values (_what refuses any other)
+        return np.asarray(cast("Mean | BayesSum", self.objective).values, dtype=float)
 
     def _mean_weights(self, prior):
         """g with c . f^ = g . (c/n) unbiased at every truth (docs/math.md §11): g = D^-1 Q^T M^+ c at ``prior``

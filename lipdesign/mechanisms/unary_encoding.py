@@ -254,14 +254,15 @@ class UnaryEncoding(PackedBitReports, DesignedMechanism):
         return self._lip_for_x(probabilities) if self.secret is None else self._secret_certificate(probabilities)
 
     def _secret_certificate(self, probabilities):
-        ratio, side, value = secret_lip_bound(self.p, self.q, probabilities, self.notion.conditional(self.k))
+        notion = cast(LIP, self.notion)  # a secret (the callers check it) is an LIP notion's
+        ratio, side, value = secret_lip_bound(self.p, self.q, probabilities, notion.conditional(self.k))
         return self._lip_certificate(ratio, {"side": side, "secret": value,
                                              "prior": [float(p) for p in probabilities]})
 
     def _secret_claim(self):
         """The claim for the secret at the design prior and at the declared joint's marginal, if any (docs/math.md
         §1): the larger certificate."""
-        declared = self.notion.declared_prior()
+        declared = cast(LIP, self.notion).declared_prior()  # called with a secret: an LIP notion's
         return max([self.certificate_at(self.prior)] + ([] if declared is None else
                                                          [self._secret_certificate(declared)]),
                    key=lambda certificate: certificate.epsilon)
