@@ -353,7 +353,7 @@ def _pairs(mechanism, plan):
         return [(a, b) for a in units for b in units if a[0] != b[0]]
     members = plan.members
     secret = getattr(notion, "secret", None)
-    numerators = {}
+    numerators: dict[str, np.ndarray] = {}
     for g, row in enumerate(notion.conditional(members.shape[1])):
         weights = row @ members.T / row.sum()
         numerators.setdefault(f"G={g}" if secret is not None else plan.row_names[int(np.argmax(weights))], weights)
@@ -433,10 +433,10 @@ def _chi_square(plan, populations, counts, n):
             else:
                 groups_expected.append(pooled_expected)
                 groups_observed.append(pooled_observed)
-        groups_expected, groups_observed = np.array(groups_expected), np.array(groups_observed)
-        statistic += float(((groups_observed - groups_expected) ** 2 / groups_expected).sum())
-        df += groups_expected.size - 1
-        cells += groups_expected.size
+        expected_array, observed_array = np.array(groups_expected), np.array(groups_observed)
+        statistic += float(((observed_array - expected_array) ** 2 / expected_array).sum())
+        df += expected_array.size - 1
+        cells += expected_array.size
     p_value = 0.0 if impossible else (float(stats.chi2.sf(statistic, df)) if df else 1.0)
     return {"statistic": statistic, "df": df, "cells": cells, "impossible": impossible, "p_value": p_value}
 

@@ -10,6 +10,7 @@ secret (the owner's age band G, with G -> raw hours -> X declared as a networkx 
 """
 
 import warnings
+from typing import Any, cast
 
 import numpy as np
 
@@ -46,7 +47,7 @@ def scenario():
     graph.add_edge("age", "hours")
     graph.add_edge("hours", "bucket")
     secret = SecretModel.from_dag(graph, secret="age", observed="bucket")
-    prior = Prior(secret.secret_prior @ secret.conditional, labels=BUCKETS)
+    prior = Prior(cast(np.ndarray, secret.secret_prior) @ secret.conditional, labels=BUCKETS)  # from_dag sets it
     return prior, secret
 
 
@@ -56,7 +57,7 @@ def run(epsilons=EPSILONS):
     prior, _ = scenario()
     rows, mechanisms = [], {}
     for epsilon in epsilons:
-        mechanism = design(prior, LIP(epsilon))
+        mechanism: Any = design(prior, LIP(epsilon))  # an RR design (table, orbit or classes): mse and baselines
         figures = mechanism.baselines
         subset = min(value for name, value in figures.items() if name.startswith("subset") and "2 eps" not in name)
         rows.append((epsilon, mechanism.mse, figures["optimal LDP"], subset, figures["GRR"], figures["OUE"],

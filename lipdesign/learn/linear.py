@@ -43,7 +43,7 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -317,7 +317,8 @@ class _LDPLinearModel:
     def _validated_parameters(self, n, d):
         epsilon = one_bit_epsilon(self.epsilon)
         regularization = real_number(self.regularization, "regularization", low=0.0)
-        learning_rate = (self._default_learning_rate if self.learning_rate is None
+        # the default: not None in the estimator classes, which set it (the private base is never fitted alone)
+        learning_rate = (cast(float, self._default_learning_rate) if self.learning_rate is None
                          else real_number(self.learning_rate, "learning_rate"))
         if not learning_rate > 0:
             raise ValidationError(f"learning_rate is {self.learning_rate!r}; it must be > 0")
