@@ -14,7 +14,7 @@ and ``names()`` names its entries. Numpy only.
 """
 
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -252,7 +252,7 @@ class Strings(Immutable):
             if len(data) > self.MAX_CANDIDATES:
                 raise ValidationError(f"candidates holds {len(data)} strings; a decoder takes at most "
                                       f"{self.MAX_CANDIDATES}")
-            first = {}
+            first: dict[bytes, int] = {}  # each candidate's first position
             for position, item in enumerate(data):
                 if item in first:
                     raise ValidationError(f"candidates[{position}] is {fmt(item.decode('utf-8'))}, the same string as "
@@ -295,7 +295,8 @@ class Strings(Immutable):
     def truth(self, values):
         """The frequency of each candidate among ``values`` (values not listed count for none of them)."""
         indices = self.indices(values)
-        return np.bincount(indices[indices >= 0], minlength=len(self.candidates)) / indices.size
+        candidates = cast("tuple[str, ...]", self.candidates)  # not None: indices refuses a domain without them
+        return np.bincount(indices[indices >= 0], minlength=len(candidates)) / indices.size
 
     def names(self):
         return [f"frequency[{candidate}]" for candidate in self._needs_candidates("naming the estimates")]
