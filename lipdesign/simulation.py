@@ -348,7 +348,7 @@ def simulate(mechanism: Mechanism, n: int | None = None, rng: RandomSource = Non
 def _flat(part):
     """An estimate, or a mixed tuple's per-attribute list of expectations or variances, as one flat vector."""
     if isinstance(part, list):
-        return np.hstack(np.asarray(part, dtype=object)).astype(float)
+        return np.hstack(np.asarray(part, dtype=object)).astype(float)  # type: ignore[call-overload]  # numpy's stubs: hstack takes an object array (of arrays) too
     return np.atleast_1d(np.asarray(part, dtype=float))
 
 
