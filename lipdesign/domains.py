@@ -267,7 +267,8 @@ class Strings(Immutable):
         """The UTF-8 bytes of each value (a list), refused naming the first entry that breaks a rule."""
         return encoded(values, self.max_bytes, field)
 
-    def _needs_candidates(self, what):
+    def required_candidates(self, what):
+        """The candidates, or ValidationError saying that ``what`` needs them."""
         if self.candidates is None:
             raise ValidationError(f"candidates is None; {what} needs the candidate strings (the list a server decodes "
                                   "over): give candidates=[...]")
@@ -276,7 +277,7 @@ class Strings(Immutable):
     def sample(self, n, rng):
         """n candidates drawn from ``frequencies`` (Zipf(1) over the list order when not given), as an object array
         of str."""
-        candidates = self._needs_candidates("a sampled population")
+        candidates = self.required_candidates("a sampled population")
         weights = self.frequencies if self.frequencies is not None else 1.0 / np.arange(1, len(candidates) + 1)
         draws = _check_generator(rng).choice(len(candidates), size=integer(n, "n"), p=weights / weights.sum())
         return np.array(candidates, dtype=object)[draws]
@@ -284,7 +285,7 @@ class Strings(Immutable):
     def indices(self, values):
         """Each value's position in the candidates, -1 for a value not listed: matched by a 64-bit hash of the
         whole string (two different strings share one with probability 2^-64 per pair)."""
-        candidates = self._needs_candidates("matching values to candidates")
+        candidates = self.required_candidates("matching values to candidates")
         key = hash_key(0, [0])
         listed = string_hash(*byte_words(encoded(candidates, self.max_bytes, "candidates")), key)[:, 0]
         hashes = string_hash(*byte_words(self.validate(values)), key)[:, 0]
@@ -299,7 +300,7 @@ class Strings(Immutable):
         return np.bincount(indices[indices >= 0], minlength=len(candidates)) / indices.size
 
     def names(self):
-        return [f"frequency[{candidate}]" for candidate in self._needs_candidates("naming the estimates")]
+        return [f"frequency[{candidate}]" for candidate in self.required_candidates("naming the estimates")]
 
     def to_dict(self):
         return {"kind": self.kind, "max_bytes": self.max_bytes,

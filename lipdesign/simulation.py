@@ -183,7 +183,10 @@ def _users(n):
 
 def _check_size(mechanism, n):
     domain = mechanism.input_domain
-    name, width = ("k", domain.k) if domain.kind == "categorical" else ("d", domain.d)
+    if domain.kind == "strings":
+        name, width = "the number of candidates", len(domain.names())
+    else:
+        name, width = ("k", domain.k) if domain.kind == "categorical" else ("d", domain.d)
     if width > MAX_WIDTH:
         raise ValidationError(f"{name} is {width}; simulate handles {name} <= {MAX_WIDTH:.0e} (the population, the "
                               "estimates and their variances are held in memory)")
@@ -211,6 +214,8 @@ def drifted(frequencies: npt.ArrayLike, distance: float = DRIFT) -> npt.NDArray[
 
 def _truth(mechanism, truth):
     domain = mechanism.input_domain
+    if domain.kind == "strings":  # a distribution over the candidates
+        return probability_vector(truth, "truth", length=len(domain.names()))
     if domain.kind != "categorical":
         raise ValidationError(f"truth is given; {type(mechanism).__name__} takes numeric values, so pass values= "
                               "instead of a distribution")
@@ -323,6 +328,8 @@ def simulate(mechanism: Mechanism, n: int | None = None, rng: RandomSource = Non
         else:
             frequencies = _truth(mechanism, truth)
             values = generator.choice(frequencies.size, size=n, p=frequencies)
+            if mechanism.input_domain.kind == "strings":  # the draws index the candidates
+                values = np.asarray(getattr(mechanism.input_domain, "candidates"), dtype=object)[values]
             population = "the given truth"
     else:
         values = np.asarray(values)
@@ -372,8 +379,9 @@ def _run(mechanism, values, generator, repetitions, method, level, population, t
         estimates.append(flat)
         if isinstance(estimate, Estimate) and np.isfinite(estimate.standard_errors).all():
             low, high = (np.atleast_1d(bound) for bound in estimate.confidence_interval(level))
-            interval = ("the estimate's plug-in standard errors" if mechanism.input_domain.kind == "categorical"
-                        else "the estimate's sample-variance standard errors")
+            interval = {"categorical": "the estimate's plug-in standard errors",
+                        "strings": "the estimate's binomial standard errors"}.get(
+                mechanism.input_domain.kind, "the estimate's sample-variance standard errors")
         else:
             low, high = flat - z * std, flat + z * std
         inside = ((low <= truth) & (truth <= high)).astype(float)

@@ -138,6 +138,8 @@ def check_json_round_trip(mechanism: Mechanism, rng: np.random.Generator) -> Non
 
 
 def _bad_values(domain):
+    if domain.kind == "strings":
+        return [["ok", ""], ["x" * (domain.max_bytes + 1)], [b"\xff"], [3], []]
     if domain.kind == "categorical":
         return [[domain.k], [0.5], [[0]], []]
     if domain.kind == "box":

@@ -133,7 +133,7 @@ def test_vectors(mechanism: Mechanism, n: int = DEFAULT_CASES, seed: int = 0) ->
     source = secure_generator(integer(seed, "seed", low=0, high=2**256 - 1)).bit_generator
     stream, cases = WordStream([], source), []
     for index, value in enumerate(_inputs(mechanism, n, seed)):  # one perturb call per case: a device's report
-        case, begin = {"input": value.tolist()}, stream.used
+        case, begin = {"input": value.tolist() if isinstance(value, np.ndarray | np.generic) else value}, stream.used
         if mechanism.uses_user_ids:
             case["user_id"] = index
         case["report"] = _report(mechanism, value, case.get("user_id"), stream)
@@ -318,6 +318,10 @@ def _inputs(mechanism, n, seed):
     domain = mechanism.input_domain
     if domain.kind == "categorical":
         return np.arange(n) % domain.k
+    if domain.kind == "strings":  # any strings: short and long ASCII, accents, other scripts (UTF-8 of 1 to 4 bytes)
+        texts = ["a", "the", "héllo", "日本語", "🙂 emoji", "x" * domain.max_bytes, "w\u00f6rd-" + str(seed)]
+        return np.array([texts[i % len(texts)].encode()[:domain.max_bytes].decode("utf-8", "ignore") or "a"
+                         for i in range(n)], dtype=object)
     return np.asarray(domain.sample(n, np.random.default_rng(seed)))
 
 

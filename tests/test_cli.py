@@ -90,7 +90,8 @@ def test_demo_writes_the_table_and_the_plot(tmp_path):
     ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "LIP", "epsilon": 0}}, "notion/epsilon"),
     ({"prior": {"probabilities": [0.5, 0.5]}, "notion": {"kind": "DP", "epsilon": 1}}, "notion/kind"),
     ({"prior": {"probabilities": [0.5, 0.5]}}, "'notion' is a required property"),
-    ({"prior": {"probabilities": [0.5, 0.0, 0.5]}, "notion": {"kind": "LIP", "epsilon": 1}}, r"prior\[1\] \(1\) is 0"),
+    ({"prior": {"probabilities": [0.5, 0.0, 0.5]}, "notion": {"kind": "LIP", "epsilon": 1}},
+     r"prior\[1\] is 0; LIP design needs"),
     ({"prior": {"probabilities": [0.2, 0.8]}, "notion": {"kind": "BP-LIP", "epsilon": 1,
       "prior_set": {"kind": "box", "lower": [0.3, 0.5], "upper": [0.5, 0.7]}}}, "not in the box prior_set"),
     # a field the notion cannot use is refused, never stripped from the design

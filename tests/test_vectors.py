@@ -133,6 +133,9 @@ def test_words_per_report(case):
                 pool = sum(1 for v in range(k) if classes[v] == d and v not in (x, z))
                 steps = count - (bits[x] == 1 and classes[x] == d) if count else 0
                 expected += steps - (steps == pool and steps > 0)
+        elif family == "rappor":  # the cohort (none for one cohort), then m permanent and m instantaneous words
+            parameters = document["mechanism"]["parameters"]
+            expected = (parameters["cohorts"] > 1) + 2 * parameters["m"]
         elif family in ("subset", "subset-lip"):  # a coin or uniform, [z,] then one word per Fisher-Yates step
             bits = [(byte >> shift) & 1 for byte in report for shift in range(8)]
             x = recorded["input"]
@@ -413,6 +416,42 @@ class Device:
         lie = self.below(g)
         y = (a * x + b) % prime % g if keep else lie
         return {"s": s, "y": y} if "pool" in n else {"a": a, "b": b, "y": y}
+
+    @staticmethod
+    def string_hash(key, text):
+        """§12: the hash of a string's UTF-8 bytes under a 64-bit key (its length, then 8-byte little-endian words)."""
+        def mix(z):
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+            return z ^ (z >> 31)
+
+        data = text.encode("utf-8")
+        z = mix(key ^ len(data))
+        for start in range(0, len(data), 8):
+            z = mix(z ^ int.from_bytes(data[start:start + 8].ljust(8, b"\0"), "little"))
+        return z
+
+    def rappor(self, text):
+        """§12: the cohort, the Bloom filter, the permanent then the instantaneous response, packed."""
+        parameters, n = self.parameters, self.numbers
+        m, h = parameters["m"], parameters["h"]
+        cohort = self.below(parameters["cohorts"])
+        filter_bits = set()
+        for j in range(h):
+            index = cohort * h + j
+            key = (parameters["seed"] + (index + 1) * 0x9E3779B97F4A7C15) & MASK64
+            key = ((key ^ (key >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+            key = ((key ^ (key >> 27)) * 0x94D049BB133111EB) & MASK64
+            key ^= key >> 31
+            z = self.string_hash(key, text)
+            filter_bits.add(((z >> 32) * m) >> 32)
+        threshold = n["permanent_threshold"]
+        permanent = []
+        for i in range(m):
+            u = self.u32()
+            permanent.append(1 if u < threshold else 0 if u < 2 * threshold else int(i in filter_bits))
+        bits = [int(self.u32() < (n["q_threshold"] if kept else n["p_threshold"])) for kept in permanent]
+        return [cohort & 0xFF, cohort >> 8, *self.packed(bits)]
 
     def fisher_yates(self, pool, size):
         """§6 (subset families): ``size`` values of the list ``pool`` by the partial Fisher-Yates shuffle."""

@@ -28,6 +28,7 @@ from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.oue import OUE
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
 from lipdesign.mechanisms.postprocess import norm_sub
+from lipdesign.mechanisms.rappor import RAPPOR
 from lipdesign.mechanisms.registry import families, family_class, register
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.sampling import TablePerturber, as_generator
@@ -43,7 +44,7 @@ from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
 __all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "DesignedMechanism", "Duchi", "Estimate", "GRR",
            "Guarantee", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed", "HarmonyNumeric", "Hybrid",
-           "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE", "Piecewise", "SubsetLIP", "SubsetSelection",
+           "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE", "Piecewise", "RAPPOR", "SubsetLIP", "SubsetSelection",
            "TableMechanism", "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class",
            "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register",
            "unbiased_frequencies", "verify"]

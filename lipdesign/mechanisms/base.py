@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
 
     import numpy.typing as npt
 
-    from lipdesign.domains import Box, Categorical, MixedTuple
+    from lipdesign.domains import Box, Categorical, MixedTuple, Strings
     from lipdesign.mechanisms.audit_plan import AuditPlan
     from lipdesign.mechanisms.sampling import RandomSource
     from lipdesign.model import Prior
@@ -211,7 +211,7 @@ class Mechanism(Immutable):
     client_cost: ClassVar[str] = ""
     #: Set by every family's constructor (annotations only).
     epsilon: float
-    input_domain: Categorical | Box | MixedTuple
+    input_domain: Categorical | Box | MixedTuple | Strings
     #: What every family implements (the module docstring); annotations only, so a family without one still fails
     #: with AttributeError.
     _perturb: Callable[..., npt.NDArray[Any]]
@@ -968,6 +968,9 @@ class Mechanism(Immutable):
         """Consistency post-processing of the estimate (frequencies only)."""
         if consistency is None:
             return estimate
+        if self.input_domain.kind == "strings":
+            raise ValidationError(f"consistency is {consistency!r}; the frequencies of a candidate list need not sum "
+                                  "to 1 (users may hold values outside it), so no consistency step applies")
         if self.input_domain.kind != "categorical":
             raise ValidationError(f"consistency is {consistency!r}; it applies to frequencies, and "
                                   f"{type(self).__name__} estimates means")

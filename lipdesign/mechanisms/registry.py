@@ -18,6 +18,7 @@ from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.oue import OUE
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
+from lipdesign.mechanisms.rappor import RAPPOR
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism
@@ -114,10 +115,10 @@ def family_class(family: str) -> type[Mechanism]:
     <class 'lipdesign.mechanisms.rr.GRR'>
     >>> ld.mechanisms.family_class("grr").example()
     GRR(epsilon=1.0, k=6)
-    >>> ld.mechanisms.family_class("rappor")
+    >>> ld.mechanisms.family_class("sketch")
     Traceback (most recent call last):
     ...
-    lipdesign.errors.ValidationError: family is 'rappor'; it must be one of the registered families: class-lip, ...
+    lipdesign.errors.ValidationError: family is 'sketch'; it must be one of the registered families: class-lip, ...
     """
     if family not in _FAMILIES:
         raise ValidationError(f"family is {fmt(family)}; it must be one of the registered families: "
@@ -138,7 +139,8 @@ def families() -> list[str]:
     >>> import lipdesign as ld
     >>> ld.mechanisms.families()
     ['class-lip', 'duchi', 'grr', 'hadamard', 'harmony-categorical', 'harmony-mixed', 'harmony-numeric', 'hashing',
-     'hybrid', 'laplace', 'olh', 'oue', 'piecewise', 'subset', 'subset-lip', 'table', 'unary']
+     'hybrid', 'laplace', 'olh', 'oue', 'piecewise', 'rappor', 'subset', 'subset-lip', 'table',
+     'unary']
     """
     return sorted(_FAMILIES)
 
@@ -181,5 +183,5 @@ def describe(family: str) -> list[tuple[str, Any, str]]:
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
              Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
-             ClassSymmetricLIP):
+             ClassSymmetricLIP, RAPPOR):
     register(_cls)
