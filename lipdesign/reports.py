@@ -36,13 +36,21 @@ if TYPE_CHECKING:
     from typing import Self
 
     import numpy.typing as npt
+    import pyarrow as pa
 
     from lipdesign.mechanisms.base import Mechanism
 
-require("report files (and ld.aggregate, ld.perturb_file over them)", "files", "pyarrow")
 
-import pyarrow as pa  # noqa: E402 (after the check that names the extra)
-import pyarrow.parquet as pq  # noqa: E402
+
+def _arrow() -> tuple[Any, Any]:
+    """pyarrow and pyarrow.parquet, imported when a Parquet file is read or written: reports in memory and NPY files
+    need neither (the base install has no pyarrow); without them, MissingDependencyError names the extra."""
+    require("Parquet report files (ld.write_reports, ld.perturb_file, ld.aggregate over files)", "files", "pyarrow")
+    import pyarrow
+    import pyarrow.parquet
+
+    return pyarrow, pyarrow.parquet
+
 
 FORMAT = "lipdesign.reports"
 FORMAT_VERSION = 2  # 2: fixed_size_binary 2-D uint8 reports, page checksums (1 was written by no release)
@@ -96,6 +104,7 @@ def _fields(mechanism):
 
 def schema(mechanism: Mechanism) -> pa.Schema:
     """The Parquet schema of ``mechanism``'s report files, with the format, family and fingerprint as metadata."""
+    pa = _arrow()[0]
     fields = []
     for name, dtype, width in _fields(mechanism):
         kind = pa.from_numpy_dtype(dtype)
@@ -121,6 +130,7 @@ def checked_reports(mechanism: Mechanism, reports: npt.ArrayLike, field: str = "
 
 
 def _table(mechanism, reports, table_schema):
+    pa = _arrow()[0]
     columns = []
     for name, _, width in _fields(mechanism):
         values = np.ascontiguousarray(reports[name] if reports.dtype.names else reports)
@@ -141,6 +151,7 @@ class ReportWriter:
 
     def __init__(self, path: str | os.PathLike[str], mechanism: Mechanism, *,
                  row_group_rows: int | None = None) -> None:
+        pq = _arrow()[1]
         self.mechanism, self.path = mechanism, Path(path)
         self.row_group_rows = chunk_rows(mechanism) if row_group_rows is None else \
             integer(row_group_rows, "row_group_rows", low=1)
@@ -240,6 +251,7 @@ class ReportFile:
             self.rows, self._sizes = array.shape[0], None
         else:
             self.kind = "parquet"
+            pa, pq = _arrow()
             try:
                 metadata = pq.read_metadata(self.path)
             except (pa.ArrowException, OSError) as error:
@@ -300,6 +312,7 @@ class ReportFile:
             for first in range(start, stop, batch_rows):
                 yield np.array(array[first:min(first + batch_rows, stop)])
             return
+        pa, pq = _arrow()
         groups = range(len(self._sizes)) if piece is None else range(*piece)
         try:
             with pq.ParquetFile(self.path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False,
@@ -311,6 +324,7 @@ class ReportFile:
             raise FormatError(f"{self.path}: cannot read reports ({first_line(error)})") from None
 
     def _array(self, batch):
+        pa = _arrow()[0]
         columns = []
         for (name, dtype, width), column in zip(_fields(self.mechanism), batch.columns):
             values = column.flatten() if pa.types.is_fixed_size_list(column.type) else column

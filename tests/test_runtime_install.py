@@ -45,12 +45,19 @@ for path in sorted(glob.glob({str(ROOT / "tests" / "data" / "v2" / "*.json")!r})
     ids = np.arange(400) if mechanism.uses_user_ids else None
     reports = mechanism.perturb(values, rng=1, user_ids=ids)
     total = mechanism.aggregate(reports[:150]) + mechanism.aggregate(reports[150:])
+    assert ld.aggregate(mechanism, reports) == mechanism.aggregate(reports)  # the top-level function, in memory
     estimate = mechanism.estimate(total)
     assert isinstance(estimate, ld.Estimate) and estimate.values.shape == estimate.standard_errors.shape
     if np.isfinite(estimate.standard_errors).all() and estimate.kind == "frequencies":
         low, high = estimate.confidence_interval(0.9)
         assert (low <= high).all()
     done.append(mechanism.family)
+np.save("reports.npy", reports)  # an NPY report file needs no pyarrow either
+assert ld.aggregate(mechanism, "reports.npy") == mechanism.aggregate(reports)
+rappor = ld.mechanisms.RAPPOR.example()  # a family newer than the 0.2.0 files: strings
+words = rappor.input_domain.sample(2000, np.random.default_rng(0))
+estimate = rappor.estimate(ld.aggregate(rappor, rappor.perturb(words, rng=1)))
+assert estimate.values.shape == (len(rappor.candidates),) and np.isfinite(estimate.standard_errors).all()
 for call, extra in ((lambda: ld.design([0.5, 0.5], ld.LIP(1.0)), "design"),
                     (lambda: ld.audit(ld.mechanisms.GRR(1.0, 3)), "design"),
                     (lambda: ld.simulate(ld.mechanisms.GRR(1.0, 3), 100), "design"),
