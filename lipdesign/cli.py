@@ -512,6 +512,8 @@ def _demo(args):
     mechanism.to_json(table_path)
     demo.plot(rows, plot_path)
     print(f"\nwrote {table_path} (LIP for X, eps={epsilon:g}; `lipdesign verify` re-verifies it) and {plot_path}")
+    print(f"next: load it in Python (mech = ld.load({str(table_path)!r}); mech.perturb(...), mech.estimate(...)), "
+          "or design your own from a spec file (lipdesign design --help); docs/getting-started.md walks through both")
 
 
 def _epsilons(text):
