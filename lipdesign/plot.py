@@ -3,6 +3,7 @@ counterparts and the lower bound) and of ``lipdesign demo``, drawn by ``accuracy
 
 import math
 from dataclasses import replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -57,19 +58,20 @@ def design_figure(prior, notion, objective, options, name, epsilons=None, progre
 
     objective = as_objective("frequencies" if objective is None else objective)
     epsilons = default_epsilons(notion.epsilon, MAX_EPSILON) if epsilons is None else epsilons
-    designs = [design(prior, replace(notion, epsilon=epsilon), objective, progress=progress, **options)
-               for epsilon in epsilons]
-    # BUG: a design may be a fixed mechanism (OLH: family "hashing" under LDP) with no mse, baselines or optimality
-    curves = {f"{notion.kind} design": [mechanism.mse for mechanism in designs]}  # type: ignore[attr-defined]  # BUG: above
-    baselines = [_same_epsilon(mechanism.baselines) for mechanism in designs]  # type: ignore[attr-defined]  # BUG: above
+    first = design(prior, notion, objective, progress=progress, **options)
+    if not hasattr(first, "mse"):  # local hashing under LDP is OLH, a fixed protocol: no design curve or bound
+        return fixed_figure(first, name, epsilons)
+    designs = cast("list[Any]", [  # designed families: their mse, baselines and optimality
+        first if epsilon == notion.epsilon else design(prior, replace(notion, epsilon=epsilon), objective,
+                                                       progress=progress, **options) for epsilon in epsilons])
+    curves = {f"{notion.kind} design": [mechanism.mse for mechanism in designs]}
+    baselines = [_same_epsilon(mechanism.baselines) for mechanism in designs]
     for label in dict.fromkeys(label for figures in baselines for label in figures):
         curves[label] = [figures.get(label, math.nan) for figures in baselines]
-    twice = [mechanism.baselines.get("optimal LDP at 2 eps", math.nan)  # type: ignore[attr-defined]  # BUG: above
-             for mechanism in designs]
+    twice = [mechanism.baselines.get("optimal LDP at 2 eps", math.nan) for mechanism in designs]
     if not np.isnan(twice).all():  # eps-LIP implies only 2 eps-LDP: the LDP optimum at that guarantee too
         curves["optimal LDP at 2 eps"] = twice
-    bounds = [mechanism.optimality["lower_bound"] if mechanism.optimality else math.nan  # type: ignore[attr-defined]  # BUG: above
-              for mechanism in designs]
+    bounds = [mechanism.optimality["lower_bound"] if mechanism.optimality else math.nan for mechanism in designs]
     if not np.isnan(bounds).all():
         curves["lower bound"] = bounds
     secret = " for a latent secret" if getattr(notion, "secret", None) is not None else ""

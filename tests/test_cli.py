@@ -370,6 +370,17 @@ def test_plot_draws_a_spec_design_beside_its_baselines_and_bound(capsys, tmp_pat
     assert axes.get_lines()[labels.index("optimal LDP at 2 eps")].get_linestyle() == "--"
 
 
+def test_plot_of_a_spec_whose_design_is_a_fixed_protocol_draws_it_beside_the_oracles(capsys, tmp_path):
+    """Local hashing under LDP is OLH (no design curve, baselines or bound): plotted as a fixed mechanism."""
+    spec = {"prior": {"probabilities": [0.4, 0.3, 0.2, 0.1]}, "notion": {"kind": "LDP", "epsilon": 1},
+            "family": "hashing"}
+    path = tmp_path / "olh.json"
+    path.write_text(json.dumps(spec))
+    code, out, err = run_main(capsys, "plot", path, "-o", tmp_path / "olh.png", "--epsilons", "0.5,1", "-q")
+    assert code == 0 and png_written(tmp_path / "olh.png"), err
+    assert out.endswith(": olh.json: olh, k = 4\n")
+
+
 def test_plot_draws_mechanism_files(capsys, tmp_path):
     from lipdesign.io import load
     from lipdesign.plot import mechanism_figure
