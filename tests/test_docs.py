@@ -75,3 +75,13 @@ def test_the_docs_command_is_the_same_in_readme_contributing_and_ci():
     command = f"{venv} && {build}"
     for document in ("README.md", "CONTRIBUTING.md"):
         assert command in (ROOT / document).read_text(encoding="utf-8"), document
+
+
+def test_the_benchmarks_page_lists_every_script_with_its_machine_and_date():
+    """docs/benchmarks.md names every script of benchmarks/, the machine the figures come from, and a date per row."""
+    text = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
+    for script in sorted((ROOT / "benchmarks").glob("*.py")):
+        assert f"benchmarks/{script.name}" in text, f"docs/benchmarks.md does not list {script.name}"
+    assert "2 virtual cores" in text and "24 GiB" in text
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert rows and all(re.search(r"2026-\d\d-\d\d|on each run", row) for row in rows)
