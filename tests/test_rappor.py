@@ -117,7 +117,7 @@ def test_candidates_are_not_part_of_the_mechanism(tmp_path):
     ({"p": 0.5, "q": 0.5}, r"q is 0.5; it must differ from p = 0.5"),
     ({"q": 1.5}, r"q is 1.5; it must be .*1"),
     ({"m": 0}, r"m is 0; it must be an integer in 1..65536"),
-    ({"m": 4, "h": 5}, r"h is 5; a Bloom filter of m = 4 bits takes at most m hash functions"),
+    ({"m": 4, "h": 5}, r"h is 5; a filter of m = 4 bits takes at most m hash functions"),
     ({"cohorts": 0}, r"cohorts is 0; it must be an integer in 1..65536"),
     ({"candidates": ["a", "a"]}, r"candidates\[1\] is 'a', the same string as candidates\[0\]"),
     ({"candidates": ["a", ""]}, r"candidates\[1\] is the empty string"),
@@ -150,3 +150,14 @@ def test_too_many_candidates_for_the_bits_are_refused():
     with pytest.raises(ld.ValidationError, match=r"candidates holds 12 strings; their filters .* are not linearly "
                                                  r"independent"):
         rappor.estimate(reports)
+
+
+def test_the_sparse_gram_matrix_is_the_dense_one():
+    """G = sum_c X_c^T X_c from the joined filter entries equals the product of the dense filters (``filters``),
+    on a filter small enough that candidates share bits and a value's hashes collide."""
+    rappor = RAPPOR(f=0.5, p=0.5, q=0.75, m=8, h=3, cohorts=3, seed=2, candidates=WORDS[:6])
+    filters = [rappor.filters(WORDS[:6], [c] * 6).astype(int) for c in range(3)]  # (K, m) per cohort
+    dense = sum(matrix @ matrix.T for matrix in filters)
+    assert (dense - np.diag(np.diag(dense))).any()  # candidates do share bits here
+    _, gram = rappor._design()
+    assert np.array_equal(gram, dense)

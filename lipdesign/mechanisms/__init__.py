@@ -22,6 +22,7 @@ from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
 from lipdesign.mechanisms.harmony_categorical import HarmonyCategorical
 from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
+from lipdesign.mechanisms.hashed_bits import HashedBitReports
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
@@ -42,9 +43,8 @@ from lipdesign.mechanisms.table import (
 )
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
-__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "DesignedMechanism", "Duchi", "Estimate", "GRR",
-           "Guarantee", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed", "HarmonyNumeric", "Hybrid",
+__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "DesignedMechanism", "Duchi", "Estimate", "GRR", "Guarantee",
+           "HadamardResponse", "HashedBitReports", "HarmonyCategorical", "HarmonyMixed", "HarmonyNumeric", "Hybrid",
            "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE", "Piecewise", "RAPPOR", "SubsetLIP", "SubsetSelection",
            "TableMechanism", "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class",
-           "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register",
-           "unbiased_frequencies", "verify"]
+           "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]

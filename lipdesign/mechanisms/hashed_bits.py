@@ -1,0 +1,446 @@
+"""Strings reported as hashed bits: the shared part of RAPPOR and the count-mean sketch (docs/math.md §16). Numpy
+only.
+
+A family here hashes a user's string into a filter of m bits with h public hash functions per cohort (a
+RAPPOR cohort, a sketch's row), sends the cohort and m bits, each 1 with probability q* on the filter and p* off it
+(independently given the filter), and is decoded over a candidate list by least squares (docs/math.md §16.4). A
+report is ``2 + ceil(m / 8)`` bytes: the cohort (2 bytes, low byte first), then the m bits packed 8 to a byte, bit i
+being bit i mod 8 of byte 2 + i div 8. The server's statistics are, per cohort, the number of reports and the count
+of each bit.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lipdesign.domains import Strings
+from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
+from lipdesign.mechanisms.base import Mechanism
+from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.sampling import public_seed
+from lipdesign.notions import LDP
+from lipdesign.strings import bounded, byte_words, hash_key, string_hash
+from lipdesign.validation import fmt, integer, real_number
+from lipdesign.verification import verify_table
+
+if TYPE_CHECKING:  # annotations only
+    from collections.abc import Sequence
+    from fractions import Fraction
+    from typing import Self
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.aggregate import Aggregate
+
+#: Largest filter (bits per report), number of hash functions and number of cohorts.
+MAX_BITS = 2**16
+MAX_HASHES = 64
+MAX_COHORTS = 2**16
+
+#: Users perturbed per chunk (each holds m 32-bit words, twice for RAPPOR).
+CHUNK = 2**14
+
+#: Largest cohorts x candidates^2 for which ``estimate`` adds the cohort draw's variance (it costs one K x K
+#: product per cohort).
+MAX_COHORT_TERM = 2**22
+
+#: 2^32: the 32-bit words every coin of these families compares with an integer threshold (docs/math.md §16.2).
+WORD = 2**32
+
+
+def threshold(probability: float, field: str, scale: int = WORD) -> int:
+    """The integer threshold round(probability * scale) of a coin drawn on a 32-bit word."""
+    return int(round(real_number(probability, field, 0.0, 1.0) * scale))
+
+
+class HashedBitReports(Mechanism):
+    """The shared part of the hashed-bit families (docs/math.md §16): the filters, the report format, the
+    statistics, the least-squares decoding over candidates with its variance, the grouped privacy table of the worst
+    pair and the audit plan. A family sets ``m``, ``h``, ``cohorts``, ``seed``, ``strings`` (its input domain),
+    ``q_star`` and ``p_star`` (exact rationals: Pr[bit = 1] on and off the filter), and draws its reports.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=1)
+    >>> isinstance(rappor, ld.mechanisms.HashedBitReports), rappor.report_bytes
+    (True, 10)
+    """
+
+    m: int
+    h: int
+    cohorts: int
+    seed: int
+    strings: Strings
+    q_star: Fraction
+    p_star: Fraction
+
+    def _sketch(self, m: int, h: int, cohorts: int, seed: int | None, max_bytes: int,
+                candidates: Sequence[str] | None, cohort_field: str = "cohorts") -> None:
+        """Check and set m, h, the cohorts, the seed, the input domain and the hash keys."""
+        self.m = integer(m, "m", low=1, high=MAX_BITS)
+        self.h = integer(h, "h", low=1, high=MAX_HASHES)
+        if self.h > self.m:
+            raise ValidationError(f"h is {self.h}; a filter of m = {self.m} bits takes at most m hash functions")
+        self.cohorts = integer(cohorts, cohort_field, low=1, high=MAX_COHORTS)
+        self.seed = public_seed(seed)
+        #: The input domain, typed as what it is (``input_domain`` is the same object).
+        self.strings = Strings(max_bytes, candidates)
+        self.input_domain = self.strings
+        keys = hash_key(self.seed, np.arange(self.cohorts * self.h))
+        keys.setflags(write=False)
+        #: The hash keys of cohort c: row c (docs/math.md §16.1, functions c h .. c h + h - 1).
+        self.keys = keys.reshape(self.cohorts, self.h)
+
+    @property
+    def max_bytes(self) -> int:
+        """The longest value, in bytes of UTF-8."""
+        return self.strings.max_bytes
+
+    @property
+    def candidates(self) -> tuple[str, ...] | None:
+        """The strings ``estimate`` decodes over (None until given)."""
+        return self.strings.candidates
+
+    def with_candidates(self, candidates: Sequence[str]) -> Self:
+        """The same mechanism (same reports, file and fingerprint) decoding over ``candidates``.
+
+        Parameters
+        ----------
+        candidates : sequence of str
+            Distinct non-empty strings of at most ``max_bytes`` bytes.
+
+        Returns
+        -------
+        HashedBitReports
+            A copy (of the same family) whose ``estimate`` decodes over the candidates.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=1)
+        >>> decoder = rappor.with_candidates(["the", "of", "and"])
+        >>> decoder == rappor, decoder.candidates
+        (True, ('the', 'of', 'and'))
+        """
+        family: Any = type(self)  # every family of this base takes candidates= beside its parameters
+        return family(**self.parameters(), candidates=candidates)
+
+    @property
+    def report_bits(self) -> int:
+        """Bits per report: 16 (the cohort) + m."""
+        return 16 + self.m
+
+    @property
+    def report_bytes(self) -> int:
+        """Bytes per report: 2 + ceil(m / 8)."""
+        return 2 + (self.m + 7) // 8
+
+    def privacy_table(self) -> npt.NDArray[np.object_]:
+        """The exact grouped table of the worst pair of strings (docs/math.md §16.3): rows v and v' whose filters
+        are disjoint sets of h bits, column (a, b) the outputs with a ones on v's bits and b ones on v''s, as exact
+        rationals of what the sampler realises.
+
+        Returns
+        -------
+        numpy.ndarray
+            2 x (h + 1)^2, of ``fractions.Fraction`` (object dtype); its exact LDP epsilon is ``epsilon``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=1)
+        >>> table = rappor.privacy_table()
+        >>> table.shape, sum(table[0]) == 1
+        ((2, 9), True)
+        """
+        h, q_star, p_star = self.h, self.q_star, self.p_star
+
+        def ones(count, probability):
+            return math.comb(h, count) * probability ** count * (1 - probability) ** (h - count)
+
+        rows = [[ones(a, q_star) * ones(b, p_star) for a in range(h + 1) for b in range(h + 1)],
+                [ones(a, p_star) * ones(b, q_star) for a in range(h + 1) for b in range(h + 1)]]
+        table = np.empty((2, (h + 1) ** 2), dtype=object)
+        table[:] = rows
+        return table
+
+    def _certify(self):
+        return verify_table(self.privacy_table(), LDP(self.epsilon), exact=True)
+
+    def filters(self, values: Any, cohorts: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """The Bloom filters of ``values`` in the given cohorts (docs/math.md §16.2), (n, m) booleans.
+
+        Parameters
+        ----------
+        values : sequence of str or bytes
+            The strings (checked as ``perturb`` checks them).
+        cohorts : array_like of int
+            One cohort per value, 0 to ``cohorts`` - 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (n, m): bit i of row u is set when one of the h hashes of value u in its cohort is i.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=16, h=2, cohorts=4, seed=1)
+        >>> rappor.filters(["the", "the"], [0, 1]).sum(axis=1)
+        array([2, 2])
+        """
+        data = self.input_domain.validate(values)
+        cohorts = np.asarray(cohorts, dtype=np.int64)
+        if cohorts.shape != (len(data),) or (cohorts.size and (cohorts.min() < 0 or cohorts.max() >= self.cohorts)):
+            raise ValidationError(f"cohorts is {fmt(cohorts)}; it must hold one cohort in 0..{self.cohorts - 1} per "
+                                  "value")
+        return self._filters(data, cohorts)
+
+    def _filters(self, data, cohorts):
+        positions = bounded(string_hash(*byte_words(data), self.keys[cohorts]), self.m)
+        filters = np.zeros((len(data), self.m), dtype=bool)
+        filters[np.arange(len(data))[:, None], positions] = True
+        return filters
+
+    def _pack(self, cohorts, bits):
+        head = np.stack([cohorts & 0xFF, cohorts >> 8], axis=1).astype(np.uint8)
+        return np.concatenate([head, np.packbits(bits, axis=1, bitorder="little")], axis=1)
+
+    def empty_reports(self) -> npt.NDArray[np.uint8]:
+        return np.zeros((0, self.report_bytes), dtype=np.uint8)
+
+    def unpack(self, reports: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+        """The cohorts and bits of ``reports`` (checked).
+
+        Parameters
+        ----------
+        reports : array_like of uint8, shape (n, 2 + ceil(m / 8))
+            Reports as ``perturb`` returns them.
+
+        Returns
+        -------
+        cohorts : numpy.ndarray
+            int64 (n,).
+        bits : numpy.ndarray
+            uint8 (n, m), 0 or 1.
+
+        Raises
+        ------
+        ValidationError
+            A report of another shape or dtype, a cohort out of range, or a spare bit of the last byte set.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=16, h=2, cohorts=4, seed=1)
+        >>> cohorts, bits = rappor.unpack(rappor.perturb(["the", "of"], rng=0))
+        >>> cohorts.shape, bits.shape
+        ((2,), (2, 16))
+        """
+        reports = np.asarray(reports)
+        if reports.ndim != 2 or reports.shape[1] != self.report_bytes or reports.dtype != np.uint8:
+            raise ValidationError(f"reports has shape {reports.shape} and dtype {reports.dtype}; "
+                                  f"{type(self).__name__} reports are uint8 (n, {self.report_bytes}): the cohort in 2 "
+                                  f"bytes, then m = {self.m} bits")
+        cohorts = reports[:, 0].astype(np.int64) | (reports[:, 1].astype(np.int64) << 8)
+        if cohorts.size and cohorts.max() >= self.cohorts:
+            row = int(np.argmax(cohorts >= self.cohorts))
+            raise ValidationError(f"reports[{row}] has cohort {cohorts[row]}; this mechanism has cohorts "
+                                  f"0..{self.cohorts - 1}")
+        bits = np.unpackbits(reports[:, 2:], axis=1, bitorder="little")
+        if bits.shape[1] > self.m and bits[:, self.m:].any():
+            row = int(np.argmax(bits[:, self.m:].any(axis=1)))
+            raise ValidationError(f"reports[{row}] sets a bit beyond m = {self.m}; the spare bits of the last byte "
+                                  "must be 0")
+        return cohorts, bits[:, :self.m]
+
+    # -- server side --------------------------------------------------------------------------------------------
+
+    def _statistics(self, reports):
+        cohorts, bits = self.unpack(reports)
+        counts = np.zeros((self.cohorts, self.m), dtype=np.int64)
+        np.add.at(counts, cohorts, bits.astype(np.int64))
+        return len(cohorts), {"cohort_reports": np.bincount(cohorts, minlength=self.cohorts).astype(np.int64),
+                              "bit_counts": counts}
+
+    def _entries(self, data):
+        """The filters of ``data`` (UTF-8 strings) in every cohort as sparse entries: (cohort, string, bit) arrays,
+        one entry per set bit (a bit two of a string's hashes share counts once)."""
+        count = len(data)
+        cohorts = np.repeat(np.arange(self.cohorts), count)
+        positions = bounded(string_hash(*byte_words(list(data) * self.cohorts), self.keys[cohorts]), self.m)
+        positions = np.sort(positions, axis=1)
+        fresh = np.ones(positions.shape, dtype=bool)
+        fresh[:, 1:] = positions[:, 1:] != positions[:, :-1]
+        rows, columns = np.nonzero(fresh)
+        return cohorts[rows], rows % count, positions[rows, columns]
+
+    def _pair_sums(self, first, second, weights, size):
+        """sum over cohorts c and bits i of weights[c, i] [i in F_c(a)] [i in F_c(b)] for every a of ``first`` and b of
+        ``second`` (entries as ``_entries`` gives them): a (len(first strings), size) matrix, built by joining the
+        entries on (cohort, bit) (numpy only, memory in the number of sharing pairs)."""
+        (c1, a, i1), (c2, b, i2) = first, second
+        left, right = c1 * self.m + i1, c2 * self.m + i2
+        order = np.argsort(right, kind="stable")
+        low = np.searchsorted(right[order], left, side="left")
+        high = np.searchsorted(right[order], left, side="right")
+        repeats = high - low
+        starts = np.repeat(low - np.cumsum(repeats) + repeats, repeats) + np.arange(repeats.sum())
+        partners = order[starts]
+        own = np.repeat(np.arange(left.size), repeats)
+        rows = a.max() + 1 if a.size else 0
+        flat = np.bincount(a[own] * size + b[partners], weights=weights.ravel()[left[own]], minlength=rows * size)
+        return flat.reshape(rows, size)
+
+    def _design(self):
+        """The candidates' filter entries and G = sum_c X_c^T X_c (K x K: the bits two candidates share, over all
+        cohorts), refused when G is singular."""
+        candidates = self.strings.required_candidates(f"decoding {type(self).__name__} reports")
+        entries = self._entries([candidate.encode("utf-8") for candidate in candidates])
+        size = len(candidates)
+        gram = self._pair_sums(entries, entries, np.ones((self.cohorts, self.m)), size)
+        if gram.shape != (size, size) or np.linalg.matrix_rank(gram) < size:
+            raise ValidationError(f"candidates holds {size} strings; their filters over {self.cohorts} cohorts of "
+                                  f"m = {self.m} bits are not linearly independent, so least squares cannot tell "
+                                  "them apart: use fewer candidates, or more bits or cohorts")
+        return entries, gram
+
+    def _solve(self, entries, gram, centred):
+        """C G^-1 sum_c X_c^T centred_c: the least-squares counts for the centred bit counts (C, m)."""
+        cohorts, strings, bits = entries
+        projected = np.bincount(strings, weights=centred[cohorts, bits], minlength=len(gram))
+        return self.cohorts * np.linalg.solve(gram, projected)
+
+    def _estimate(self, aggregate: Aggregate, method: str) -> Estimate:
+        """Least squares over the candidates (docs/math.md §16.4): unbiased for every listed value's frequency
+        when the list holds all the users' values, with conservative standard errors from the bit counts."""
+        entries, gram = self._design()
+        n = aggregate.n
+        reports, counts = aggregate.statistics["cohort_reports"], aggregate.statistics["bit_counts"]
+        scale = float(self.q_star - self.p_star)
+        counts_hat = self._solve(entries, gram, (counts - reports[:, None] * float(self.p_star)) / scale)
+        rate = np.divide(counts, reports[:, None], out=np.zeros(counts.shape), where=reports[:, None] > 0)
+        inverse = np.linalg.inv(gram)
+        variance = self._bit_term(inverse, entries, reports[:, None] * rate * (1 - rate) / scale ** 2)
+        if self.cohorts * len(gram) ** 2 <= MAX_COHORT_TERM:  # the cohort draw's own variance, at the estimates
+            variance = variance + np.maximum(counts_hat, 0.0) @ self._cohort_spread(inverse, entries, entries)
+            errors = "conservative binomial standard errors"
+        else:
+            errors = "binomial standard errors given the cohorts (the cohort draw's term is left out at this size)"
+        frequencies = counts_hat / n
+        note = (f"least squares over {len(gram)} candidates (docs/math.md §16.4): unbiased when they hold every "
+                f"value the users have; the candidates explain {frequencies.sum():.3f} of the users (1 - that is the "
+                f"mass outside the list, as estimated); {errors}")
+        return Estimate(frequencies, np.sqrt(np.maximum(variance, 0.0)) / n, n=n, method=method,
+                        names=self.estimand_names(), note=note)
+
+    def _population_bits(self, population):
+        """The users' values as distinct strings: their filter entries and how many users hold each."""
+        unique, counts = self._unique(population)
+        return self._entries(unique), counts.astype(float)
+
+    def _expected(self, population, method, user_ids):
+        """E[frequencies] given the users' values (docs/math.md §16.4): the candidates' frequencies when the list
+        holds every value; a value outside it moves mass onto the candidates whose bits it shares."""
+        entries, gram = self._design()
+        (cohorts, strings, bits), counts = self._population_bits(population)
+        expected = np.zeros((self.cohorts, self.m))
+        np.add.at(expected, (cohorts, bits), counts[strings] / self.cohorts)
+        return self._solve(entries, gram, expected) / counts.sum()
+
+    def _variance(self, population, n, method, user_ids):
+        """Var[frequencies] given the users' values: the bits' binomial variance averaged over the uniform cohort,
+        plus the variance of the cohort draw itself (docs/math.md §16.4)."""
+        entries, gram = self._design()
+        values, counts = self._population_bits(population)
+        cohorts, strings, bits = values
+        q_star, p_star = float(self.q_star), float(self.p_star)
+        # every bit has p*(1 - p*) per user, a bit of the user's filter q*(1 - q*) instead
+        bit_variance = np.full((self.cohorts, self.m), p_star * (1 - p_star) * counts.sum() / self.cohorts)
+        np.add.at(bit_variance, (cohorts, bits),
+                  (q_star * (1 - q_star) - p_star * (1 - p_star)) * counts[strings] / self.cohorts)
+        inverse = np.linalg.inv(gram)
+        variance = self._bit_term(inverse, entries, bit_variance / (q_star - p_star) ** 2)
+        variance = variance + counts @ self._cohort_spread(inverse, entries, values)
+        return variance / counts.sum() ** 2
+
+    def _bit_term(self, inverse, entries, bit_variance):
+        """diag(C^2 G^-1 (sum_c X_c^T D_c X_c) G^-1): the bits' variance through least squares."""
+        middle = self._pair_sums(entries, entries, bit_variance, len(inverse))
+        return self.cohorts ** 2 * np.einsum("kj,jl,kl->k", inverse, middle, inverse)
+
+    def _cohort_spread(self, inverse, entries, values):
+        """Per value (``values``: filter entries of U strings) the variance over its uniform cohort c of its expected
+        contribution C G^-1 X_c^T x_c(v) to the counts: (U, K), one cohort at a time."""
+        size = int(values[1].max()) + 1
+        first, second = np.zeros((size, len(inverse))), np.zeros((size, len(inverse)))
+        for cohort in range(self.cohorts):
+            mine, theirs = (tuple(part[entry[0] == cohort] for part in entry) for entry in (values, entries))
+            overlaps = np.zeros((size, len(inverse)))
+            if mine[0].size and theirs[0].size:
+                shared = self._pair_sums(mine, theirs, np.ones((self.cohorts, self.m)), len(inverse))
+                overlaps[:len(shared)] = shared
+            contribution = self.cohorts * overlaps @ inverse  # G^-1 is symmetric
+            first += contribution / self.cohorts
+            second += contribution ** 2 / self.cohorts
+        return second - first ** 2
+
+    @staticmethod
+    def _unique(population):
+        """The distinct values of a population (UTF-8 bytes) and how many users hold each."""
+        index: dict[bytes, int] = {}
+        positions = np.fromiter((index.setdefault(value, len(index)) for value in population), dtype=np.int64,
+                                count=len(population))
+        return list(index), np.bincount(positions, minlength=len(index))
+
+    def audit_plan(self) -> AuditPlan | None:
+        """What ``ld.audit`` reads (docs/math.md §14): two strings whose filters are disjoint sets of h bits in every
+        cohort (the worst pair of docs/math.md §16.3), each report classed by the ones it has on each string's bits,
+        the rows ``privacy_table()``'s. None when no such pair is found among 10^4 generated strings (a filter too
+        small for its hash functions).
+
+        Returns
+        -------
+        AuditPlan or None
+            Inputs the two strings; (h + 1)^2 classes (a, b).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=1)
+        >>> plan = rappor.audit_plan()
+        >>> plan.table.shape, len(plan.class_names)
+        ((2, 9), 9)
+        """
+        pair = self._disjoint_pair()
+        if pair is None:
+            return None
+        masks = np.stack([self._filters(pair, np.full(2, c)) for c in range(self.cohorts)])  # (C, 2, m)
+        side = self.h + 1
+
+        def classify(reports):
+            cohorts, bits = self.unpack(reports)
+            ones = np.einsum("ni,nvi->nv", bits.astype(np.int64), masks[cohorts].astype(np.int64))
+            return ones[:, 0] * side + ones[:, 1]
+
+        names = [f"{a} of v's bits, {b} of v''s" for a in range(side) for b in range(side)]
+        return AuditPlan(np.array([value.decode("utf-8") for value in pair], dtype=object), self.privacy_table(),
+                         classify, [f"v={pair[0].decode()!r}", f"v'={pair[1].decode()!r}"], names)
+
+    def _disjoint_pair(self):
+        """Two generated strings whose filters have h bits each and share none, in every cohort."""
+        tries = [f"audit-{i}".encode() for i in range(10_000)]
+        filters = np.stack([self._filters(tries, np.full(len(tries), c)) for c in range(self.cohorts)])
+        full = (filters.sum(axis=2) == self.h).all(axis=0)
+        candidates = np.flatnonzero(full)
+        for position, first in enumerate(candidates[:200]):
+            overlap = (filters[:, first, None, :] & filters[:, candidates[position + 1:], :]).any(axis=2).any(axis=0)
+            if (~overlap).any():
+                return [tries[first], tries[candidates[position + 1 + int(np.argmax(~overlap))]]]
+        return None
+
