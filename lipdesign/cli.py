@@ -202,13 +202,22 @@ def _family_id(name):
     return LEGACY_CLASS_NAMES.get(name, name)
 
 
+#: Constructor arguments that are no part of a mechanism's file (a decoder's candidate list): not CLI parameters.
+NOT_STORED = ("candidates",)
+
+
 def _fixed_families():
-    """The families ``lipdesign mechanism`` builds: those of an epsilon (the designed ones take a notion and a prior,
-    from ``lipdesign design``)."""
-    from lipdesign.mechanisms import families
+    """The families ``lipdesign mechanism`` builds: those of an epsilon, and those whose guarantees follow from
+    their own parameters (RAPPOR's f, p, q); the designed ones take a notion and a prior, from ``lipdesign
+    design``."""
+    from lipdesign.mechanisms import families, family_class
     from lipdesign.mechanisms.registry import describe
 
-    return [family for family in families() if describe(family)[0][0] == "epsilon"]
+    def fixed(family):
+        names = [name for name, _, _ in describe(family)]
+        return names[0] == "epsilon" or ("epsilon" not in names and family_class(family).design_family is None)
+
+    return [family for family in families() if fixed(family)]
 
 
 def _parameter_lines(family):
@@ -218,6 +227,8 @@ def _parameter_lines(family):
 
     lines = [f"  {family} ({family_class(family).__name__})"]
     for name, default, rule in describe(family):
+        if name in NOT_STORED:
+            continue
         given = "required" if default is inspect.Parameter.empty else (
             "optional" if default is None else f"default {json.dumps(default)}")
         lines.append(f"    {'--epsilon' if name == 'epsilon' else '-p ' + name:<16} {given:<18} {rule}")
@@ -254,7 +265,7 @@ def _mechanism(args):
     from lipdesign.mechanisms import family_class
     from lipdesign.mechanisms.registry import describe
 
-    parameters = {"epsilon": args.epsilon}
+    parameters = {} if args.epsilon is None else {"epsilon": args.epsilon}
     for item in args.param:
         name, separator, text = item.partition("=")
         if not separator or not name:
@@ -270,8 +281,14 @@ def _mechanism(args):
     if family not in _fixed_families():
         raise ValidationError(f"family is {args.family!r}; it must be one of {', '.join(_fixed_families())} "
                               "(designed tables come from `lipdesign design`)")
-    described = describe(family)
-    takes = f"{family} takes {', '.join(f'-p {name}' for name, _, _ in described if name != 'epsilon')} and --epsilon"
+    described = [entry for entry in describe(family) if entry[0] not in NOT_STORED]
+    takes_epsilon = described[0][0] == "epsilon"
+    takes = f"{family} takes {', '.join(f'-p {name}' for name, _, _ in described if name != 'epsilon')}" + (
+        " and --epsilon" if takes_epsilon else " (no --epsilon: its guarantees follow from these)")
+    if takes_epsilon and args.epsilon is None:
+        raise ValidationError(f"--epsilon is missing; {takes}")
+    if not takes_epsilon and args.epsilon is not None:
+        raise ValidationError(f"--epsilon is {args.epsilon!r}; {takes}")
     unknown = sorted(set(parameters) - {name for name, _, _ in described})
     if unknown:
         raise ValidationError(f"--param is {unknown[0]!r}; {takes} (their ranges: `lipdesign mechanism {family} "
@@ -589,8 +606,9 @@ def build_parser():
                           help="write a fixed mechanism (GRR, OUE, OLH, Duchi, Harmony's, ...) as JSON")
     command.add_argument("-h", "--help", action=_FamilyHelp)
     command.add_argument("family", help="family id, listed below (lipdesign 0.1.0's class names work too)")
-    command.add_argument("--epsilon", type=float, required=True,
-                         help="the privacy level (each family's range: lipdesign mechanism FAMILY --help)")
+    command.add_argument("--epsilon", type=float, default=None,
+                         help="the privacy level, for the families that take one (each family's range: lipdesign "
+                              "mechanism FAMILY --help)")
     command.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                          help="constructor argument, VALUE read as JSON (repeat: -p d=4 -p seed=7)")
     command.add_argument("-o", "--output", required=True, help="where to write the mechanism JSON")

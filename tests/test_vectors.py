@@ -136,6 +136,9 @@ def test_words_per_report(case):
         elif family == "rappor":  # the cohort (none for one cohort), then m permanent and m instantaneous words
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["cohorts"] > 1) + 2 * parameters["m"]
+        elif family == "cms":  # the row (none for one row), then m words
+            parameters = document["mechanism"]["parameters"]
+            expected = (parameters["d"] > 1) + parameters["m"]
         elif family in ("subset", "subset-lip"):  # a coin or uniform, [z,] then one word per Fisher-Yates step
             bits = [(byte >> shift) & 1 for byte in report for shift in range(8)]
             x = recorded["input"]
@@ -431,6 +434,21 @@ class Device:
             z = mix(z ^ int.from_bytes(data[start:start + 8].ljust(8, b"\0"), "little"))
         return z
 
+    def key(self, index):
+        """§12: the key of hash function ``index`` under the mechanism's public seed."""
+        key = (self.parameters["seed"] + (index + 1) * 0x9E3779B97F4A7C15) & MASK64
+        key = ((key ^ (key >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        key = ((key ^ (key >> 27)) * 0x94D049BB133111EB) & MASK64
+        return key ^ (key >> 31)
+
+    def cms(self, text):
+        """§12: the row, the value's bucket in it, then m signs each flipped below the threshold."""
+        m = self.parameters["m"]
+        row = self.below(self.parameters["d"])
+        bucket = ((self.string_hash(self.key(row), text) >> 32) * m) >> 32
+        bits = [int(i == bucket) ^ int(self.u32() < self.numbers["flip_threshold"]) for i in range(m)]
+        return [row & 0xFF, row >> 8, *self.packed(bits)]
+
     def rappor(self, text):
         """§12: the cohort, the Bloom filter, the permanent then the instantaneous response, packed."""
         parameters, n = self.parameters, self.numbers
@@ -438,12 +456,7 @@ class Device:
         cohort = self.below(parameters["cohorts"])
         filter_bits = set()
         for j in range(h):
-            index = cohort * h + j
-            key = (parameters["seed"] + (index + 1) * 0x9E3779B97F4A7C15) & MASK64
-            key = ((key ^ (key >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-            key = ((key ^ (key >> 27)) * 0x94D049BB133111EB) & MASK64
-            key ^= key >> 31
-            z = self.string_hash(key, text)
+            z = self.string_hash(self.key(cohort * h + j), text)
             filter_bits.add(((z >> 32) * m) >> 32)
         threshold = n["permanent_threshold"]
         permanent = []

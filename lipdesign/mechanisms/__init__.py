@@ -17,6 +17,7 @@ from lipdesign.mechanisms.aggregate import Aggregate
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Guarantee, Mechanism, verify
 from lipdesign.mechanisms.class_lip import ClassSymmetricLIP
+from lipdesign.mechanisms.count_mean import CountMeanSketch
 from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
@@ -43,8 +44,9 @@ from lipdesign.mechanisms.table import (
 )
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
-__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "DesignedMechanism", "Duchi", "Estimate", "GRR", "Guarantee",
-           "HadamardResponse", "HashedBitReports", "HarmonyCategorical", "HarmonyMixed", "HarmonyNumeric", "Hybrid",
-           "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE", "Piecewise", "RAPPOR", "SubsetLIP", "SubsetSelection",
-           "TableMechanism", "TablePerturber", "UnaryEncoding", "as_generator", "families", "family_class",
-           "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register", "unbiased_frequencies", "verify"]
+__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "DesignedMechanism", "Duchi", "Estimate",
+           "GRR", "Guarantee", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed", "HarmonyNumeric",
+           "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE", "Piecewise", "RAPPOR",
+           "SubsetLIP", "SubsetSelection", "TableMechanism", "TablePerturber", "UnaryEncoding", "as_generator",
+           "families", "family_class", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register",
+           "unbiased_frequencies", "verify"]
