@@ -144,7 +144,7 @@ def test_the_conformance_suite_reports_every_failing_check(monkeypatch):
 def test_the_registry_holds_every_family_under_a_stable_id():
     assert registry.families() == ["class-lip", "cms", "duchi", "grr", "hadamard", "harmony-categorical",
                                    "harmony-mixed",
-                                   "harmony-numeric", "hashing", "hybrid", "laplace", "olh", "oue", "piecewise",
+                                   "harmony-numeric", "hashing", "hcms", "hybrid", "laplace", "olh", "oue", "piecewise",
                                    "rappor", "subset", "subset-lip", "table", "unary"]
     for family in registry.families():
         assert registry.family_class(family).family == family

@@ -72,7 +72,8 @@ def zipf_words(n, rng):
 
 def test_decoding_is_unbiased_and_its_errors_cover():
     """60 repetitions over one population of 20,000 users: the mean estimate is within 4 standard errors of the
-    truth for every word, the spread matches the exact variance (``variance``) within 25 %, and the 95 % intervals
+    truth for every word, the spread matches the exact variance (``variance``) within 4 of its standard errors, and the
+    95 % intervals
     from the estimate's own standard errors cover the truth in 90 to 99 % of the cases."""
     rappor = RAPPOR(f=0.25, p=0.3, q=0.7, m=48, h=2, cohorts=4, seed=11, candidates=WORDS)
     values = zipf_words(20_000, np.random.default_rng(0))
@@ -86,7 +87,8 @@ def test_decoding_is_unbiased_and_its_errors_cover():
         covered.append((low <= truth) & (truth <= high))
     estimates = np.array(estimates)
     assert np.all(np.abs(estimates.mean(axis=0) - truth) < 4 * exact_sd / math.sqrt(60))
-    assert np.allclose(estimates.std(axis=0, ddof=1), exact_sd, rtol=0.25)
+    # a sample sd of R draws is off by about 1/sqrt(2 (R - 1)) relatively: within 4 of that
+    assert np.allclose(estimates.std(axis=0, ddof=1), exact_sd, rtol=4 / math.sqrt(2 * 59))
     assert 0.90 <= np.mean(covered) <= 0.99
     assert np.allclose(rappor.expected_estimate(values, n=None), truth, atol=1e-12)
 

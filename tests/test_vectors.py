@@ -136,6 +136,8 @@ def test_words_per_report(case):
         elif family == "rappor":  # the cohort (none for one cohort), then m permanent and m instantaneous words
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["cohorts"] > 1) + 2 * parameters["m"]
+        elif family == "hcms":  # the row (none for one row), the coefficient, then one word
+            expected = (document["mechanism"]["parameters"]["d"] > 1) + 2
         elif family == "cms":  # the row (none for one row), then m words
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["d"] > 1) + parameters["m"]
@@ -448,6 +450,16 @@ class Device:
         bucket = ((self.string_hash(self.key(row), text) >> 32) * m) >> 32
         bits = [int(i == bucket) ^ int(self.u32() < self.numbers["flip_threshold"]) for i in range(m)]
         return [row & 0xFF, row >> 8, *self.packed(bits)]
+
+    def hcms(self, text):
+        """§12: the row, the coefficient, the sign of the value's bucket there, flipped below the threshold."""
+        m = self.parameters["m"]
+        row = self.below(self.parameters["d"])
+        coefficient = self.below(m)
+        bucket = ((self.string_hash(self.key(row), text) >> 32) * m) >> 32
+        positive = bin(coefficient & bucket).count("1") % 2 == 0
+        bit = int(positive) ^ int(self.u32() < self.numbers["flip_threshold"])
+        return [row & 0xFF, row >> 8, coefficient & 0xFF, coefficient >> 8, bit]
 
     def rappor(self, text):
         """§12: the cohort, the Bloom filter, the permanent then the instantaneous response, packed."""

@@ -21,6 +21,7 @@ from lipdesign.mechanisms.count_mean import CountMeanSketch
 from lipdesign.mechanisms.designed import DesignedMechanism
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import HadamardResponse
+from lipdesign.mechanisms.hadamard_sketch import HadamardCountMeanSketch
 from lipdesign.mechanisms.harmony_categorical import HarmonyCategorical
 from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
 from lipdesign.mechanisms.hashed_bits import HashedBitReports
@@ -45,8 +46,8 @@ from lipdesign.mechanisms.table import (
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
 __all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "DesignedMechanism", "Duchi", "Estimate",
-           "GRR", "Guarantee", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed", "HarmonyNumeric",
-           "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE", "Piecewise", "RAPPOR",
-           "SubsetLIP", "SubsetSelection", "TableMechanism", "TablePerturber", "UnaryEncoding", "as_generator",
-           "families", "family_class", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register",
-           "unbiased_frequencies", "verify"]
+           "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed",
+           "HarmonyNumeric", "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE",
+           "Piecewise", "RAPPOR", "SubsetLIP", "SubsetSelection", "TableMechanism", "TablePerturber", "UnaryEncoding",
+           "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior",
+           "register", "unbiased_frequencies", "verify"]

@@ -57,44 +57,23 @@ def threshold(probability: float, field: str, scale: int = WORD) -> int:
     return int(round(real_number(probability, field, 0.0, 1.0) * scale))
 
 
-class HashedBitReports(Mechanism):
-    """The shared part of the hashed-bit families (docs/math.md §16): the filters, the report format, the
-    statistics, the least-squares decoding over candidates with its variance, the grouped privacy table of the worst
-    pair and the audit plan. A family sets ``m``, ``h``, ``cohorts``, ``seed``, ``strings`` (its input domain),
-    ``q_star`` and ``p_star`` (exact rationals: Pr[bit = 1] on and off the filter), and draws its reports.
+class StringMechanism(Mechanism):
+    """A mechanism over strings from an open domain (docs/math.md §16): the ``Strings`` input domain, an optional
+    candidate list that is no part of the mechanism (``with_candidates``), and the public hash keys."""
 
-    Examples
-    --------
-    >>> import lipdesign as ld
-    >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=1)
-    >>> isinstance(rappor, ld.mechanisms.HashedBitReports), rappor.report_bytes
-    (True, 10)
-    """
-
-    m: int
-    h: int
-    cohorts: int
     seed: int
     strings: Strings
-    q_star: Fraction
-    p_star: Fraction
 
-    def _sketch(self, m: int, h: int, cohorts: int, seed: int | None, max_bytes: int,
-                candidates: Sequence[str] | None, cohort_field: str = "cohorts") -> None:
-        """Check and set m, h, the cohorts, the seed, the input domain and the hash keys."""
-        self.m = integer(m, "m", low=1, high=MAX_BITS)
-        self.h = integer(h, "h", low=1, high=MAX_HASHES)
-        if self.h > self.m:
-            raise ValidationError(f"h is {self.h}; a filter of m = {self.m} bits takes at most m hash functions")
-        self.cohorts = integer(cohorts, cohort_field, low=1, high=MAX_COHORTS)
+    def _open_domain(self, seed: int | None, max_bytes: int, candidates: Sequence[str] | None,
+                     functions: int) -> npt.NDArray[np.uint64]:
+        """Set the public seed and the input domain; the keys of hash functions 0..functions-1 (read-only)."""
         self.seed = public_seed(seed)
         #: The input domain, typed as what it is (``input_domain`` is the same object).
         self.strings = Strings(max_bytes, candidates)
         self.input_domain = self.strings
-        keys = hash_key(self.seed, np.arange(self.cohorts * self.h))
+        keys = hash_key(self.seed, np.arange(functions))
         keys.setflags(write=False)
-        #: The hash keys of cohort c: row c (docs/math.md §16.1, functions c h .. c h + h - 1).
-        self.keys = keys.reshape(self.cohorts, self.h)
+        return keys
 
     @property
     def max_bytes(self) -> int:
@@ -129,6 +108,47 @@ class HashedBitReports(Mechanism):
         """
         family: Any = type(self)  # every family of this base takes candidates= beside its parameters
         return family(**self.parameters(), candidates=candidates)
+
+    @staticmethod
+    def _unique(population):
+        """The distinct values of a population (UTF-8 bytes) and how many users hold each."""
+        index: dict[bytes, int] = {}
+        positions = np.fromiter((index.setdefault(value, len(index)) for value in population), dtype=np.int64,
+                                count=len(population))
+        return list(index), np.bincount(positions, minlength=len(index))
+
+
+class HashedBitReports(StringMechanism):
+    """The shared part of the hashed-bit families (docs/math.md §16): the filters, the report format, the
+    statistics, the least-squares decoding over candidates with its variance, the grouped privacy table of the worst
+    pair and the audit plan. A family sets ``m``, ``h``, ``cohorts``, ``seed``, ``strings`` (its input domain),
+    ``q_star`` and ``p_star`` (exact rationals: Pr[bit = 1] on and off the filter), and draws its reports.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=1)
+    >>> isinstance(rappor, ld.mechanisms.HashedBitReports), rappor.report_bytes
+    (True, 10)
+    """
+
+    m: int
+    h: int
+    cohorts: int
+    q_star: Fraction
+    p_star: Fraction
+
+    def _sketch(self, m: int, h: int, cohorts: int, seed: int | None, max_bytes: int,
+                candidates: Sequence[str] | None, cohort_field: str = "cohorts") -> None:
+        """Check and set m, h, the cohorts, the seed, the input domain and the hash keys."""
+        self.m = integer(m, "m", low=1, high=MAX_BITS)
+        self.h = integer(h, "h", low=1, high=MAX_HASHES)
+        if self.h > self.m:
+            raise ValidationError(f"h is {self.h}; a filter of m = {self.m} bits takes at most m hash functions")
+        self.cohorts = integer(cohorts, cohort_field, low=1, high=MAX_COHORTS)
+        keys = self._open_domain(seed, max_bytes, candidates, self.cohorts * self.h)
+        #: The hash keys of cohort c: row c (docs/math.md §16.1, functions c h .. c h + h - 1).
+        self.keys = keys.reshape(self.cohorts, self.h)
 
     @property
     def report_bits(self) -> int:
@@ -389,14 +409,6 @@ class HashedBitReports(Mechanism):
             first += contribution / self.cohorts
             second += contribution ** 2 / self.cohorts
         return second - first ** 2
-
-    @staticmethod
-    def _unique(population):
-        """The distinct values of a population (UTF-8 bytes) and how many users hold each."""
-        index: dict[bytes, int] = {}
-        positions = np.fromiter((index.setdefault(value, len(index)) for value in population), dtype=np.int64,
-                                count=len(population))
-        return list(index), np.bincount(positions, minlength=len(index))
 
     def audit_plan(self) -> AuditPlan | None:
         """What ``ld.audit`` reads (docs/math.md §14): two strings whose filters are disjoint sets of h bits in every

@@ -12,6 +12,7 @@ from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.class_lip import ClassSymmetricLIP
 from lipdesign.mechanisms.count_mean import CountMeanSketch
 from lipdesign.mechanisms.hadamard import HadamardResponse
+from lipdesign.mechanisms.hadamard_sketch import HadamardCountMeanSketch
 from lipdesign.mechanisms.harmony_categorical import HarmonyCategorical
 from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
 from lipdesign.mechanisms.local_hashing import LocalHashing
@@ -140,7 +141,8 @@ def families() -> list[str]:
     >>> import lipdesign as ld
     >>> ld.mechanisms.families()
     ['class-lip', 'cms', 'duchi', 'grr', 'hadamard', 'harmony-categorical', 'harmony-mixed', 'harmony-numeric',
-     'hashing', 'hybrid', 'laplace', 'olh', 'oue', 'piecewise', 'rappor', 'subset', 'subset-lip', 'table', 'unary']
+     'hashing', 'hcms', 'hybrid', 'laplace', 'olh', 'oue', 'piecewise', 'rappor', 'subset', 'subset-lip', 'table',
+     'unary']
     """
     return sorted(_FAMILIES)
 
@@ -183,5 +185,5 @@ def describe(family: str) -> list[tuple[str, Any, str]]:
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
              Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
-             ClassSymmetricLIP, RAPPOR, CountMeanSketch):
+             ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch):
     register(_cls)
