@@ -72,9 +72,8 @@ def zipf_words(n, rng):
 
 def test_decoding_is_unbiased_and_its_errors_cover():
     """60 repetitions over one population of 20,000 users: the mean estimate is within 4 standard errors of the
-    truth for every word, the spread matches the exact variance (``variance``) within 4 of its standard errors, and the
-    95 % intervals
-    from the estimate's own standard errors cover the truth in 90 to 99 % of the cases."""
+    truth for every word, the spread matches the exact variance (``variance``) within 4 of its standard errors,
+    and the 95 % intervals from the estimate's own standard errors cover the truth in 90 to 99 % of the cases."""
     rappor = RAPPOR(f=0.25, p=0.3, q=0.7, m=48, h=2, cohorts=4, seed=11, candidates=WORDS)
     values = zipf_words(20_000, np.random.default_rng(0))
     truth = rappor.input_domain.truth(values)
