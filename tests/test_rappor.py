@@ -162,3 +162,101 @@ def test_the_sparse_gram_matrix_is_the_dense_one():
     assert (dense - np.diag(np.diag(dense))).any()  # candidates do share bits here
     _, gram = rappor._design()
     assert np.array_equal(gram, dense)
+
+
+# ---------------------------------------------------------------------------- memoisation (docs/math.md §16.5)
+def chacha20_reference(key_words, counter, nonce):
+    """RFC 8439 §2.3 written out in Python integers, the original layout: a 64-bit counter in words 12-13 and a
+    64-bit nonce in words 14-15."""
+    mask = 2**32 - 1
+    state = [0x61707865, 0x3320646E, 0x79622D32, 0x6B206574, *key_words,
+             counter & mask, counter >> 32, nonce & mask, nonce >> 32]
+    x = list(state)
+
+    def quarter(a, b, c, d):
+        for (p, q, r), shift in zip(((a, b, d), (c, d, b), (a, b, d), (c, d, b)), (16, 12, 8, 7)):
+            x[p] = (x[p] + x[q]) & mask
+            x[r] ^= x[p]
+            x[r] = ((x[r] << shift) | (x[r] >> (32 - shift))) & mask
+
+    for _ in range(10):
+        for indices in ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15), (0, 5, 10, 15),
+                        (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)):
+            quarter(*indices)
+    return [(a + b) & mask for a, b in zip(x, state)]
+
+
+def test_the_chacha20_block_is_rfc_8439s():
+    from lipdesign.chacha import block
+
+    key = list(np.frombuffer(bytes(range(32)), dtype="<u4"))
+    nonce = np.frombuffer(bytes.fromhex("000000090000004a00000000"), dtype="<u4")
+    out = block(np.array(key, np.uint32), np.concatenate(([1], nonce))[None, :].astype(np.uint32))[0]
+    # RFC 8439 §2.3.2, the block after the 20 rounds and the addition
+    assert [f"{w:08x}" for w in out] == ["e4e7f110", "15593bd1", "1fdd0f50", "c47120a3", "c7f4d1c7", "0368c033",
+                                         "9aaa2204", "4e6cd4c3", "466482d2", "09aa9f07", "05d7c214", "a2028bd9",
+                                         "d19c12b5", "b94e16de", "e883d0cb", "4e3c50a2"]
+
+
+def test_a_device_memoises_from_its_key_as_the_recipe_says():
+    """The permanent response of docs/runtime.md §12, recomputed from the reference ChaCha20: the stream keyed by
+    the device key with the value's hash as nonce, word i against T and 2T."""
+    from lipdesign.strings import byte_words, hash_key, string_hash
+
+    rappor = RAPPOR(f=0.5, p=0.5, q=0.75, m=40, h=2, cohorts=4, seed=6)
+    keys = RAPPOR.device_keys(3, rng=1)
+    values = ["the", "héllo", "the"]
+    memo = rappor.permanent(values, keys)
+    for device, value in enumerate(values):
+        key_words = [int(word) for word in keys[device]]
+        cohort = (chacha20_reference(key_words, 0, 2**64 - 1)[0] * 4) >> 32
+        assert rappor.device_cohorts(keys)[device] == cohort
+        nonce = int(string_hash(*byte_words([value.encode()]), hash_key(6, [4 * 2]))[0, 0])
+        words = chacha20_reference(key_words, 0, nonce) + chacha20_reference(key_words, 1, nonce) + \
+            chacha20_reference(key_words, 2, nonce)
+        threshold = rappor.permanent_threshold
+        bits = rappor.filters([value], [cohort])[0]
+        expected = [True if w < threshold else False if w < 2 * threshold else bool(bit)
+                    for w, bit in zip(words[:40], bits)]
+        assert memo[device].tolist() == expected
+
+
+def test_memoised_permanent_responses_have_the_permanent_distribution():
+    """Over 20,000 devices holding one value, a bit of its filter is 1 in the memo with probability 1 - f/2 and any
+    other bit with f/2 (each within 5 sd), and each device's memo is the same at every call."""
+    rappor = RAPPOR(f=0.4, p=0.5, q=0.75, m=24, h=2, cohorts=1, seed=8)
+    keys = RAPPOR.device_keys(20_000, rng=2)
+    memo = rappor.permanent(["word"] * 20_000, keys)
+    assert np.array_equal(memo, rappor.permanent(["word"] * 20_000, keys))
+    inside = rappor.filters(["word"], [0])[0]
+    half_f = float(Fraction(rappor.permanent_threshold, 2**32))
+    rates = memo.mean(axis=0)
+    sd = math.sqrt(half_f * (1 - half_f) / 20_000)
+    assert np.all(np.abs(rates[inside] - (1 - half_f)) < 5 * sd)
+    assert np.all(np.abs(rates[~inside] - half_f) < 5 * sd)
+
+
+def test_many_rounds_of_one_value_reveal_the_memo_and_no_more():
+    """The averaging attack: 3,000 memoised reports of one device recover its permanent response B' (every bit's
+    mean is within 5 sd of q or p as B' says), so they reveal exactly what B' reveals; for any other value the
+    likelihood ratio of that B' is at most e^epsilon_permanent."""
+    rappor = RAPPOR(f=0.5, p=0.25, q=0.75, m=32, h=2, cohorts=1, seed=9)
+    key = RAPPOR.device_keys(1, rng=3)
+    rounds = 3000
+    reports = rappor.perturb_memoised(["secret"] * rounds, np.repeat(key, rounds, axis=0), rng=0)  # one device
+    _, bits = rappor.unpack(reports)
+    memo = rappor.permanent(["secret"], key)[0]
+    q, p = float(rappor.q_threshold) / 2**32, float(rappor.p_threshold) / 2**32
+    expected = np.where(memo, q, p)
+    assert np.all(np.abs(bits.mean(axis=0) - expected) < 5 * np.sqrt(expected * (1 - expected) / rounds))
+    recovered = bits.mean(axis=0) > (p + q) / 2
+    assert np.array_equal(recovered, memo)
+    half_f = Fraction(rappor.permanent_threshold, 2**32)
+
+    def likelihood(value):
+        filter_bits = rappor.filters([value], [0])[0]
+        return math.prod((1 - half_f) if kept == bit else half_f for kept, bit in zip(recovered, filter_bits))
+
+    for other in ("other", "words", "x"):
+        ratio = likelihood("secret") / likelihood(other)
+        assert math.log(ratio) <= rappor.epsilon_permanent

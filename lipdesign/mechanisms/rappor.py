@@ -15,18 +15,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lipdesign.chacha import stream_words
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.hashed_bits import CHUNK, MAX_BITS, MAX_COHORTS, MAX_HASHES, WORD, HashedBitReports, threshold
-from lipdesign.mechanisms.sampling import MAX_SEED
+from lipdesign.mechanisms.sampling import MAX_SEED, as_generator
 from lipdesign.notions import LDP
-from lipdesign.strings import DEFAULT_MAX_BYTES
-from lipdesign.validation import fmt, real_number
+from lipdesign.strings import DEFAULT_MAX_BYTES, byte_words, hash_key, string_hash
+from lipdesign.validation import fmt, integer, real_number
 from lipdesign.verification import log_upper, verify_table
 
 if TYPE_CHECKING:  # annotations only
     from collections.abc import Sequence
     from typing import Self
+
+    import numpy.typing as npt
+
+    from lipdesign.mechanisms.sampling import RandomSource
 
 
 class RAPPOR(HashedBitReports):
@@ -116,6 +121,8 @@ class RAPPOR(HashedBitReports):
         high, low = max(self.q_star, self.p_star), min(self.q_star, self.p_star)
         self.epsilon = log_upper((high * (1 - low) / (low * (1 - high))) ** self.h)
         self.epsilon_permanent = log_upper(((1 - half_f) / half_f) ** (2 * self.h))
+        #: The public key of the memo's nonces: hash function cohorts x h, the one after the filters'.
+        self._memo_key = hash_key(self.seed, [self.cohorts * self.h])
 
     def parameters(self) -> dict[str, Any]:
         return {"f": self.f, "p": self.p, "q": self.q, "m": self.m, "h": self.h, "cohorts": self.cohorts,
@@ -177,6 +184,140 @@ class RAPPOR(HashedBitReports):
             bits = instant < np.where(memo, np.uint32(self.q_threshold), np.uint32(self.p_threshold))
             chunks.append(self._pack(cohorts, bits))
         return np.concatenate(chunks)
+
+    # -- memoisation on the device (docs/math.md §16.5) ---------------------------------------------------------
+
+    @staticmethod
+    def device_keys(n: int, rng: RandomSource = None) -> npt.NDArray[np.uint32]:
+        """One secret 256-bit key per device, as 8 32-bit words (``rng=None``: from the operating system's
+        CSPRNG through ChaCha20, docs/math.md §3.8; a seed only for simulations).
+
+        Parameters
+        ----------
+        n : int
+            The number of devices.
+        rng : numpy.random.Generator or int, optional
+            The source.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint32 (n, 8).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.RAPPOR.device_keys(3, rng=0).shape
+        (3, 8)
+        """
+        return as_generator(rng).integers(0, WORD, size=(integer(n, "n"), 8), dtype=np.uint32)
+
+    def _nonces(self, data):
+        """The memo's nonce of each value: its string hash under the public function after the filters' ones."""
+        return string_hash(*byte_words(data), self._memo_key[None])[:, 0]
+
+    def device_cohorts(self, keys: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Each device's cohort, derived from its key (docs/math.md §16.5): the first word of its ChaCha20 stream
+        at the reserved nonce 2^64 - 1, reduced to 0..cohorts-1 as ((w) cohorts) >> 32.
+
+        Parameters
+        ----------
+        keys : array_like of uint32, shape (n, 8)
+            The devices' keys (``device_keys``).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (n,).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=16, h=2, cohorts=4, seed=1)
+        >>> cohorts = rappor.device_cohorts(rappor.device_keys(1000, rng=0))
+        >>> int(cohorts.min()), int(cohorts.max())
+        (0, 3)
+        """
+        checked = self._checked_keys(keys)
+        words = stream_words(checked, np.full(len(checked), 2**64 - 1, dtype=np.uint64), 1)[:, 0].astype(np.uint64)
+        return ((words * np.uint64(self.cohorts)) >> np.uint64(32)).astype(np.int64)
+
+    @staticmethod
+    def _checked_keys(keys: npt.ArrayLike) -> npt.NDArray[np.uint32]:
+        array = np.asarray(keys)
+        if array.ndim != 2 or array.shape[1] != 8 or array.dtype != np.uint32:
+            raise ValidationError(f"keys has shape {array.shape} and dtype {array.dtype}; a device key is 8 uint32 "
+                                  "words (256 bits): RAPPOR.device_keys(n)")
+        return array
+
+    def permanent(self, values: Any, keys: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """The memoised permanent responses B' of each device's value (docs/math.md §16.5): word i of the ChaCha20
+        stream keyed by the device's key with the value's hash as nonce decides bit i as in docs/math.md §16.2, so
+        the same device and value always give the same B'.
+
+        Parameters
+        ----------
+        values : sequence of str or bytes
+            One value per device.
+        keys : array_like of uint32, shape (n, 8)
+            The devices' keys.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (n, m).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=16, h=2, cohorts=4, seed=1)
+        >>> keys = rappor.device_keys(2, rng=0)
+        >>> first = rappor.permanent(["the", "the"], keys)
+        >>> np.array_equal(first, rappor.permanent(["the", "the"], keys)), np.array_equal(first[0], first[1])
+        (True, False)
+        """
+        data = self.strings.validate(values)
+        checked = self._checked_keys(keys)
+        if len(checked) != len(data):
+            raise ValidationError(f"keys has {len(checked)} rows; it must have one per value ({len(data)})")
+        filters = self._filters(data, self.device_cohorts(checked))
+        words = stream_words(checked, self._nonces(data), self.m)
+        return np.where(words < self.permanent_threshold, True,
+                        np.where(words < 2 * self.permanent_threshold, False, filters))
+
+    def perturb_memoised(self, values: Any, keys: npt.ArrayLike, *, rng: RandomSource = None
+                         ) -> npt.NDArray[np.uint8]:
+        """Reports as devices send them, round after round: each device's cohort and permanent response come from
+        its key (memoised, docs/math.md §16.5), the instantaneous response is fresh from ``rng``. Any number of
+        these reports of one value by one device are ``epsilon_permanent``-LDP together.
+
+        Parameters
+        ----------
+        values : sequence of str or bytes
+            One value per device.
+        keys : array_like of uint32, shape (n, 8)
+            The devices' keys (``device_keys``), the same every round.
+        rng : numpy.random.Generator or int, optional
+            The instantaneous response's source.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 reports, as ``perturb`` returns them.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=16, h=2, cohorts=4, seed=1)
+        >>> keys = rappor.device_keys(3, rng=0)
+        >>> rappor.perturb_memoised(["a", "b", "c"], keys, rng=1).shape
+        (3, 4)
+        """
+        memo = self.permanent(values, keys)
+        instant = as_generator(rng).integers(0, WORD, size=memo.shape, dtype=np.uint32)
+        bits = instant < np.where(memo, np.uint32(self.q_threshold), np.uint32(self.p_threshold))
+        return self._pack(self.device_cohorts(keys), bits)
 
     def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §12): the integer thresholds.
