@@ -240,8 +240,8 @@ class Strings(Immutable):
 
     kind = "strings"
 
-    #: Most candidates a decoder takes (the least-squares decoding is dense in them, docs/math.md §16.4).
-    MAX_CANDIDATES = 4096
+    #: Most candidates a decoder takes (docs/math.md §16.4; beyond 2048 the decoding is sparse).
+    MAX_CANDIDATES = 2**20
 
     def __init__(self, max_bytes, candidates=None, frequencies=None):
         self.max_bytes = string_bytes(max_bytes)

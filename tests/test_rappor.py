@@ -260,3 +260,25 @@ def test_many_rounds_of_one_value_reveal_the_memo_and_no_more():
     for other in ("other", "words", "x"):
         ratio = likelihood("secret") / likelihood(other)
         assert math.log(ratio) <= rappor.epsilon_permanent
+
+
+def test_a_long_list_is_decoded_by_conjugate_gradients_as_the_dense_solve_does(monkeypatch):
+    """Past DENSE_CANDIDATES the counts come from conjugate gradients on G = A^T A, never formed: the same counts as
+    the dense solve, and the same standard errors (given the cohorts) for the largest estimates."""
+    import lipdesign.mechanisms.hashed_bits as hashed_bits
+
+    words = [f"w{i}" for i in range(60)]
+    rappor = RAPPOR(f=0.25, p=0.3, q=0.7, m=64, h=2, cohorts=8, seed=4, candidates=words)
+    weights = 1 / np.arange(1, 61)
+    users = np.array(words, dtype=object)[np.random.default_rng(0).choice(60, size=30_000, p=weights / weights.sum())]
+    aggregate = rappor.aggregate(rappor.perturb(users, rng=1))
+    monkeypatch.setattr(hashed_bits, "MAX_COHORT_TERM", 0)  # the dense path without the cohort draw's term
+    dense = rappor.estimate(aggregate)
+    monkeypatch.setattr(hashed_bits, "DENSE_CANDIDATES", 10)
+    sparse = rappor.estimate(aggregate)
+    assert "conjugate gradients" in sparse.note and "conjugate gradients" not in dense.note
+    assert np.allclose(sparse.values, dense.values, rtol=0, atol=1e-10)
+    listed = np.isfinite(sparse.standard_errors)
+    assert listed.sum() == hashed_bits.SPARSE_ERRORS
+    assert np.array_equal(np.flatnonzero(listed), np.sort(np.argsort(-dense.values)[:hashed_bits.SPARSE_ERRORS]))
+    assert np.allclose(sparse.standard_errors[listed], dense.standard_errors[listed], rtol=1e-5)

@@ -48,6 +48,17 @@ CHUNK = 2**14
 #: product per cohort).
 MAX_COHORT_TERM = 2**22
 
+#: Longest candidate list decoded with a dense G (K x K); longer lists are solved by conjugate gradients on the
+#: sparse G, with the standard errors of the SPARSE_ERRORS largest estimates.
+DENSE_CANDIDATES = 2048
+SPARSE_ERRORS = 20
+
+#: Conjugate gradients stop at this relative residual (ERROR_TOLERANCE for a standard error's row of G^-1), or after
+#: CG_ITERATIONS steps (then the list is refused).
+CG_TOLERANCE = 1e-10
+ERROR_TOLERANCE = 1e-6
+CG_ITERATIONS = 2000
+
 #: 2^32: the 32-bit words every coin of these families compares with an integer threshold (docs/math.md §16.2).
 WORD = 2**32
 
@@ -55,6 +66,55 @@ WORD = 2**32
 def threshold(probability: float, field: str, scale: int = WORD) -> int:
     """The integer threshold round(probability * scale) of a coin drawn on a 32-bit word."""
     return int(round(real_number(probability, field, 0.0, 1.0) * scale))
+
+
+class FilterGram:
+    """G = A^T A for a long candidate list, never formed: A (cohort and bit by candidate, 0/1) is held as the
+    candidates' filter entries, so G x costs two passes over them (numpy only). ``solve`` runs Jacobi-preconditioned
+    conjugate gradients; ``weighted(x, w)`` is A^T diag(w) A x."""
+
+    def __init__(self, entries: Any, cohorts: int, m: int, size: int) -> None:
+        self.cohorts_, self.strings, self.bits = entries
+        self.cells, self.size = cohorts * m, size
+        self.cell = self.cohorts_ * m + self.bits
+        self.diagonal = np.bincount(self.strings, minlength=size).astype(float)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def weighted(self, x: npt.NDArray[Any], weights: npt.NDArray[Any] | None = None) -> npt.NDArray[np.float64]:
+        """A^T diag(weights) A x (weights per (cohort, bit), flattened; None: all 1)."""
+        image = np.bincount(self.cell, weights=x[self.strings], minlength=self.cells)
+        if weights is not None:
+            image = image * weights
+        return np.bincount(self.strings, weights=image[self.cell], minlength=self.size).astype(float)
+
+    def solve(self, b: npt.NDArray[Any], tolerance: float = CG_TOLERANCE) -> npt.NDArray[np.float64]:
+        """x with G x = b to the relative residual ``tolerance``, by preconditioned conjugate gradients;
+        ValidationError when they do not converge (G singular: candidates that no decoder can tell apart)."""
+        if (self.diagonal <= 0).any():
+            raise ValidationError("candidates include a string with an empty filter; no decoder can estimate it")
+        x = np.zeros(self.size)
+        residual = np.asarray(b, dtype=float).copy()
+        z = residual / self.diagonal
+        direction = z.copy()
+        product = residual @ z
+        target = tolerance * max(float(np.linalg.norm(b)), 1e-300)
+        for _ in range(CG_ITERATIONS):
+            if np.linalg.norm(residual) <= target:
+                return x
+            image = self.weighted(direction)
+            step = product / (direction @ image)
+            x += step * direction
+            residual -= step * image
+            z = residual / self.diagonal
+            product, previous = residual @ z, product
+            direction = z + (product / previous) * direction
+        if np.linalg.norm(residual) <= target:
+            return x
+        raise ValidationError(f"candidates holds {self.size} strings; least squares did not converge in "
+                              f"{CG_ITERATIONS} conjugate-gradient steps (their filters are nearly dependent): use "
+                              "fewer candidates, or more bits or cohorts")
 
 
 class StringMechanism(Mechanism):
@@ -300,10 +360,11 @@ class HashedBitReports(StringMechanism):
         rows, columns = np.nonzero(fresh)
         return cohorts[rows], rows % count, positions[rows, columns]
 
-    def _pair_sums(self, first, second, weights, size):
-        """sum over cohorts c and bits i of weights[c, i] [i in F_c(a)] [i in F_c(b)] for every a of ``first`` and b of
-        ``second`` (entries as ``_entries`` gives them): a (len(first strings), size) matrix, built by joining the
-        entries on (cohort, bit) (numpy only, memory in the number of sharing pairs)."""
+    def _pairs(self, first: Any, second: Any, weights: npt.NDArray[np.float64]
+               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The pairs of entries of ``first`` and ``second`` (as ``_entries`` gives them) that share a (cohort, bit),
+        joined by sorting (numpy only, memory in the number of sharing pairs): (string of first, string of second,
+        weights[cohort, bit]) as three arrays, one element per pair."""
         (c1, a, i1), (c2, b, i2) = first, second
         left, right = c1 * self.m + i1, c2 * self.m + i2
         order = np.argsort(right, kind="stable")
@@ -311,11 +372,15 @@ class HashedBitReports(StringMechanism):
         high = np.searchsorted(right[order], left, side="right")
         repeats = high - low
         starts = np.repeat(low - np.cumsum(repeats) + repeats, repeats) + np.arange(repeats.sum())
-        partners = order[starts]
         own = np.repeat(np.arange(left.size), repeats)
-        rows = a.max() + 1 if a.size else 0
-        flat = np.bincount(a[own] * size + b[partners], weights=weights.ravel()[left[own]], minlength=rows * size)
-        return flat.reshape(rows, size)
+        return a[own], b[order[starts]], weights.ravel()[left[own]]
+
+    def _pair_sums(self, first, second, weights, size):
+        """sum over cohorts c and bits i of weights[c, i] [i in F_c(a)] [i in F_c(b)] for every a of ``first`` and b of
+        ``second``: a dense (len(first strings), size) matrix."""
+        rows, columns, values = self._pairs(first, second, weights)
+        count = int(first[1].max()) + 1 if first[1].size else 0
+        return np.bincount(rows * size + columns, weights=values, minlength=count * size).reshape(count, size)
 
     def _design(self):
         """The candidates' filter entries and G = sum_c X_c^T X_c (K x K: the bits two candidates share, over all
@@ -323,17 +388,29 @@ class HashedBitReports(StringMechanism):
         candidates = self.strings.required_candidates(f"decoding {type(self).__name__} reports")
         entries = self._entries([candidate.encode("utf-8") for candidate in candidates])
         size = len(candidates)
-        gram = self._pair_sums(entries, entries, np.ones((self.cohorts, self.m)), size)
+        ones = np.ones((self.cohorts, self.m))
+        if size > DENSE_CANDIDATES:
+            return entries, FilterGram(entries, self.cohorts, self.m, size)
+        gram = self._pair_sums(entries, entries, ones, size)
         if gram.shape != (size, size) or np.linalg.matrix_rank(gram) < size:
             raise ValidationError(f"candidates holds {size} strings; their filters over {self.cohorts} cohorts of "
                                   f"m = {self.m} bits are not linearly independent, so least squares cannot tell "
                                   "them apart: use fewer candidates, or more bits or cohorts")
         return entries, gram
 
+    def _dense_design(self, what):
+        entries, gram = self._design()
+        if isinstance(gram, FilterGram):
+            raise ValidationError(f"candidates holds {len(gram)} strings; {what} given the users' values is computed "
+                                  f"for at most {DENSE_CANDIDATES} candidates (simulate with a shorter list)")
+        return entries, gram
+
     def _solve(self, entries, gram, centred):
         """C G^-1 sum_c X_c^T centred_c: the least-squares counts for the centred bit counts (C, m)."""
         cohorts, strings, bits = entries
         projected = np.bincount(strings, weights=centred[cohorts, bits], minlength=len(gram))
+        if isinstance(gram, FilterGram):
+            return self.cohorts * gram.solve(projected)
         return self.cohorts * np.linalg.solve(gram, projected)
 
     def _estimate(self, aggregate: Aggregate, method: str) -> Estimate:
@@ -345,8 +422,11 @@ class HashedBitReports(StringMechanism):
         scale = float(self.q_star - self.p_star)
         counts_hat = self._solve(entries, gram, (counts - reports[:, None] * float(self.p_star)) / scale)
         rate = np.divide(counts, reports[:, None], out=np.zeros(counts.shape), where=reports[:, None] > 0)
+        bit_variance = reports[:, None] * rate * (1 - rate) / scale ** 2
+        if isinstance(gram, FilterGram):
+            return self._sparse_estimate(entries, gram, counts_hat, bit_variance, n, method)
         inverse = np.linalg.inv(gram)
-        variance = self._bit_term(inverse, entries, reports[:, None] * rate * (1 - rate) / scale ** 2)
+        variance = self._bit_term(inverse, entries, bit_variance)
         if self.cohorts * len(gram) ** 2 <= MAX_COHORT_TERM:  # the cohort draw's own variance, at the estimates
             variance = variance + np.maximum(counts_hat, 0.0) @ self._cohort_spread(inverse, entries, entries)
             errors = "conservative binomial standard errors"
@@ -359,6 +439,24 @@ class HashedBitReports(StringMechanism):
         return Estimate(frequencies, np.sqrt(np.maximum(variance, 0.0)) / n, n=n, method=method,
                         names=self.estimand_names(), note=note)
 
+    def _sparse_estimate(self, entries, gram, counts_hat, bit_variance, n, method):
+        """A long list (docs/math.md §16.4): the counts by conjugate gradients on the sparse G, and the standard
+        errors of the ``SPARSE_ERRORS`` largest estimates, each by one more solve (the others' are nan)."""
+        variance = np.full(len(gram), np.nan)
+        weights = bit_variance.ravel()
+        for k in np.argsort(-counts_hat)[:SPARSE_ERRORS]:
+            unit = np.zeros(len(gram))
+            unit[k] = 1.0
+            row = gram.solve(unit, ERROR_TOLERANCE)  # row k of G^-1, to the precision a standard error needs
+            variance[k] = self.cohorts ** 2 * row @ gram.weighted(row, weights)
+        frequencies = counts_hat / n
+        note = (f"least squares over {len(gram)} candidates by conjugate gradients (docs/math.md §16.4): unbiased "
+                f"when they hold every value the users have; the candidates explain {frequencies.sum():.3f} of the "
+                f"users; binomial standard errors given the cohorts for the {min(SPARSE_ERRORS, len(gram))} largest "
+                "estimates, nan for the others")
+        return Estimate(frequencies, np.sqrt(np.maximum(variance, 0.0)) / n, n=n, method=method,
+                        names=self.estimand_names(), note=note)
+
     def _population_bits(self, population):
         """The users' values as distinct strings: their filter entries and how many users hold each."""
         unique, counts = self._unique(population)
@@ -367,7 +465,7 @@ class HashedBitReports(StringMechanism):
     def _expected(self, population, method, user_ids):
         """E[frequencies] given the users' values (docs/math.md §16.4): the candidates' frequencies when the list
         holds every value; a value outside it moves mass onto the candidates whose bits it shares."""
-        entries, gram = self._design()
+        entries, gram = self._dense_design("the expected estimate")
         (cohorts, strings, bits), counts = self._population_bits(population)
         expected = np.zeros((self.cohorts, self.m))
         np.add.at(expected, (cohorts, bits), counts[strings] / self.cohorts)
@@ -376,7 +474,7 @@ class HashedBitReports(StringMechanism):
     def _variance(self, population, n, method, user_ids):
         """Var[frequencies] given the users' values: the bits' binomial variance averaged over the uniform cohort,
         plus the variance of the cohort draw itself (docs/math.md §16.4)."""
-        entries, gram = self._design()
+        entries, gram = self._dense_design("the variance")
         values, counts = self._population_bits(population)
         cohorts, strings, bits = values
         q_star, p_star = float(self.q_star), float(self.p_star)
