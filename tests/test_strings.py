@@ -121,3 +121,23 @@ def test_bad_candidates_are_refused(candidates, message):
 def test_a_domain_without_candidates_says_what_needs_them():
     with pytest.raises(ld.ValidationError, match=r"candidates is None; a sampled population needs the candidate"):
         Strings(16).sample(10, np.random.default_rng(0))
+
+
+def test_the_shipped_words_are_an_open_domain_of_valid_values():
+    """lipdesign.datasets.words_path(): 100,000 distinct words, most frequent first, each a value of a Strings
+    domain of 64 bytes, with the CC BY-SA 4.0 licence and attribution beside them."""
+    import csv
+    import gzip
+    from pathlib import Path
+
+    from lipdesign.datasets import words_path
+
+    with gzip.open(words_path(), "rt", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    words = [row["word"] for row in rows]
+    frequencies = np.array([float(row["frequency"]) for row in rows])
+    assert len(words) == len(set(words)) == 100_000 and words[:3] == ["the", "to", "and"]
+    assert np.all(np.diff(frequencies) <= 0) and 0.96 < frequencies.sum() < 0.97
+    assert len(Strings(64, words).candidates) == 100_000  # every word a valid, distinct value
+    readme = (Path(str(words_path())).parent / "README.md").read_text(encoding="utf-8")
+    assert "CC BY-SA 4.0" in readme and "doi:10.5281/zenodo.7199437" in readme
