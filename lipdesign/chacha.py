@@ -73,9 +73,9 @@ def block(key: npt.ArrayLike, words: npt.ArrayLike) -> npt.NDArray[np.uint32]:
     return np.stack([x[i] + state[i] for i in range(16)], axis=1)
 
 
-def stream_words(key: npt.ArrayLike, nonce: npt.ArrayLike, count: int) -> npt.NDArray[np.uint32]:
-    """The first ``count`` 32-bit words of the original ChaCha20 stream (64-bit block counter from 0 in words 12-13,
-    64-bit nonce in words 14-15) for each of n (key, nonce) pairs.
+def stream_words(key: npt.ArrayLike, nonce: npt.ArrayLike, count: int, first_block: int = 0) -> npt.NDArray[np.uint32]:
+    """``count`` 32-bit words of the original ChaCha20 stream (64-bit block counter in words 12-13, from
+    ``first_block``; 64-bit nonce in words 14-15) for each of n (key, nonce) pairs.
 
     Parameters
     ----------
@@ -85,6 +85,8 @@ def stream_words(key: npt.ArrayLike, nonce: npt.ArrayLike, count: int) -> npt.ND
         The nonces (word 14 its low half, word 15 its high half).
     count : int
         Words per pair.
+    first_block : int, default 0
+        The block counter of the first word.
 
     Returns
     -------
@@ -101,7 +103,7 @@ def stream_words(key: npt.ArrayLike, nonce: npt.ArrayLike, count: int) -> npt.ND
     key = np.asarray(key, dtype=np.uint32)
     nonce = np.asarray(nonce, dtype=np.uint64)
     n, blocks = nonce.shape[0], -(-count // 16)
-    counters = np.tile(np.arange(blocks, dtype=np.uint64), n)
+    counters = np.tile(np.arange(blocks, dtype=np.uint64) + np.uint64(first_block), n)
     pairs = np.repeat(np.arange(n), blocks)
     low, high = np.uint64(0xFFFFFFFF), np.uint64(32)
     words = np.stack([(counters & low).astype(np.uint32), (counters >> high).astype(np.uint32),

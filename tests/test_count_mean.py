@@ -80,6 +80,7 @@ def test_least_squares_removes_the_collision_bias_that_the_count_mean_estimate_k
 
 @pytest.mark.parametrize("arguments, message", [
     ({"epsilon": 0.0}, r"epsilon is 0.0"),
+    ({"epsilon": 1e-9}, r"epsilon is 1e-09"),  # a flip of 1/2: the reports would say nothing
     ({"epsilon": 11.0}, r"epsilon is 11.0"),
     ({"m": 1}, r"m is 1; a row needs at least 2 buckets"),
     ({"d": 0}, r"d is 0; it must be an integer in 1..65536"),

@@ -121,6 +121,7 @@ def test_candidates_are_not_part_of_the_mechanism(tmp_path):
     ({"m": 4, "h": 5}, r"h is 5; a filter of m = 4 bits takes at most m hash functions"),
     ({"cohorts": 0}, r"cohorts is 0; it must be an integer in 1..65536"),
     ({"candidates": ["a", "a"]}, r"candidates\[1\] is 'a', the same string as candidates\[0\]"),
+    ({"f": 0.01, "h": 4}, r"f, p, q and h give epsilon_permanent = 42.3.*; it must be at most 30"),
     ({"candidates": ["a", ""]}, r"candidates\[1\] is the empty string"),
 ])
 def test_bad_parameters_are_refused(arguments, message):
@@ -200,8 +201,9 @@ def test_the_chacha20_block_is_rfc_8439s():
 
 def test_a_device_memoises_from_its_key_as_the_recipe_says():
     """The permanent response of docs/runtime.md §12, recomputed from the reference ChaCha20: the stream keyed by
-    the device key with the value's hash as nonce, word i against T and 2T."""
-    from lipdesign.strings import byte_words, hash_key, string_hash
+    the device key with the value's keyed BLAKE2b digest as nonce, word i against T and 2T; the cohort from block
+    2^63, which no value's words reach."""
+    import hashlib
 
     rappor = RAPPOR(f=0.5, p=0.5, q=0.75, m=40, h=2, cohorts=4, seed=6)
     keys = RAPPOR.device_keys(3, rng=1)
@@ -209,9 +211,10 @@ def test_a_device_memoises_from_its_key_as_the_recipe_says():
     memo = rappor.permanent(values, keys)
     for device, value in enumerate(values):
         key_words = [int(word) for word in keys[device]]
-        cohort = (chacha20_reference(key_words, 0, 2**64 - 1)[0] * 4) >> 32
+        cohort = (chacha20_reference(key_words, 2**63, 0)[0] * 4) >> 32  # block 2^63, nonce 0
         assert rappor.device_cohorts(keys)[device] == cohort
-        nonce = int(string_hash(*byte_words([value.encode()]), hash_key(6, [4 * 2]))[0, 0])
+        key_bytes = b"".join(word.to_bytes(4, "little") for word in key_words)
+        nonce = int.from_bytes(hashlib.blake2b(value.encode(), digest_size=8, key=key_bytes).digest(), "little")
         words = chacha20_reference(key_words, 0, nonce) + chacha20_reference(key_words, 1, nonce) + \
             chacha20_reference(key_words, 2, nonce)
         threshold = rappor.permanent_threshold
@@ -282,3 +285,53 @@ def test_a_long_list_is_decoded_by_conjugate_gradients_as_the_dense_solve_does(m
     assert listed.sum() == hashed_bits.SPARSE_ERRORS
     assert np.array_equal(np.flatnonzero(listed), np.sort(np.argsort(-dense.values)[:hashed_bits.SPARSE_ERRORS]))
     assert np.allclose(sparse.standard_errors[listed], dense.standard_errors[listed], rtol=1e-5)
+
+
+def test_values_that_share_a_public_hash_still_get_independent_memos():
+    """The memo's nonce is keyed by the device (BLAKE2b): two values built to collide under the public string hash
+    (so a server could choose them) get different nonces and independent-looking permanent responses, whose bits
+    differ where their filters agree about as often as independent memos do, 2 (f/2)(1 - f/2)."""
+    from lipdesign.strings import MIX_1, MIX_2, byte_words, hash_key, string_hash
+
+    def mix(z):
+        z = ((z ^ (z >> 30)) * MIX_1) % 2**64
+        z = ((z ^ (z >> 27)) * MIX_2) % 2**64
+        return z ^ (z >> 31)
+
+    key = int(hash_key(1, [0])[0])  # any public 64-bit key: build two 16-byte strings with one hash under it
+    start = mix(key ^ 16)
+    first = b"prefix01AAAAAAAA"
+    target = mix(start ^ int.from_bytes(first[:8], "little")) ^ int.from_bytes(first[8:], "little")
+    second = next(p + w.to_bytes(8, "little") for p, w in
+                  ((f"p{i:07d}".encode(), target ^ mix(start ^ int.from_bytes(f"p{i:07d}".encode(), "little")))
+                   for i in range(100_000)) if all(0 < c < 128 for c in w.to_bytes(8, "little")))
+    hashes = string_hash(*byte_words([first, second]), [key])
+    assert hashes[0, 0] == hashes[1, 0]  # they do collide under the public hash
+    rappor = RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=1, seed=1)
+    keys = RAPPOR.device_keys(4000, rng=0)
+    memos = [rappor.permanent([value.decode()] * 4000, keys) for value in (first, second)]
+    filters = rappor.filters([first.decode(), second.decode()], [0, 0])
+    agree = filters[0] == filters[1]
+    differ = (memos[0][:, agree] != memos[1][:, agree]).mean()
+    assert abs(differ - 2 * 0.25 * 0.75) < 0.02
+
+
+def test_one_time_rappor_without_instantaneous_noise_runs():
+    """p = 0 and q = 1 (pure-ldp's RAPPOR): the threshold of q is 2^32 itself, compared in 64 bits (it crashed in
+    32), and one report is then the permanent response, so the two epsilons agree."""
+    rappor = RAPPOR(f=0.5, p=0.0, q=1.0, m=16, h=2, cohorts=2, seed=1, candidates=WORDS[:4])
+    assert rappor.q_threshold == 2**32
+    assert math.isclose(rappor.epsilon, rappor.epsilon_permanent, rel_tol=1e-12)
+    reports = rappor.perturb(WORDS[:4] * 50, rng=0)
+    assert rappor.estimate(reports).values.shape == (4,)
+    keys = RAPPOR.device_keys(4, rng=0)
+    assert np.array_equal(rappor.unpack(rappor.perturb_memoised(WORDS[:4], keys, rng=0))[1],
+                          rappor.permanent(WORDS[:4], keys).astype(np.uint8))  # S = B' exactly
+
+
+def test_variance_takes_the_number_of_users():
+    rappor = RAPPOR(f=0.5, p=0.5, q=0.75, m=16, h=2, cohorts=2, seed=1, candidates=["hello", "b", "c"])
+    values = ["hello", "b", "c"]
+    assert rappor.variance(values, n=3).shape == (3,)
+    with pytest.raises(ld.ValidationError, match=r"n is 5; .* whose number \(3\) is n"):
+        rappor.variance(values, n=5)

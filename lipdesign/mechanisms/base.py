@@ -1050,7 +1050,8 @@ def check_parameter_names(parameters: Any, written: Mapping[str, Any], writer: s
 
 
 def _size(values):
-    return len(values[0]) if isinstance(values, list) else len(values)
+    """The number of users: a mixed tuple's values are a list of columns, a string domain's a list of values."""
+    return len(values[0]) if isinstance(values, list) and values and not isinstance(values[0], bytes) else len(values)
 
 
 def verify(subject: Mechanism | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP | None = None,

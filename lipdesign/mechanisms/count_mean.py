@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lipdesign.mechanisms.hashed_bits import CHUNK, MAX_BITS, MAX_COHORTS, WORD, HashedBitReports
-from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON
+from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON
 from lipdesign.strings import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:  # annotations only
@@ -35,7 +35,7 @@ class CountMeanSketch(HashedBitReports):
     Parameters
     ----------
     epsilon : float
-        The LDP level, in (0, 10].
+        The LDP level, in [1e-6, 10].
     m : int, default 1024
         Buckets per row (the width), 2 to 65536.
     d : int, default 64
@@ -57,7 +57,7 @@ class CountMeanSketch(HashedBitReports):
     Raises
     ------
     ValidationError
-        epsilon outside (0, 10], m below 2, or a parameter outside its range.
+        epsilon outside [1e-6, 10], m below 2, or a parameter outside its range.
 
     Examples
     --------
@@ -77,7 +77,7 @@ class CountMeanSketch(HashedBitReports):
     """
 
     family = "cms"
-    epsilon_range = (0.0, ONE_BIT_MAX_EPSILON)
+    epsilon_range = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
     parameter_rules = (("m", f"integer in 2..{MAX_BITS}"), ("d", f"integer in 1..{MAX_COHORTS}"),
                        ("seed", f"integer in 0..{MAX_SEED - 1}"), ("max_bytes", "integer in 1..4096"))
     client_cost = "O(m) per report (m signs)"

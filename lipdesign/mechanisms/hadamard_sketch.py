@@ -19,7 +19,7 @@ from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import fwht, parity
 from lipdesign.mechanisms.hashed_bits import CHUNK, MAX_COHORTS, WORD, StringMechanism
-from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON
+from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON
 from lipdesign.notions import LDP
 from lipdesign.strings import DEFAULT_MAX_BYTES, bounded, byte_words, string_hash
 from lipdesign.validation import fmt, integer
@@ -48,7 +48,7 @@ class HadamardCountMeanSketch(StringMechanism):
     Parameters
     ----------
     epsilon : float
-        The LDP level, in (0, 10].
+        The LDP level, in [1e-6, 10].
     m : int, default 1024
         Buckets per row, a power of 2 from 2 to 65536.
     d : int, default 64
@@ -68,7 +68,7 @@ class HadamardCountMeanSketch(StringMechanism):
     Raises
     ------
     ValidationError
-        epsilon outside (0, 10], m not a power of 2 in 2..65536, or d outside 1..65536.
+        epsilon outside [1e-6, 10], m not a power of 2 in 2..65536, or d outside 1..65536.
 
     Notes
     -----
@@ -91,7 +91,7 @@ class HadamardCountMeanSketch(StringMechanism):
     """
 
     family = "hcms"
-    epsilon_range = (0.0, ONE_BIT_MAX_EPSILON)
+    epsilon_range = (ONE_BIT_MIN_EPSILON, ONE_BIT_MAX_EPSILON)
     parameter_rules = (("m", f"power of 2 in 2..{MAX_WIDTH}"), ("d", f"integer in 1..{MAX_COHORTS}"),
                        ("seed", f"integer in 0..{MAX_SEED - 1}"), ("max_bytes", "integer in 1..4096"))
     client_cost = "O(1) per report (one hash, one bit)"

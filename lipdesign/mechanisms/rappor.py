@@ -9,6 +9,7 @@ the number of reports and the count of each bit; the estimate is the least-squar
 
 from __future__ import annotations
 
+import hashlib
 import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -21,8 +22,8 @@ from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.hashed_bits import CHUNK, MAX_BITS, MAX_COHORTS, MAX_HASHES, WORD, HashedBitReports, threshold
 from lipdesign.mechanisms.sampling import MAX_SEED, as_generator
 from lipdesign.notions import LDP
-from lipdesign.strings import DEFAULT_MAX_BYTES, byte_words, hash_key, string_hash
-from lipdesign.validation import fmt, integer, real_number
+from lipdesign.strings import DEFAULT_MAX_BYTES
+from lipdesign.validation import MAX_EPSILON, fmt, integer, real_number
 from lipdesign.verification import log_upper, verify_table
 
 if TYPE_CHECKING:  # annotations only
@@ -32,6 +33,11 @@ if TYPE_CHECKING:  # annotations only
     import numpy.typing as npt
 
     from lipdesign.mechanisms.sampling import RandomSource
+
+
+#: The ChaCha20 block counter a device's cohort is drawn at (nonce 0): the permanent words of its values start at
+#: block 0 and use fewer than 2^12 blocks, so the cohort's word is never one of theirs (docs/math.md §16.5).
+COHORT_BLOCK = 2**63
 
 
 class RAPPOR(HashedBitReports):
@@ -121,8 +127,10 @@ class RAPPOR(HashedBitReports):
         high, low = max(self.q_star, self.p_star), min(self.q_star, self.p_star)
         self.epsilon = log_upper((high * (1 - low) / (low * (1 - high))) ** self.h)
         self.epsilon_permanent = log_upper(((1 - half_f) / half_f) ** (2 * self.h))
-        #: The public key of the memo's nonces: hash function cohorts x h, the one after the filters'.
-        self._memo_key = hash_key(self.seed, [self.cohorts * self.h])
+        for name, value in (("epsilon", self.epsilon), ("epsilon_permanent", self.epsilon_permanent)):
+            if value > MAX_EPSILON:
+                raise ValidationError(f"f, p, q and h give {name} = {value:.6g}; it must be at most {MAX_EPSILON:g} "
+                                      "(e^30 promises no privacy): raise f, bring p and q closer, or use fewer hashes")
 
     def parameters(self) -> dict[str, Any]:
         return {"f": self.f, "p": self.p, "q": self.q, "m": self.m, "h": self.h, "cohorts": self.cohorts,
@@ -181,7 +189,7 @@ class RAPPOR(HashedBitReports):
             memo = np.where(permanent < self.permanent_threshold, True,
                             np.where(permanent < 2 * self.permanent_threshold, False, filters))
             instant = rng.integers(0, WORD, size=filters.shape, dtype=np.uint32)
-            bits = instant < np.where(memo, np.uint32(self.q_threshold), np.uint32(self.p_threshold))
+            bits = instant < np.where(memo, np.uint64(self.q_threshold), np.uint64(self.p_threshold))
             chunks.append(self._pack(cohorts, bits))
         return np.concatenate(chunks)
 
@@ -212,13 +220,19 @@ class RAPPOR(HashedBitReports):
         """
         return as_generator(rng).integers(0, WORD, size=(integer(n, "n"), 8), dtype=np.uint32)
 
-    def _nonces(self, data):
-        """The memo's nonce of each value: its string hash under the public function after the filters' ones."""
-        return string_hash(*byte_words(data), self._memo_key[None])[:, 0]
+    @staticmethod
+    def _nonces(data, keys):
+        """The memo's nonce of each device's value: the first 8 bytes (little-endian) of BLAKE2b keyed by the
+        device's key (RFC 7693, ``hashlib.blake2b``): a keyed pseudo-random function of the whole string, so no one
+        without the key can choose two values that share a nonce (docs/math.md §16.5). One call per device."""
+        return np.fromiter((int.from_bytes(hashlib.blake2b(value, digest_size=8, key=key.astype("<u4").tobytes())
+                                           .digest(), "little") for value, key in zip(data, keys)),
+                           dtype=np.uint64, count=len(data))
 
     def device_cohorts(self, keys: npt.ArrayLike) -> npt.NDArray[np.int64]:
-        """Each device's cohort, derived from its key (docs/math.md §16.5): the first word of its ChaCha20 stream
-        at the reserved nonce 2^64 - 1, reduced to 0..cohorts-1 as ((w) cohorts) >> 32.
+        """Each device's cohort, derived from its key (docs/math.md §16.5): the first word w of its ChaCha20 block
+        at counter ``COHORT_BLOCK`` = 2^63 and nonce 0 (a block no value's permanent words reach), reduced to
+        0..cohorts-1 as (w cohorts) >> 32.
 
         Parameters
         ----------
@@ -239,7 +253,7 @@ class RAPPOR(HashedBitReports):
         (0, 3)
         """
         checked = self._checked_keys(keys)
-        words = stream_words(checked, np.full(len(checked), 2**64 - 1, dtype=np.uint64), 1)[:, 0].astype(np.uint64)
+        words = stream_words(checked, np.zeros(len(checked), np.uint64), 1, COHORT_BLOCK)[:, 0].astype(np.uint64)
         return ((words * np.uint64(self.cohorts)) >> np.uint64(32)).astype(np.int64)
 
     @staticmethod
@@ -252,8 +266,8 @@ class RAPPOR(HashedBitReports):
 
     def permanent(self, values: Any, keys: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """The memoised permanent responses B' of each device's value (docs/math.md §16.5): word i of the ChaCha20
-        stream keyed by the device's key with the value's hash as nonce decides bit i as in docs/math.md §16.2, so
-        the same device and value always give the same B'.
+        stream keyed by the device's key, with the value's keyed BLAKE2b digest as nonce, decides bit i as in
+        docs/math.md §16.2, so the same device and value always give the same B'.
 
         Parameters
         ----------
@@ -282,7 +296,7 @@ class RAPPOR(HashedBitReports):
         if len(checked) != len(data):
             raise ValidationError(f"keys has {len(checked)} rows; it must have one per value ({len(data)})")
         filters = self._filters(data, self.device_cohorts(checked))
-        words = stream_words(checked, self._nonces(data), self.m)
+        words = stream_words(checked, self._nonces(data, checked), self.m)
         return np.where(words < self.permanent_threshold, True,
                         np.where(words < 2 * self.permanent_threshold, False, filters))
 
@@ -316,7 +330,7 @@ class RAPPOR(HashedBitReports):
         """
         memo = self.permanent(values, keys)
         instant = as_generator(rng).integers(0, WORD, size=memo.shape, dtype=np.uint32)
-        bits = instant < np.where(memo, np.uint32(self.q_threshold), np.uint32(self.p_threshold))
+        bits = instant < np.where(memo, np.uint64(self.q_threshold), np.uint64(self.p_threshold))
         return self._pack(self.device_cohorts(keys), bits)
 
     def device_numbers(self) -> dict[str, Any]:
