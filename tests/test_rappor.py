@@ -335,3 +335,28 @@ def test_variance_takes_the_number_of_users():
     assert rappor.variance(values, n=3).shape == (3,)
     with pytest.raises(ld.ValidationError, match=r"n is 5; .* whose number \(3\) is n"):
         rappor.variance(values, n=5)
+
+
+def test_a_long_list_with_candidates_no_decoder_separates_is_refused(monkeypatch):
+    """Conjugate gradients converge even on a singular G (the right-hand side lies in its range), so a long list
+    is checked first: two candidates with the same filter everywhere, or more candidates than cells, are refused."""
+    import lipdesign.mechanisms.hashed_bits as hashed_bits
+
+    monkeypatch.setattr(hashed_bits, "DENSE_CANDIDATES", 2)
+    words = [f"w{i}" for i in range(200)]
+    rappor = RAPPOR(f=0.25, p=0.3, q=0.7, m=64, h=1, cohorts=1, seed=3)
+    buckets = [int(np.flatnonzero(rappor.filters([w], [0])[0])[0]) for w in words]
+    first = next(i for i in range(200) if buckets.index(buckets[i]) != i)
+    twins = [words[buckets.index(buckets[first])], words[first]]  # one bucket: the same filter
+    with pytest.raises(ld.ValidationError, match=r"have the same filter in every cohort: no decoder can tell"):
+        rappor.with_candidates(twins + ["x", "y"]).estimate(rappor.perturb(twins * 10, rng=0))
+    # 2 cohorts of 4 bits, one hash: at most 8 cells, 16 distinct filters; 9 distinct filters cannot be separated
+    small = RAPPOR(f=0.25, p=0.3, q=0.7, m=4, h=1, cohorts=2, seed=3)
+    signatures = {}
+    for word in words:
+        key = tuple(int(np.flatnonzero(small.filters([word], [c])[0])[0]) for c in range(2))
+        signatures.setdefault(key, word)
+    distinct = list(signatures.values())[:9]
+    assert len(distinct) == 9
+    with pytest.raises(ld.ValidationError, match=r"candidates holds 9 strings; their filters use only [78] "):
+        small.with_candidates(distinct).estimate(small.perturb(distinct, rng=0))

@@ -104,7 +104,10 @@ class FilterGram:
             if np.linalg.norm(residual) <= target:
                 return x
             image = self.weighted(direction)
-            step = product / (direction @ image)
+            curvature = direction @ image
+            if curvature <= 0:  # G is singular along this direction: candidates no decoder separates
+                break
+            step = product / curvature
             x += step * direction
             residual -= step * image
             z = residual / self.diagonal
@@ -390,6 +393,7 @@ class HashedBitReports(StringMechanism):
         size = len(candidates)
         ones = np.ones((self.cohorts, self.m))
         if size > DENSE_CANDIDATES:
+            self._separable(entries, candidates)
             return entries, FilterGram(entries, self.cohorts, self.m, size)
         gram = self._pair_sums(entries, entries, ones, size)
         if gram.shape != (size, size) or np.linalg.matrix_rank(gram) < size:
@@ -397,6 +401,28 @@ class HashedBitReports(StringMechanism):
                                   f"m = {self.m} bits are not linearly independent, so least squares cannot tell "
                                   "them apart: use fewer candidates, or more bits or cohorts")
         return entries, gram
+
+    def _separable(self, entries, candidates):
+        """Refuse a long list that least squares cannot separate for certain: two candidates with the same filter in
+        every cohort, or more candidates than (cohort, bit) cells in use (G is then singular, and conjugate
+        gradients would converge to an arbitrary split)."""
+        cohorts, strings, bits = entries
+        order = np.lexsort((bits, cohorts, strings))
+        signature = np.full((len(candidates), self.cohorts * self.h), -1, dtype=np.int64)
+        position = np.arange(order.size) - np.searchsorted(strings[order], strings[order])
+        signature[strings[order], position] = (cohorts * self.m + bits)[order]
+        _, first, counts = np.unique(signature, axis=0, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            twin = signature[first[np.argmax(counts > 1)]]
+            pair = np.flatnonzero((signature == twin).all(axis=1))[:2]
+            raise ValidationError(f"candidates[{pair[0]}] and candidates[{pair[1]}] ({candidates[pair[0]]!r} and "
+                                  f"{candidates[pair[1]]!r}) have the same filter in every cohort: no decoder can "
+                                  "tell them apart (use more bits or cohorts, or drop one)")
+        cells = np.unique(cohorts * self.m + bits).size
+        if len(candidates) > cells:
+            raise ValidationError(f"candidates holds {len(candidates)} strings; their filters use only {cells} "
+                                  "(cohort, bit) cells, so least squares cannot tell them apart: use fewer "
+                                  "candidates, or more bits or cohorts")
 
     def _dense_design(self, what):
         entries, gram = self._design()
