@@ -18,7 +18,7 @@ from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import fwht, parity
-from lipdesign.mechanisms.hashed_bits import CHUNK, MAX_COHORTS, WORD, StringMechanism
+from lipdesign.mechanisms.hashed_bits import CHUNK, DENSE_CANDIDATES, MAX_COHORTS, WORD, StringMechanism
 from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON
 from lipdesign.notions import LDP
 from lipdesign.strings import DEFAULT_MAX_BYTES, bounded, byte_words, string_hash
@@ -254,12 +254,23 @@ class HadamardCountMeanSketch(StringMechanism):
         ones = np.bincount(cells, weights=bits, minlength=self.d * self.m).reshape(self.d, self.m)
         return len(rows), {"cell_reports": reports_per_cell.astype(np.int64), "ones": ones.astype(np.int64)}
 
+    def _entries(self, data):
+        """(row, string, bucket) of every string in every row: the entries ``_pair_sums`` joins."""
+        rows = np.repeat(np.arange(self.d), len(data))
+        strings = np.tile(np.arange(len(data)), self.d)
+        return rows, strings, self._buckets(list(data) * self.d, rows)
+
     def _design(self):
-        """The candidates' buckets (K, d) and G = m x the number of rows in which two candidates share a bucket."""
+        """The candidates' buckets (K, d) and G = m x the number of rows in which two candidates share a bucket
+        (built by joining their entries on (row, bucket), memory in the number of sharing pairs)."""
         candidates = self.strings.required_candidates("decoding HadamardCountMeanSketch reports")
+        if len(candidates) > DENSE_CANDIDATES:
+            raise ValidationError(f"candidates holds {len(candidates)} strings; the Hadamard sketch decodes at most "
+                                  f"{DENSE_CANDIDATES} (its least squares is dense)")
         data = [candidate.encode("utf-8") for candidate in candidates]
-        buckets = np.stack([self._buckets(data, np.full(len(data), row)) for row in range(self.d)], axis=1)
-        gram = self.m * (buckets[:, None, :] == buckets[None, :, :]).sum(axis=2).astype(float)
+        entries = self._entries(data)
+        buckets = entries[2].reshape(self.d, len(data)).T
+        gram = self.m * self._pair_sums(entries, entries, np.ones((self.d, self.m)), len(data))
         if np.linalg.matrix_rank(gram) < len(candidates):
             raise ValidationError(f"candidates holds {len(candidates)} strings; two or more share a bucket in every "
                                   f"one of the d = {self.d} rows, so no decoder can tell them apart: use more rows")
@@ -291,10 +302,11 @@ class HadamardCountMeanSketch(StringMechanism):
     def _means(self, population):
         """Per distinct value u of the population, its users' expected contribution to the counts, G^-1 (m x the
         rows in which each candidate shares u's bucket) (e_u for a listed value), and how many users hold u."""
-        buckets, gram = self._design()
+        _, gram = self._design()
+        candidates = [candidate.encode("utf-8") for candidate in self.strings.required_candidates("the variance")]
         unique, counts = self._unique(population)
-        theirs = np.stack([self._buckets(unique, np.full(len(unique), row)) for row in range(self.d)], axis=1)
-        shared = (buckets[:, None, :] == theirs[None, :, :]).sum(axis=2).astype(float)  # (K, U)
+        shared = self._pair_sums(self._entries(candidates), self._entries(unique), np.ones((self.d, self.m)),
+                                 len(unique))  # (K, U)
         return gram, np.linalg.solve(gram, self.m * shared), counts.astype(float)
 
     def _expected(self, population, method, user_ids):

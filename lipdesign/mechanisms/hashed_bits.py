@@ -122,8 +122,10 @@ class FilterGram:
 
 class StringMechanism(Mechanism):
     """A mechanism over strings from an open domain (docs/math.md §16): the ``Strings`` input domain, an optional
-    candidate list that is no part of the mechanism (``with_candidates``), and the public hash keys."""
+    candidate list that is no part of the mechanism (``with_candidates``), the public hash keys, and the join of
+    two sets of hashed entries (cohort or row, string, bit or bucket) on the cells they share."""
 
+    m: int
     seed: int
     strings: Strings
 
@@ -137,6 +139,28 @@ class StringMechanism(Mechanism):
         keys = hash_key(self.seed, np.arange(functions))
         keys.setflags(write=False)
         return keys
+
+    def _pairs(self, first: Any, second: Any, weights: npt.NDArray[np.float64]
+               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The pairs of entries of ``first`` and ``second`` (as ``_entries`` gives them) that share a (cohort, bit),
+        joined by sorting (numpy only, memory in the number of sharing pairs): (string of first, string of second,
+        weights[cohort, bit]) as three arrays, one element per pair."""
+        (c1, a, i1), (c2, b, i2) = first, second
+        left, right = c1 * self.m + i1, c2 * self.m + i2
+        order = np.argsort(right, kind="stable")
+        low = np.searchsorted(right[order], left, side="left")
+        high = np.searchsorted(right[order], left, side="right")
+        repeats = high - low
+        starts = np.repeat(low - np.cumsum(repeats) + repeats, repeats) + np.arange(repeats.sum())
+        own = np.repeat(np.arange(left.size), repeats)
+        return a[own], b[order[starts]], weights.ravel()[left[own]]
+
+    def _pair_sums(self, first, second, weights, size):
+        """sum over cohorts c and bits i of weights[c, i] [i in F_c(a)] [i in F_c(b)] for every a of ``first`` and b of
+        ``second``: a dense (len(first strings), size) matrix."""
+        rows, columns, values = self._pairs(first, second, weights)
+        count = int(first[1].max()) + 1 if first[1].size else 0
+        return np.bincount(rows * size + columns, weights=values, minlength=count * size).reshape(count, size)
 
     @property
     def max_bytes(self) -> int:
@@ -195,7 +219,6 @@ class HashedBitReports(StringMechanism):
     (True, 10)
     """
 
-    m: int
     h: int
     cohorts: int
     q_star: Fraction
@@ -362,28 +385,6 @@ class HashedBitReports(StringMechanism):
         fresh[:, 1:] = positions[:, 1:] != positions[:, :-1]
         rows, columns = np.nonzero(fresh)
         return cohorts[rows], rows % count, positions[rows, columns]
-
-    def _pairs(self, first: Any, second: Any, weights: npt.NDArray[np.float64]
-               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """The pairs of entries of ``first`` and ``second`` (as ``_entries`` gives them) that share a (cohort, bit),
-        joined by sorting (numpy only, memory in the number of sharing pairs): (string of first, string of second,
-        weights[cohort, bit]) as three arrays, one element per pair."""
-        (c1, a, i1), (c2, b, i2) = first, second
-        left, right = c1 * self.m + i1, c2 * self.m + i2
-        order = np.argsort(right, kind="stable")
-        low = np.searchsorted(right[order], left, side="left")
-        high = np.searchsorted(right[order], left, side="right")
-        repeats = high - low
-        starts = np.repeat(low - np.cumsum(repeats) + repeats, repeats) + np.arange(repeats.sum())
-        own = np.repeat(np.arange(left.size), repeats)
-        return a[own], b[order[starts]], weights.ravel()[left[own]]
-
-    def _pair_sums(self, first, second, weights, size):
-        """sum over cohorts c and bits i of weights[c, i] [i in F_c(a)] [i in F_c(b)] for every a of ``first`` and b of
-        ``second``: a dense (len(first strings), size) matrix."""
-        rows, columns, values = self._pairs(first, second, weights)
-        count = int(first[1].max()) + 1 if first[1].size else 0
-        return np.bincount(rows * size + columns, weights=values, minlength=count * size).reshape(count, size)
 
     def _design(self):
         """The candidates' filter entries and G = sum_c X_c^T X_c (K x K: the bits two candidates share, over all
