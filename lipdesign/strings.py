@@ -38,8 +38,12 @@ def encoded(values: Any, limit: int, field: str = "values") -> list[bytes]:
     """The UTF-8 bytes of each value: a non-empty ``str``, or ``bytes`` that are valid UTF-8, of at most ``limit``
     bytes. Refused, naming the first offending entry: other types, an empty string, a longer one, invalid UTF-8 (a
     lone surrogate in a ``str``)."""
-    if isinstance(values, (str, bytes)):
+    if isinstance(values, (str, bytes)) or (isinstance(values, np.ndarray) and values.ndim != 1) or \
+            not hasattr(values, "__iter__"):
         raise ValidationError(f"{field} is {fmt(values)}; it must be a sequence of strings, one per user")
+    if isinstance(values, np.ndarray) and values.dtype.kind == "S":
+        raise ValidationError(f"{field} has dtype {values.dtype}; numpy's fixed-width bytes drop trailing NUL bytes, "
+                              "so pass a list or an object array of bytes")
     items = values.tolist() if isinstance(values, np.ndarray) else list(values)
     if not items:
         raise ValidationError(f"{field} is empty; it must hold at least one string")

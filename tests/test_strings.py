@@ -141,3 +141,14 @@ def test_the_shipped_words_are_an_open_domain_of_valid_values():
     assert len(Strings(64, words).candidates) == 100_000  # every word a valid, distinct value
     readme = (Path(str(words_path())).parent / "README.md").read_text(encoding="utf-8")
     assert "CC BY-SA 4.0" in readme and "doi:10.5281/zenodo.7199437" in readme
+
+
+@pytest.mark.parametrize("values, message", [
+    (np.array("abc"), r"values is 'abc'; it must be a sequence of strings"),
+    (5, r"values is 5; it must be a sequence of strings"),
+    (None, r"values is None; it must be a sequence of strings"),
+    (np.array([b"x\0", b"y"]), r"values has dtype \|S\d; numpy's fixed-width bytes drop trailing NUL bytes"),
+])
+def test_what_is_not_a_sequence_of_strings_is_refused(values, message):
+    with pytest.raises(ld.ValidationError, match=message):
+        strings.encoded(values, 64)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lipdesign.mechanisms.hashed_bits import CHUNK, MAX_BITS, MAX_COHORTS, WORD, HashedBitReports
+from lipdesign.mechanisms.hashed_bits import MAX_BITS, MAX_COHORTS, WORD, HashedBitReports, chunk
 from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON
 from lipdesign.strings import DEFAULT_MAX_BYTES
 
@@ -123,8 +123,9 @@ class CountMeanSketch(HashedBitReports):
         """Per chunk of users: the rows (a bounded integer each), then m words per user; a single report draws its
         row, then m words."""
         chunks = []
-        for start in range(0, len(values), CHUNK):
-            data = values[start:start + CHUNK]
+        size = chunk(self.m)
+        for start in range(0, len(values), size):
+            data = values[start:start + size]
             rows = rng.integers(0, self.d, size=len(data)) if self.d > 1 else np.zeros(len(data), int)
             signs = self._filters(data, rows)
             flips = rng.integers(0, WORD, size=signs.shape, dtype=np.uint32) < np.uint32(self.flip_threshold)

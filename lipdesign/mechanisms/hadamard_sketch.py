@@ -22,7 +22,7 @@ from lipdesign.mechanisms.hashed_bits import CHUNK, DENSE_CANDIDATES, MAX_COHORT
 from lipdesign.mechanisms.sampling import MAX_SEED, ONE_BIT_MAX_EPSILON, ONE_BIT_MIN_EPSILON
 from lipdesign.notions import LDP
 from lipdesign.strings import DEFAULT_MAX_BYTES, bounded, byte_words, string_hash
-from lipdesign.validation import fmt, integer
+from lipdesign.validation import fmt, index_array, integer
 from lipdesign.verification import verify_table
 
 if TYPE_CHECKING:  # annotations only
@@ -183,10 +183,10 @@ class HadamardCountMeanSketch(StringMechanism):
         (2,)
         """
         data = self.strings.validate(values)
-        rows = np.asarray(rows, dtype=np.int64)
-        if rows.shape != (len(data),) or (rows.size and (rows.min() < 0 or rows.max() >= self.d)):
-            raise ValidationError(f"rows is {fmt(rows)}; it must hold one row in 0..{self.d - 1} per value")
-        return self._buckets(data, rows)
+        indices = index_array(rows, self.d, "rows")
+        if indices.shape != (len(data),):
+            raise ValidationError(f"rows is {fmt(indices)}; it must hold one row in 0..{self.d - 1} per value")
+        return self._buckets(data, indices)
 
     def _buckets(self, data, rows):
         return bounded(string_hash(*byte_words(data), self.keys[rows][:, None])[:, 0], self.m)

@@ -24,7 +24,7 @@ from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.sampling import public_seed
 from lipdesign.notions import LDP
 from lipdesign.strings import bounded, byte_words, hash_key, string_hash
-from lipdesign.validation import fmt, integer, real_number
+from lipdesign.validation import fmt, index_array, integer, real_number
 from lipdesign.verification import verify_table
 
 if TYPE_CHECKING:  # annotations only
@@ -41,8 +41,15 @@ MAX_BITS = 2**16
 MAX_HASHES = 64
 MAX_COHORTS = 2**16
 
-#: Users perturbed per chunk (each holds m 32-bit words, twice for RAPPOR).
+#: Users perturbed per chunk, at most: a chunk holds CHUNK_WORDS 32-bit words at most (64 MiB), so fewer users
+#: when the filter is wide (``chunk``).
 CHUNK = 2**14
+CHUNK_WORDS = 2**24
+
+
+def chunk(m: int) -> int:
+    """Users per chunk for reports of m bits: CHUNK, or fewer so that a chunk holds at most CHUNK_WORDS words."""
+    return max(1, min(CHUNK, CHUNK_WORDS // m))
 
 #: Largest cohorts x candidates^2 for which ``estimate`` adds the cohort draw's variance (it costs one K x K
 #: product per cohort).
@@ -301,11 +308,11 @@ class HashedBitReports(StringMechanism):
         array([2, 2])
         """
         data = self.input_domain.validate(values)
-        cohorts = np.asarray(cohorts, dtype=np.int64)
-        if cohorts.shape != (len(data),) or (cohorts.size and (cohorts.min() < 0 or cohorts.max() >= self.cohorts)):
-            raise ValidationError(f"cohorts is {fmt(cohorts)}; it must hold one cohort in 0..{self.cohorts - 1} per "
+        indices = index_array(cohorts, self.cohorts, "cohorts")
+        if indices.shape != (len(data),):
+            raise ValidationError(f"cohorts is {fmt(indices)}; it must hold one cohort in 0..{self.cohorts - 1} per "
                                   "value")
-        return self._filters(data, cohorts)
+        return self._filters(data, indices)
 
     def _filters(self, data, cohorts):
         positions = bounded(string_hash(*byte_words(data), self.keys[cohorts]), self.m)

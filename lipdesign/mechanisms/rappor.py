@@ -19,7 +19,7 @@ import numpy as np
 from lipdesign.chacha import stream_words
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
-from lipdesign.mechanisms.hashed_bits import CHUNK, MAX_BITS, MAX_COHORTS, MAX_HASHES, WORD, HashedBitReports, threshold
+from lipdesign.mechanisms.hashed_bits import MAX_BITS, MAX_COHORTS, MAX_HASHES, WORD, HashedBitReports, chunk, threshold
 from lipdesign.mechanisms.sampling import MAX_SEED, as_generator
 from lipdesign.notions import LDP
 from lipdesign.strings import DEFAULT_MAX_BYTES
@@ -181,8 +181,9 @@ class RAPPOR(HashedBitReports):
         """Per chunk of users: the cohorts (a bounded integer each), then the permanent words of every user (m
         each), then the instantaneous words (m each); a single report draws its cohort, m words, then m words."""
         chunks = []
-        for start in range(0, len(values), CHUNK):
-            data = values[start:start + CHUNK]
+        size = chunk(self.m)
+        for start in range(0, len(values), size):
+            data = values[start:start + size]
             cohorts = rng.integers(0, self.cohorts, size=len(data)) if self.cohorts > 1 else np.zeros(len(data), int)
             filters = self._filters(data, cohorts)
             permanent = rng.integers(0, WORD, size=filters.shape, dtype=np.uint32)
@@ -295,10 +296,14 @@ class RAPPOR(HashedBitReports):
         checked = self._checked_keys(keys)
         if len(checked) != len(data):
             raise ValidationError(f"keys has {len(checked)} rows; it must have one per value ({len(data)})")
-        filters = self._filters(data, self.device_cohorts(checked))
-        words = stream_words(checked, self._nonces(data, checked), self.m)
-        return np.where(words < self.permanent_threshold, True,
-                        np.where(words < 2 * self.permanent_threshold, False, filters))
+        parts, size = [], chunk(self.m)
+        for start in range(0, len(data), size):
+            part, keys_part = data[start:start + size], checked[start:start + size]
+            filters = self._filters(part, self.device_cohorts(keys_part))
+            words = stream_words(keys_part, self._nonces(part, keys_part), self.m)
+            parts.append(np.where(words < self.permanent_threshold, True,
+                                  np.where(words < 2 * self.permanent_threshold, False, filters)))
+        return np.concatenate(parts)
 
     def perturb_memoised(self, values: Any, keys: npt.ArrayLike, *, rng: RandomSource = None
                          ) -> npt.NDArray[np.uint8]:
