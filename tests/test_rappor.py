@@ -360,3 +360,30 @@ def test_a_long_list_with_candidates_no_decoder_separates_is_refused(monkeypatch
     assert len(distinct) == 9
     with pytest.raises(ld.ValidationError, match=r"candidates holds 9 strings; their filters use only [78] "):
         small.with_candidates(distinct).estimate(small.perturb(distinct, rng=0))
+
+
+@pytest.mark.parametrize("h", [1, 2, 4])
+@pytest.mark.parametrize("permanent, one", [(4.0, 1.0), (2.0, None), (8.0, 3.0)])
+def test_for_epsilon_certifies_what_it_is_asked_for_whatever_h(h, permanent, one):
+    """f follows from epsilon_permanent and h (filters of two strings differ in up to 2h bits): the certified
+    epsilons are at or just below the ones asked for (within the 2^-32 grid of the thresholds)."""
+    rappor = RAPPOR.for_epsilon(permanent, one, m=32, h=h, cohorts=2, seed=1)
+    assert permanent - 1e-6 <= rappor.epsilon_permanent <= permanent
+    assert rappor.permanent_certificate()["passed"] and rappor.verify().passed
+    target = permanent if one is None else one
+    assert target - 1e-6 <= rappor.epsilon <= target
+
+
+def test_a_conversion_that_leaves_out_h_runs_at_h_times_epsilon():
+    """pure-ldp 1.2.0's RAPPOR sets f = 1 / (0.5 e^(eps/2) + 0.5) whatever the number of hashes (its
+    convert_eps_to_f, restated here): with h = 2 hashes the certified epsilon of any number of reports is 2 eps."""
+    epsilon = 2.0
+    f = 1 / (0.5 * math.exp(epsilon / 2) + 0.5)
+    leaky = RAPPOR(f=f, p=0.0, q=1.0, m=32, h=2, cohorts=1, seed=1)
+    assert math.isclose(leaky.epsilon_permanent, 2 * epsilon, rel_tol=1e-6)
+    assert math.isclose(RAPPOR.for_epsilon(epsilon, m=32, h=2, seed=1).epsilon_permanent, epsilon, rel_tol=1e-6)
+
+
+def test_for_epsilon_refuses_one_report_above_the_unbounded_guarantee():
+    with pytest.raises(ld.ValidationError, match=r"epsilon is 3.0; one report's guarantee is at most the unbounded"):
+        RAPPOR.for_epsilon(2.0, 3.0, seed=1)

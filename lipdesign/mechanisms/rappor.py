@@ -132,6 +132,67 @@ class RAPPOR(HashedBitReports):
                 raise ValidationError(f"f, p, q and h give {name} = {value:.6g}; it must be at most {MAX_EPSILON:g} "
                                       "(e^30 promises no privacy): raise f, bring p and q closer, or use fewer hashes")
 
+    @classmethod
+    def for_epsilon(cls, epsilon_permanent: float, epsilon: float | None = None, *, m: int = 128, h: int = 2,
+                    cohorts: int = 8, seed: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                    candidates: Sequence[str] | None = None) -> Self:
+        """RAPPOR whose guarantees are the given epsilons, with f set from the number of hash functions (docs/math.md
+        §16.3): f/2 = 1 / (1 + e^(epsilon_permanent / (2h))), the threshold rounded so that the certified
+        ``epsilon_permanent`` never exceeds the one asked for. A value's filter differs from another's in up to 2h
+        bits, so a conversion that leaves h out (f/2 = 1 / (1 + e^(epsilon / 2)), as pure-ldp 1.2.0 does) runs at h
+        times the stated epsilon.
+
+        Parameters
+        ----------
+        epsilon_permanent : float
+            The guarantee of any number of reports of one value (the permanent response's), in (0, 30].
+        epsilon : float, optional
+            One report's guarantee, at most ``epsilon_permanent``: the instantaneous response is then p = 1 - q with
+            q the largest on the 2^-32 grid that keeps one report within it. By default one report is the permanent
+            response itself (p = 0, q = 1: one-time RAPPOR).
+        m, h, cohorts, seed, max_bytes, candidates
+            As for the constructor.
+
+        Returns
+        -------
+        RAPPOR
+            The mechanism; its ``epsilon`` and ``epsilon_permanent`` are certified at or below the ones asked for.
+
+        Raises
+        ------
+        ValidationError
+            An epsilon outside (0, 30], or ``epsilon`` above ``epsilon_permanent``.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR.for_epsilon(4.0, 1.0, m=64, h=2, cohorts=4, seed=1)
+        >>> round(rappor.epsilon_permanent, 6), round(rappor.epsilon, 6)
+        (4.0, 1.0)
+        >>> round(ld.mechanisms.RAPPOR.for_epsilon(2.0, h=4, seed=1).epsilon_permanent, 6)  # one-time RAPPOR
+        2.0
+        """
+        from lipdesign.validation import epsilon as checked_epsilon
+
+        permanent = checked_epsilon(epsilon_permanent, field="epsilon_permanent")
+        h = integer(h, "h", low=1, high=MAX_HASHES)
+        # realised f/2 = T / 2^32 at least the exact one: T = ceil(2^32 / (1 + e^(eps / 2h)))
+        half_f = math.ceil(WORD / (1.0 + math.exp(permanent / (2 * h)))) / WORD
+        arguments: dict[str, Any] = {"m": m, "h": h, "cohorts": cohorts, "seed": seed, "max_bytes": max_bytes,
+                     "candidates": candidates}
+        if epsilon is None:
+            return cls(f=2 * half_f, p=0.0, q=1.0, **arguments)
+        one = checked_epsilon(epsilon, field="epsilon")
+        if one > permanent:
+            raise ValidationError(f"epsilon is {fmt(one)}; one report's guarantee is at most the unbounded one's, "
+                                  f"epsilon_permanent = {fmt(permanent)}")
+        low, high = WORD // 2, WORD  # the q threshold: the largest whose one-report epsilon stays within
+        while high - low > 1:
+            middle = (low + high) // 2
+            candidate = cls(f=2 * half_f, p=1 - middle / WORD, q=middle / WORD, **arguments)
+            low, high = (middle, high) if candidate.epsilon <= one else (low, middle)
+        return cls(f=2 * half_f, p=1 - low / WORD, q=low / WORD, **arguments)
+
     def parameters(self) -> dict[str, Any]:
         return {"f": self.f, "p": self.p, "q": self.q, "m": self.m, "h": self.h, "cohorts": self.cohorts,
                 "seed": self.seed, "max_bytes": self.max_bytes}
