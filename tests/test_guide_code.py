@@ -22,11 +22,15 @@ def blocks(page):
 def test_page_code_runs(page, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__guide__"}
+    ran = 0
     for number, code in enumerate(blocks(page), start=1):
-        compiled = compile(code, f"{page.name}, block {number}", "exec")
+        compiled = compile(code, f"{page.name}, block {number}", "exec")  # a syntax error fails here
         if code.startswith("# not run:"):
             continue
-        exec(compiled, namespace)
+        exec(compiled, namespace)  # an exception in a block fails the test, naming the page and block
+        ran += 1
+    assert ran >= 1, f"{page.name}: every block is marked 'not run'"
+    assert any(not name.startswith("__") for name in namespace), f"{page.name}: the blocks defined nothing"
     capsys.readouterr()
 
 

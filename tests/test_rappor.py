@@ -387,3 +387,16 @@ def test_a_conversion_that_leaves_out_h_runs_at_h_times_epsilon():
 def test_for_epsilon_refuses_one_report_above_the_unbounded_guarantee():
     with pytest.raises(ld.ValidationError, match=r"epsilon is 3.0; one report's guarantee is at most the unbounded"):
         RAPPOR.for_epsilon(2.0, 3.0, seed=1)
+
+
+def test_the_estimate_adds_the_cohort_draws_variance(monkeypatch):
+    """Where candidates share bits the users' cohort draw adds variance (docs/math.md §16.4): the estimate's errors
+    include it, so they exceed the bits' term alone wherever it is positive, and never fall below it."""
+    import lipdesign.mechanisms.hashed_bits as hashed_bits
+
+    rappor = RAPPOR(f=0.25, p=0.3, q=0.7, m=24, h=2, cohorts=3, seed=11, candidates=WORDS[:12])
+    aggregate = rappor.aggregate(rappor.perturb(zipf_words(20_000, np.random.default_rng(0))[:20_000], rng=1))
+    with_term = rappor.estimate(aggregate).standard_errors
+    monkeypatch.setattr(hashed_bits, "MAX_COHORT_TERM", 0)
+    bits_only = rappor.estimate(aggregate).standard_errors
+    assert np.all(with_term >= bits_only) and np.any(with_term > bits_only * (1 + 1e-6))
