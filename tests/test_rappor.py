@@ -165,6 +165,28 @@ def test_the_sparse_gram_matrix_is_the_dense_one():
     assert np.array_equal(gram, dense)
 
 
+@pytest.mark.parametrize("grouped", [True, False])
+def test_the_bit_counts_are_the_reports_bits_counted_one_by_one(monkeypatch, grouped):
+    """The statistics (per cohort: reports, and the ones of each bit) equal a count made report by report from the
+    packed bytes, on the grouped path (one column sum per cohort) and on the np.add.at path it falls back to."""
+    from lipdesign.mechanisms import hashed_bits
+
+    if not grouped:  # np.add.at when more cohorts are present than GROUPED_COHORTS and n / 256
+        monkeypatch.setattr(hashed_bits, "GROUPED_COHORTS", 0)
+    rappor = RAPPOR(f=0.5, p=0.25, q=0.75, m=13, h=2, cohorts=5, seed=3)
+    users = np.array(WORDS, dtype=object)[np.random.default_rng(0).integers(0, len(WORDS), 3000 if grouped else 800)]
+    reports = rappor.perturb(users, rng=1)
+    reports = reports[reports[:, 0] != 2]  # cohort 2 absent
+    expected_reports, expected_bits = np.zeros(5, dtype=np.int64), np.zeros((5, 13), dtype=np.int64)
+    for report in reports.tolist():
+        expected_reports[report[0]] += 1
+        for bit in range(13):
+            expected_bits[report[0], bit] += (report[2 + bit // 8] >> (bit % 8)) & 1
+    aggregate = rappor.aggregate(reports)
+    assert np.array_equal(aggregate.statistics["cohort_reports"], expected_reports)
+    assert np.array_equal(aggregate.statistics["bit_counts"], expected_bits)
+
+
 # ---------------------------------------------------------------------------- memoisation (docs/math.md §16.5)
 def chacha20_reference(key_words, counter, nonce):
     """RFC 8439 §2.3 written out in Python integers, the original layout: a 64-bit counter in words 12-13 and a
