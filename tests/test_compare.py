@@ -18,7 +18,7 @@ def test_every_family_under_lip_with_the_rr_optimum_first():
     prior = zipf(6)
     comparison = ld.compare(prior, ld.LIP(1.0))
     rows = {row.family: row for row in comparison.rows}
-    assert list(rows) == ["rr", "unary", "hashing"]
+    assert list(rows) == ["rr", "unary", "hashing", "cms"]
     for family, row in rows.items():
         alone = ld.design(prior, ld.LIP(1.0), family=family, baselines=False)
         assert row.mechanism == alone and row.figure == pytest.approx(alone.mse, rel=1e-12)
@@ -27,6 +27,7 @@ def test_every_family_under_lip_with_the_rr_optimum_first():
     assert comparison.bound_name == "the RR design's certificate"
     assert comparison.bound <= rows["rr"].figure and comparison.bound >= per_bin_bound(ld.Prior(prior), ld.LIP(1.0))
     assert rows["unary"].report_bits == 6 and rows["hashing"].report_bits == 7  # 2 x 7 x 6 = 84 reports
+    assert rows["cms"].report_bits == 16 + 16 and rows["cms"].mechanism.family == "cms-lip"  # row, then m = 16 bits
     assert rows["rr"].report_bits == int(np.ceil(np.log2(rows["rr"].mechanism.table.shape[1])))
     text = str(comparison)
     assert "LIP eps=1, k=6" in text and "implies at most 2 eps-LDP" in text and "local hashing (g = 2)" in text
@@ -44,6 +45,9 @@ def test_under_ldp_the_encodings_are_the_ldp_unary_design_and_olh_with_their_clo
     assert rows["unary"].figure < float(ld.mechanisms.OUE(2.0, 5).variance(prior).sum())
     assert comparison.best is rows["rr"]
     assert "local hashing: OLH, g = 8 (LDP)" in str(comparison)
+    sketch = rows["cms"].mechanism
+    assert isinstance(sketch, ld.mechanisms.CountMeanSketch) and sketch.epsilon == 2.0
+    assert rows["cms"].figure == pytest.approx(float(sketch.variance_at(ld.Prior(prior)).sum()), rel=1e-12)
 
 
 def test_a_family_that_cannot_be_designed_keeps_its_row_with_the_reason():
@@ -62,9 +66,10 @@ def test_a_family_that_cannot_be_designed_keeps_its_row_with_the_reason():
     assert encodings.bound_name == "relaxation dual, docs/math.md §11"  # above the per-bin bound (s = 0)
     assert encodings.bound >= ld.designer.per_bin_bound(ld.Prior(zipf(40)), ld.LIP(1.0))
     bounded = ld.compare(zipf(4), ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(zipf(4), 0.05)))
-    unary, hashing = bounded.rows[1:]
+    unary, hashing, sketch = bounded.rows[1:]
     assert unary.figure is not None and unary.mechanism.verify().passed
     assert hashing.figure is None and hashing.note.startswith("does not apply: notion is LIP"), hashing.note
+    assert sketch.figure is None and sketch.note.startswith("does not apply: notion is LIP"), sketch.note
     with pytest.raises(ld.ValidationError, match="families has 'tables'"):
         ld.compare(zipf(4), ld.LIP(1.0), families=("rr", "tables"))
     with pytest.raises(ld.ValidationError, match="prior"):

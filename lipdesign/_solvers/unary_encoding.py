@@ -65,9 +65,10 @@ class UnaryDesign:
     bound: float  # a lower bound on the optimum: value - gap where the objective is convex, else the Lagrange dual
 
 
-def objective(alpha, beta, prior):
-    """n x sum Var of the unbiased UE estimate at the prior, given the users' values (docs/math.md §7.1)."""
-    return float(np.sum(1.0 / (alpha * beta) + prior / beta - prior / alpha - prior))
+def objective(alpha, beta, prior, weights=1.0):
+    """n x sum Var of the unbiased UE estimate at the prior, given the users' values (docs/math.md §7.1), each value's
+    term times its weight (docs/math.md §16.6: a sketch's bucket counts as many times as it holds candidates)."""
+    return float(np.sum(weights * (1.0 / (alpha * beta) + prior / beta - prior / alpha - prior)))
 
 
 def bit_probabilities(alpha, beta):
@@ -201,11 +202,12 @@ def secret_rows(prior, conditional, epsilon):
     return np.vstack(rows), np.concatenate(bounds)
 
 
-def _barrier(alpha, beta, prior, rows, t):
+def _barrier(alpha, beta, prior, rows, t, weights):
     slacks = rows.slacks(alpha, beta)
     if any((slack <= 0).any() for slack in slacks) or (alpha <= 0).any() or (beta <= 0).any() or (beta >= 1).any():
         return np.inf
-    return (t * objective(alpha, beta, prior) - sum(np.log(slack).sum() for slack in slacks) - np.log(alpha).sum()
+    return (t * objective(alpha, beta, prior, weights) - sum(np.log(slack).sum() for slack in slacks)
+            - np.log(alpha).sum()
             - np.log(beta).sum() - np.log1p(-beta).sum())
 
 
@@ -220,19 +222,20 @@ def _feasible_step(alpha, beta, step_alpha, step_beta, rows):
     return size
 
 
-def _newton_step(alpha, beta, prior, rows, t):
+def _newton_step(alpha, beta, prior, rows, t, weights):
     """(d_alpha, d_beta, decrement^2) of the barrier function: the Hessian is block-diagonal (one 2 x 2 block per
     value: the objective, the bounds and each row's own entries) plus the rows' low-rank part, inverted by the
     Woodbury identity in O(k r^2) for a part of rank r (4 for G = X, 2m for a secret of m values)."""
     k = prior.size
     row_gradient, (r_aa, r_bb, r_ab), factors, coupling = rows.hessian_terms(alpha, beta)
     # gradient of t F + barriers, in the order (alpha, beta)
-    grad_alpha = t * (-1 / (alpha**2 * beta) + prior / alpha**2) - 1 / alpha
-    grad_beta = t * (-1 / (alpha * beta**2) - prior / beta**2) - 1 / beta + 1 / (1 - beta)
+    tw = t * weights
+    grad_alpha = tw * (-1 / (alpha**2 * beta) + prior / alpha**2) - 1 / alpha
+    grad_beta = tw * (-1 / (alpha * beta**2) - prior / beta**2) - 1 / beta + 1 / (1 - beta)
     gradient = np.concatenate([grad_alpha, grad_beta]) + row_gradient
-    h_aa = t * (2 / (alpha**3 * beta) - 2 * prior / alpha**3) + 1 / alpha**2 + r_aa
-    h_bb = t * (2 / (alpha * beta**3) + 2 * prior / beta**3) + 1 / beta**2 + 1 / (1 - beta) ** 2 + r_bb
-    h_ab = t / (alpha**2 * beta**2) + r_ab
+    h_aa = tw * (2 / (alpha**3 * beta) - 2 * prior / alpha**3) + 1 / alpha**2 + r_aa
+    h_bb = tw * (2 / (alpha * beta**3) + 2 * prior / beta**3) + 1 / beta**2 + 1 / (1 - beta) ** 2 + r_bb
+    h_ab = tw / (alpha**2 * beta**2) + r_ab
     solve_block = _block_solver(h_aa, h_bb, h_ab)
     scaled = solve_block(factors)
     capacitance = np.linalg.inv(coupling) + factors.T @ scaled
@@ -251,11 +254,13 @@ def _newton_step(alpha, beta, prior, rows, t):
     return step[:k], step[k:], abs(float(step @ multiply(step)))
 
 
-def design_unary(prior, epsilon, tolerance=1e-10, conditional=None, vertices=None):
+def design_unary(prior, epsilon, tolerance=1e-10, conditional=None, vertices=None, weights=None):
     """The unbiased-UE design of docs/math.md §7.1 at ``prior`` (all entries positive) and ``epsilon``, for X itself
     or, with ``conditional`` (T[g, x] = Pr[X = x | G = g], rows summing to 1), for a latent secret G, or, with
-    ``vertices`` (priors, one per row), for X at every prior of their convex hull (BP-LIP)."""
+    ``vertices`` (priors, one per row), for X at every prior of their convex hull (BP-LIP). ``weights`` (>= 0, one
+    per value; default 1) weigh each value's variance in the objective (docs/math.md §16.6)."""
     prior = np.asarray(prior, dtype=float)
+    weights = np.ones(prior.size) if weights is None else np.asarray(weights, dtype=float)
     k, e = prior.size, float(np.exp(epsilon))
     rows: _Stacked | _SecretRows | _ValueRows
     if vertices is not None:
@@ -268,20 +273,20 @@ def design_unary(prior, epsilon, tolerance=1e-10, conditional=None, vertices=Non
     start = 0.5 * (e - 1) / (e + 1)
     alpha, beta = np.full(k, start), np.full(k, start)
     constraints = rows.count + 3 * k  # the LIP rows and three bounds per value
-    t = constraints / objective(alpha, beta, prior)
+    t = constraints / max(objective(alpha, beta, prior, weights), 1e-300)
     gap, kept, failures = np.inf, (alpha, beta), 0  # m/t at the last centred point, and that point
     for _ in range(MAX_CENTERINGS):
         centred, stalled = False, False
         for _ in range(MAX_NEWTON):
-            step_alpha, step_beta, decrement = _newton_step(alpha, beta, prior, rows, t)
+            step_alpha, step_beta, decrement = _newton_step(alpha, beta, prior, rows, t, weights)
             if decrement / 2 < NEWTON_TOLERANCE:  # the decrement is affine-invariant: no scale to take out
                 centred = True
                 break
             size = _feasible_step(alpha, beta, step_alpha, step_beta, rows)
-            base = _barrier(alpha, beta, prior, rows, t)
+            base = _barrier(alpha, beta, prior, rows, t, weights)
             while size > 1e-14:
                 trial_alpha, trial_beta = alpha + size * step_alpha, beta + size * step_beta
-                if _barrier(trial_alpha, trial_beta, prior, rows, t) <= base - 0.01 * size * decrement:
+                if _barrier(trial_alpha, trial_beta, prior, rows, t, weights) <= base - 0.01 * size * decrement:
                     break
                 size /= 2
             else:  # no step lowers the barrier function measurably: rounding has the last word at this t
@@ -290,48 +295,52 @@ def design_unary(prior, epsilon, tolerance=1e-10, conditional=None, vertices=Non
             alpha, beta = trial_alpha, trial_beta
         if centred:
             gap, kept, failures = constraints / t, (alpha, beta), 0
-            if stalled or gap < tolerance * objective(alpha, beta, prior):
+            if stalled or gap < tolerance * objective(alpha, beta, prior, weights):
                 break
         else:  # go on from here (a later centring may succeed), but only a centred point certifies its gap
             failures += 1
-            if failures == MAX_FAILURES or _accepted(gap, objective(*kept, prior)):
+            if failures == MAX_FAILURES or _accepted(gap, objective(*kept, prior, weights)):
                 break  # (once the kept point is accepted, rounding-bound centrings only cost time)
         t *= GROWTH
     alpha, beta = kept
-    value = objective(alpha, beta, prior)
+    value = objective(alpha, beta, prior, weights)
     if prior.max() <= CONVEX_MAX_PRIOR:
         bound = value - gap
     else:  # the m/t gap needs convexity; weak duality does not
-        bound = -np.inf if not np.isfinite(gap) else lagrange_bound(prior, alpha, beta, rows, constraints / gap)
+        bound = -np.inf if not np.isfinite(gap) else lagrange_bound(prior, alpha, beta, rows, constraints / gap,
+                                                                     weights)
     return UnaryDesign(alpha, beta, value, gap, bool(_accepted(value - bound, value)), bound)
 
 
-def lagrange_bound(prior, alpha, beta, rows, t):
+def lagrange_bound(prior, alpha, beta, rows, t, weights=1.0):
     """The Lagrange dual at the barrier's multipliers 1/(t slack) of the LIP rows (docs/math.md §7.1): a lower bound
     on the optimum by weak duality, convex objective or not. The Lagrangian is separable over values; for each, the
     minimum over alpha > 0 of (1/beta - P)/alpha + c_alpha alpha is 2 sqrt((1/beta - P) c_alpha), and beta in (0, 1]
     is searched: by golden section where P <= 3/4 (the partial minimum is then convex in beta), and on a grid of
-    BETA_GRID points refined by golden section around its best point otherwise."""
+    BETA_GRID points refined by golden section around its best point otherwise. With ``weights`` w, the value's
+    terms are w (1/beta - P)/alpha + w (P/beta - P), so the minimum over alpha is 2 sqrt(w (1/beta - P) c_alpha)."""
     c_alpha, c_beta, constant = rows.lagrangian(alpha, beta, t)
+    weights = np.broadcast_to(np.asarray(weights, dtype=float), prior.shape)
     if (c_alpha <= 0).any():
         return -np.inf
 
-    def inner(b, p, ca, cb):
-        return 2 * np.sqrt((1 / b - p) * ca) + p / b - p + cb * b
+    def inner(b, p, ca, cb, w):
+        return 2 * np.sqrt(w * (1 / b - p) * ca) + w * (p / b - p) + cb * b
 
     low, high = np.full(prior.size, 1e-15), np.ones(prior.size)
     wide = prior > CONVEX_MAX_PRIOR
     if wide.any():
         grid = np.geomspace(1e-12, 1.0, BETA_GRID)
-        values = inner(grid[None, :], prior[wide, None], c_alpha[wide, None], c_beta[wide, None])
+        values = inner(grid[None, :], prior[wide, None], c_alpha[wide, None], c_beta[wide, None], weights[wide, None])
         best = values.argmin(axis=1)
         low[wide], high[wide] = grid[np.maximum(best - 1, 0)], grid[np.minimum(best + 1, BETA_GRID - 1)]
     ratio = (np.sqrt(5) - 1) / 2
     for _ in range(GOLDEN_STEPS):  # golden section on [low, high], all values at once
         left, right = high - ratio * (high - low), low + ratio * (high - low)
-        lower = inner(left, prior, c_alpha, c_beta) < inner(right, prior, c_alpha, c_beta)
+        lower = inner(left, prior, c_alpha, c_beta, weights) < inner(right, prior, c_alpha, c_beta, weights)
         high, low = np.where(lower, right, high), np.where(lower, low, left)
-    inner_min = np.minimum(inner((low + high) / 2, prior, c_alpha, c_beta), inner(1.0, prior, c_alpha, c_beta))
+    inner_min = np.minimum(inner((low + high) / 2, prior, c_alpha, c_beta, weights),
+                           inner(1.0, prior, c_alpha, c_beta, weights))
     return float(inner_min.sum() + constant)
 
 

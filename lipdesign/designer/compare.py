@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from lipdesign.objectives import BayesHistogram, BayesSum, Mean
 
 #: What each family is, in the table.
-NAMES = {"rr": "randomized response (optimal table)", "unary": "unary encoding", "hashing": "local hashing (g = 2)"}
+NAMES = {"rr": "randomized response (optimal table)", "unary": "unary encoding", "hashing": "local hashing (g = 2)",
+         "cms": "count-mean sketch"}
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,8 @@ def _figure(mechanism, prior, objective):
         return float(mechanism.mse)
     if objective.kind != "frequencies":
         return None
+    if hasattr(mechanism, "variance_at"):  # a sketch over the labels as strings (docs/math.md §16.4)
+        return float(np.sum(mechanism.variance_at(prior)))
     return float(np.sum(mechanism.variance(prior.probabilities)))
 
 
@@ -209,11 +212,12 @@ def compare(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
             time_limit: float = TIME_LIMIT) -> Comparison:
     """Design every family for one problem and set them side by side: what to deploy (docs/math.md §7.3).
 
-    Designs every family of ``families`` (default all: "rr", "unary", "hashing") for ``prior`` under ``notion`` for
-    ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and returns a ``Comparison``: each family's
-    figure, its gap to the best lower bound valid for every mechanism of the notion, its report size, its client's
-    cost and its design time. A family that does not apply, or cannot be designed at this k, keeps its row with the
-    reason. Under ld.LDP unary encoding is designed symmetric (OUE-like) and local hashing is OLH.
+    Designs every family of ``families`` (default all: "rr", "unary", "hashing", "cms") for ``prior`` under
+    ``notion`` for ``objective`` (default ld.Frequencies()), as ``ld.design`` would, and returns a ``Comparison``:
+    each family's figure, its gap to the best lower bound valid for every mechanism of the notion, its report size,
+    its client's cost and its design time. A family that does not apply, or cannot be designed at this k, keeps its
+    row with the reason. Under ld.LDP unary encoding is designed symmetric (OUE-like), local hashing is OLH and the
+    count-mean sketch is Apple's.
 
     Parameters
     ----------
@@ -224,7 +228,8 @@ def compare(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
     objective : Frequencies, Mean, BayesHistogram, BayesSum, str or dict, optional
         What the designs minimise (default None: ld.Frequencies()), as in ``ld.design``.
     families : iterable of str, default FAMILIES
-        The families to design, in the order of the rows: any of "rr", "unary", "hashing".
+        The families to design, in the order of the rows: any of "rr", "unary", "hashing", "cms" (the count-mean
+        sketch over the labels as strings, docs/math.md §16.6).
     max_rays : int, default MAX_RAYS
         The most extreme rays the randomized-response table's exact method enumerates (as in ``ld.design``).
     progress : callable, optional
@@ -281,6 +286,7 @@ def compare(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
     randomized response (optimal table), ... outputs   1.284    1.00x    0.0%     2 ...
     unary encoding                                  6.606    5.14x   80.6%     3 ...
     local hashing (g = 2)                           3.522    2.74x   63.5%     4 ...
+    count-mean sketch designed for LIP                  8.739    6.80x   85.3%    32 ...
     gap: to 1.28429, a lower bound over every LIP eps=1 mechanism (the RR design's certificate)
     eps-LIP holds at the design prior and implies at most 2 eps-LDP (docs/math.md §2); every row here has the
     same guarantee
@@ -298,7 +304,7 @@ def compare(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
     >>> ld.compare([0.5, 0.3, 0.2], ld.LIP(1.0), families=["rr", "oue"])
     Traceback (most recent call last):
     ...
-    lipdesign.errors.ValidationError: families has 'oue'; each must be one of rr, unary, hashing
+    lipdesign.errors.ValidationError: families has 'oue'; each must be one of rr, unary, hashing, cms
     """
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)

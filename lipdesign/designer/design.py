@@ -13,6 +13,7 @@ from lipdesign.designer.columns import MAX_ROUNDS, TARGET_GAP, TIME_LIMIT
 from lipdesign.designer.local_hashing import check_hashing, hashing_design
 from lipdesign.designer.rays import MAX_RAYS
 from lipdesign.designer.rr import design_table
+from lipdesign.designer.sketch import check_sketch, sketch_design
 from lipdesign.designer.unary_encoding import MAX_RR_BASELINE_K, check_unary, unary_design
 from lipdesign.errors import InfeasibleError, ProblemTooLargeError, SolverError, ValidationError
 from lipdesign.mechanisms.class_lip import MAX_CLASS_K
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
 #:              (SubsetSelection, LDP); "class-lip" (ClassSymmetricLIP) by ``method="classes"`` or "auto"
 #: "unary"      "unary" (UnaryEncoding)
 #: "hashing"    "hashing" (LocalHashing) under LIP, "olh" (OLH) under LDP; with ``buckets`` > 2 a pooled "table"
+#: "cms"        "cms-lip" (CountMeanSketchLIP) under LIP, "cms" (CountMeanSketch) under LDP: the labels are strings
 #: ============ ================================================================================================
-FAMILIES = ("rr", "unary", "hashing")
+FAMILIES = ("rr", "unary", "hashing", "cms")
 
 #: Design methods of the randomized-response family (``design(..., method=...)``).
 METHODS = ("auto", "exact", "columns", "classes")
@@ -90,11 +92,14 @@ def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
         population histogram), ld.Mean(values), or the Bayesian ld.BayesHistogram() / ld.BayesSum(values) (right
         only when the prior is the truth); a name ("frequencies") or a dict as in a spec file is read by
         ``as_objective``.
-    family : {"rr", "unary", "hashing"}, default "rr"
+    family : {"rr", "unary", "hashing", "cms"}, default "rr"
         The mechanism family (``FAMILIES``). "rr": a randomized-response table (any notion and objective). "unary":
         a unary encoding (docs/math.md §7.1: ld.LIP for X and ld.Frequencies only; a ``UnaryEncoding``, with the
         optimal RR table's figure among its baselines for k <= 10). "hashing": local hashing (docs/math.md §7.2: a
-        ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies).
+        ``LocalHashing`` under ld.LIP for X, ld.mechanisms.OLH under ld.LDP, for ld.Frequencies). "cms": the
+        count-mean sketch over the labels as strings (docs/math.md §16.6: a ``CountMeanSketchLIP`` under ld.LIP for X,
+        each row designed at the prior the labels induce on its buckets; ld.mechanisms.CountMeanSketch under ld.LDP;
+        d = 16 rows with the public seed 20261206).
     max_rays : int, default MAX_RAYS
         The most extreme rays the exact method enumerates (200,000): past it "auto" designs by classes or column
         generation and "exact" raises ProblemTooLargeError.
@@ -108,7 +113,8 @@ def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
         progress bar).
     buckets : int, default 2
         The buckets g of ``family="hashing"``; with g in 3..8, pooled local hashing (a TableMechanism over a public
-        pool of hashes, one ray LP per hash) under ld.LIP, OLH with g buckets under ld.LDP.
+        pool of hashes, one ray LP per hash) under ld.LIP, OLH with g buckets under ld.LDP. With ``family="cms"``,
+        the width m of each row (2, the default, takes the smallest power of two >= 2k within 16..1024).
     method : {"auto", "exact", "columns", "classes"}, default "auto"
         How ``family="rr"`` is designed. "exact" enumerates the extreme rays (optimal, certified; small k).
         "columns" runs column generation over the cone's slice (docs/math.md §12: every notion at any k).
@@ -210,9 +216,9 @@ def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
         raise ValidationError(f"method is 'classes'; class-symmetric designs are made for ld.LIP for X itself "
                               f"(no secret, no prior set) and ld.Frequencies at k <= {MAX_CLASS_K} (here {notion!r}, "
                               f"{type(objective).__name__}, k = {prior.k})")
-    if family != "hashing" and buckets != 2:
-        raise ValidationError(f"buckets is {fmt(buckets)}; it sets the buckets of family='hashing' (family is "
-                              f"{family!r})")
+    if family not in ("hashing", "cms") and buckets != 2:
+        raise ValidationError(f"buckets is {fmt(buckets)}; it sets the buckets of family='hashing' or 'cms' (family "
+                              f"is {family!r})")
     if not isinstance(notion, (LDP, LIP, WorstCaseLIP)):
         raise ValidationError(f"notion is {notion!r}; it must be ld.LIP, ld.WorstCaseLIP or ld.LDP")
     if notion.epsilon < DESIGN_MIN_EPSILON:
@@ -231,7 +237,7 @@ def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
     if prior.k < 2:
         raise ValidationError("prior has a single value; there is nothing to perturb")
     if family != "rr":
-        (check_unary if family == "unary" else check_hashing)(prior, notion, objective)
+        {"unary": check_unary, "hashing": check_hashing, "cms": check_sketch}[family](prior, notion, objective)
         rr = None
         if baselines and prior.k <= MAX_RR_BASELINE_K and isinstance(notion, (LIP, LDP)):
             try:  # a baseline only: the encoding's design does not depend on it
@@ -240,6 +246,9 @@ def design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP,
                 rr = None
         if family == "hashing" and buckets != 2:
             return hashing_design(prior, notion, objective, baselines=baselines, rr_optimum=rr, buckets=buckets)
+        if family == "cms":
+            return sketch_design(prior, notion, objective, m=None if buckets == 2 else buckets, baselines=baselines,
+                                 rr_optimum=rr)
         encoding_design = unary_design if family == "unary" else hashing_design
         return encoding_design(prior, notion, objective, baselines=baselines, rr_optimum=rr)
 

@@ -62,13 +62,14 @@ TRY_INSTEAD = ("try a larger epsilon, a smaller prior set (a narrower box or TV 
                "without near-zero entries, or another family (family='rr')")
 
 
-def _barrier_design(p, epsilon, conditional=None, vertices=None):
+def _barrier_design(p, epsilon, conditional=None, vertices=None, weights=None):
     """_solvers.unary_encoding.design_unary at the first of BARRIER_TOLERANCES whose Newton steps all solve;
     SolverError (with what to try) if none does."""
     failure: np.linalg.LinAlgError | str | None = None
     for tolerance in BARRIER_TOLERANCES:
         try:
-            result = design_unary(p, epsilon, tolerance=tolerance, conditional=conditional, vertices=vertices)
+            result = design_unary(p, epsilon, tolerance=tolerance, conditional=conditional, vertices=vertices,
+                                  weights=weights)
         except np.linalg.LinAlgError as error:  # a singular Newton system: stop earlier (see BARRIER_TOLERANCES)
             failure = error
             continue

@@ -35,6 +35,7 @@ from lipdesign.mechanisms.rappor import RAPPOR
 from lipdesign.mechanisms.registry import families, family_class, register
 from lipdesign.mechanisms.rr import GRR
 from lipdesign.mechanisms.sampling import TablePerturber, as_generator
+from lipdesign.mechanisms.sketch_lip import CountMeanSketchLIP
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import (
     TableMechanism,
@@ -45,7 +46,8 @@ from lipdesign.mechanisms.table import (
 )
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
-__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "DesignedMechanism", "Duchi", "Estimate",
+__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "CountMeanSketchLIP", "DesignedMechanism",
+           "Duchi", "Estimate",
            "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed",
            "HarmonyNumeric", "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE",
            "Piecewise", "RAPPOR", "SubsetLIP", "SubsetSelection", "TableMechanism", "TablePerturber", "UnaryEncoding",

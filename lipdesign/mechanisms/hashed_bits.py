@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # annotations only
     import numpy.typing as npt
 
     from lipdesign.mechanisms.aggregate import Aggregate
+    from lipdesign.model import Prior
 
 #: Largest filter (bits per report), number of hash functions and number of cohorts.
 MAX_BITS = 2**16
@@ -55,10 +56,10 @@ def chunk(m: int) -> int:
 #: product per cohort).
 MAX_COHORT_TERM = 2**22
 
-#: Longest candidate list decoded with a dense G (K x K); longer lists are solved by conjugate gradients on the
 #: ``_statistics`` sums the bits cohort by cohort when at most this many cohorts (or n / 256) are present.
 GROUPED_COHORTS = 4096
 
+#: Longest candidate list decoded with a dense G (K x K); longer lists are solved by conjugate gradients on the
 #: sparse G, with the standard errors of the SPARSE_ERRORS largest estimates.
 DENSE_CANDIDATES = 2048
 SPARSE_ERRORS = 20
@@ -92,7 +93,6 @@ class FilterGram:
         self.cells, self.size = cohorts * m, size
         self.cell = self.cohorts_ * m + self.bits
         self.diagonal = np.bincount(self.strings, minlength=size).astype(float)
-
         self._by_cell = self._runs(self.cell, self.strings)
         self._by_string = self._runs(self.strings, self.cell)
 
@@ -104,6 +104,7 @@ class FilterGram:
         starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1]))) if key.size else \
             np.zeros(0, dtype=np.int64)
         return sorted_key[starts], starts, other[order]
+
     def __len__(self) -> int:
         return self.size
 
@@ -400,13 +401,13 @@ class HashedBitReports(StringMechanism):
     # -- server side --------------------------------------------------------------------------------------------
 
     def _statistics(self, reports):
-        cohorts, bits = self.unpack(reports)
         """Per cohort, the reports and the count of each bit: the reports grouped by cohort (a stable radix sort of
         the 16-bit cohorts), then one column sum per cohort present, a loop over cohorts, not reports (np.add.at
         over the n x m bits cost about 6 times more: 1.2 s against 0.2 s at n = 10^6, m = 128, 32 cohorts); with more
         cohorts present than n / 256 (or GROUPED_COHORTS), np.add.at."""
-        counts = np.zeros((self.cohorts, self.m), dtype=np.int64)
+        cohorts, bits = self.unpack(reports)
         per_cohort = np.bincount(cohorts, minlength=self.cohorts).astype(np.int64)
+        counts = np.zeros((self.cohorts, self.m), dtype=np.int64)
         present = np.flatnonzero(per_cohort)
         if present.size > max(GROUPED_COHORTS, len(cohorts) // 256):
             np.add.at(counts, cohorts, bits.astype(np.int64))
@@ -489,8 +490,9 @@ class HashedBitReports(StringMechanism):
         entries, gram = self._design()
         n = aggregate.n
         reports, counts = aggregate.statistics["cohort_reports"], aggregate.statistics["bit_counts"]
-        scale = float(self.q_star - self.p_star)
-        counts_hat = self._solve(entries, gram, (counts - reports[:, None] * float(self.p_star)) / scale)
+        on, off = self.cell_probabilities()
+        scale = on - off
+        counts_hat = self._solve(entries, gram, (counts - reports[:, None] * off) / scale)
         rate = np.divide(counts, reports[:, None], out=np.zeros(counts.shape), where=reports[:, None] > 0)
         bit_variance = reports[:, None] * rate * (1 - rate) / scale ** 2
         if isinstance(gram, FilterGram):
@@ -544,18 +546,68 @@ class HashedBitReports(StringMechanism):
     def _variance(self, population, n, method, user_ids):
         """Var[frequencies] given the users' values: the bits' binomial variance averaged over the uniform cohort,
         plus the variance of the cohort draw itself (docs/math.md §16.4)."""
+        return self.weighted_variance(*self._population_bits(population))
+
+    def weighted_variance(self, values: Any, counts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Var[frequencies] of the candidates' estimate when the users' values are the strings whose filter entries
+        are ``values`` (as ``_entries`` gives them), held by ``counts`` users each (docs/math.md §16.4). Linear in
+        the counts up to the final division: counts that are a prior (summing to 1) give n x Var, the per-user
+        variance."""
         entries, gram = self._dense_design("the variance")
-        values, counts = self._population_bits(population)
         cohorts, strings, bits = values
-        q_star, p_star = float(self.q_star), float(self.p_star)
-        # every bit has p*(1 - p*) per user, a bit of the user's filter q*(1 - q*) instead
-        bit_variance = np.full((self.cohorts, self.m), p_star * (1 - p_star) * counts.sum() / self.cohorts)
+        on, off = (np.broadcast_to(side, (self.cohorts, self.m)) for side in self.cell_probabilities())
+        # every bit varies as off (1 - off) per user of its cohort, a bit of the user's filter as on (1 - on) instead
+        bit_variance = off * (1 - off) * counts.sum() / self.cohorts
         np.add.at(bit_variance, (cohorts, bits),
-                  (q_star * (1 - q_star) - p_star * (1 - p_star)) * counts[strings] / self.cohorts)
+                  (on * (1 - on) - off * (1 - off))[cohorts, bits] * counts[strings] / self.cohorts)
         inverse = np.linalg.inv(gram)
-        variance = self._bit_term(inverse, entries, bit_variance / (q_star - p_star) ** 2)
+        variance = self._bit_term(inverse, entries, bit_variance / (on - off) ** 2)
         variance = variance + counts @ self._cohort_spread(inverse, entries, values)
         return variance / counts.sum() ** 2
+
+    def variance_at(self, prior: Prior) -> npt.NDArray[np.float64]:
+        """n x Var of each estimated frequency when the users hold the prior's labels (as strings) in its
+        proportions, decoded over those labels (docs/math.md §16.4): the figure ``ld.compare`` and the designs
+        report (n x its sum).
+
+        Parameters
+        ----------
+        prior : Prior
+            Its labels are the strings, its probabilities their share of the users.
+
+        Returns
+        -------
+        numpy.ndarray
+            One entry per label.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> sketch = ld.mechanisms.CountMeanSketch(2.0, m=64, d=8, seed=3)
+        >>> round(float(sketch.variance_at(ld.Prior([0.5, 0.3, 0.2], labels=["a", "b", "c"])).sum()), 3)
+        2.762
+        """
+        labels = [str(label) for label in prior.labels]
+        decoder = self if self.candidates == tuple(labels) else self.with_candidates(labels)
+        weights = prior.probabilities / prior.probabilities.sum()
+        return decoder.weighted_variance(decoder._entries([label.encode("utf-8") for label in labels]), weights)
+
+    def cell_probabilities(self) -> tuple[Any, Any]:
+        """Pr[bit = 1] of a (cohort, bit) cell on the user's filter and off it, as realised: (q*, p*) as floats for
+        the families with one pair, arrays (cohorts, m) for a design with a pair per cell.
+
+        Returns
+        -------
+        tuple
+            (on, off), each a float or a (cohorts, m) array, broadcastable against the bit counts.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=1).cell_probabilities()
+        (0.6875, 0.5625)
+        """
+        return float(self.q_star), float(self.p_star)
 
     def _bit_term(self, inverse, entries, bit_variance):
         """diag(C^2 G^-1 (sum_c X_c^T D_c X_c) G^-1): the bits' variance through least squares."""

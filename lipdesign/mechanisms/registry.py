@@ -22,6 +22,7 @@ from lipdesign.mechanisms.oue import OUE
 from lipdesign.mechanisms.piecewise import Hybrid, Piecewise
 from lipdesign.mechanisms.rappor import RAPPOR
 from lipdesign.mechanisms.rr import GRR
+from lipdesign.mechanisms.sketch_lip import CountMeanSketchLIP
 from lipdesign.mechanisms.subset import SubsetLIP, SubsetSelection
 from lipdesign.mechanisms.table import TableMechanism
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
@@ -185,5 +186,5 @@ def describe(family: str) -> list[tuple[str, Any, str]]:
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
              Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
-             ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch):
+             ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch, CountMeanSketchLIP):
     register(_cls)

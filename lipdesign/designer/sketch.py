@@ -1,0 +1,132 @@
+"""The count-mean sketch designed for a prior over candidate strings (docs/math.md §16.6): under eps-LIP for X, each
+row's bit probabilities are the unary design (docs/math.md §7.1) at the prior the candidates induce on its buckets,
+rounded to 32-bit thresholds and verified for X (``CountMeanSketchLIP``); under eps-LDP, Apple's sketch."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lipdesign._solvers.unary_encoding import bit_probabilities
+from lipdesign.designer.unary_encoding import SHRINK, TRY_INSTEAD, _barrier_design
+from lipdesign.errors import SolverError, ValidationError, VerificationError
+from lipdesign.mechanisms.count_mean import CountMeanSketch
+from lipdesign.mechanisms.hashed_bits import WORD
+from lipdesign.mechanisms.sketch_lip import CountMeanSketchLIP, induced_priors, word_thresholds
+from lipdesign.model import Prior
+from lipdesign.notions import LDP, LIP, WorstCaseLIP
+from lipdesign.strings import hash_key
+
+#: The rows of a designed sketch (its depth d) and the public seed of its hash functions, unless given.
+DEPTH = 16
+SEED = 20261206
+
+#: The weight of a bucket that holds no candidate, in the design's objective (one per candidate otherwise).
+EMPTY_WEIGHT = 0.1
+
+#: A row's design is accepted when its value is within this fraction of its lower bound: the rows' bucket objective
+#: is a proxy for the candidates' variance (docs/math.md §16.6), which a closer optimum of the proxy does not
+#: guarantee to lower, and empty buckets' small weights let the barrier stall near 1e-5.
+ROW_GAP = 1e-3
+
+#: A designed sketch's width m, unless given: the smallest power of two at least 2k, within these limits.
+MIN_WIDTH, MAX_WIDTH = 16, 1024
+
+
+def default_width(k: int) -> int:
+    """The width of a sketch for k candidates: the smallest power of two >= 2k, clipped to MIN_WIDTH..MAX_WIDTH."""
+    return int(min(MAX_WIDTH, max(MIN_WIDTH, 2 ** math.ceil(math.log2(2 * k)))))
+
+
+def check_sketch(prior, notion, objective):
+    """ValidationError unless the sketch design applies: eps-LIP for X or eps-LDP (WC-LIP for X is eps-LDP), the
+    histogram."""
+    plain_lip = isinstance(notion, LIP) and notion.secret is None and notion.prior_set is None
+    if not (plain_lip or isinstance(notion, (LDP, WorstCaseLIP)) and getattr(notion, "secret", None) is None):
+        raise ValidationError(f"notion is {notion!r}; family='cms' is designed under ld.LIP(eps) for X itself or "
+                              "ld.LDP(eps) (a latent secret or a prior set is not built for it)")
+    if objective.kind != "frequencies":
+        raise ValidationError(f"objective is {objective!r}; family='cms' is designed for ld.Frequencies() (the "
+                              "candidates' frequencies)")
+
+
+def sketch_design(prior: Prior, notion: LDP | LIP | WorstCaseLIP, objective: Any, *, m: int | None = None,
+                  d: int = DEPTH, seed: int = SEED, unlisted: float = 0.0,
+                  baselines: bool = True, rr_optimum: float | None = None) -> CountMeanSketch | CountMeanSketchLIP:
+    """The count-mean sketch for ``prior`` (its labels are the candidate strings) under ``notion``
+    (docs/math.md §16.6): under eps-LIP for X a ``CountMeanSketchLIP`` whose rows are each the optimal unary encoding
+    at their induced prior, verified for X, with the symmetric sketch's figures beside it; under eps-LDP (or WC-LIP
+    for X) Apple's ``CountMeanSketch`` at eps, decoding over the candidates."""
+    check_sketch(prior, notion, objective)
+    m = default_width(prior.k) if m is None else m
+    labels = [str(label) for label in prior.labels]
+    if not isinstance(notion, LIP):
+        return CountMeanSketch(notion.epsilon, m=m, d=d, seed=seed, candidates=labels)
+    epsilon = CountMeanSketchLIP.checked_epsilon(notion.epsilon)
+    induced = induced_priors(prior, hash_key(seed, np.arange(d)), m, unlisted)  # the keys CountMeanSketchLIP uses
+    on, off, bounds, gaps = np.empty((d, m), np.int64), np.empty((d, m), np.int64), [], []
+    # a row's bucket enters the candidates' variance once per candidate it holds (docs/math.md §16.6); an empty one
+    # keeps a little weight, so that its bit stays informative for strings decoded later
+    uniform = Prior(np.ones(prior.k), labels=prior.labels, normalize=True)
+    weights = np.rint(induced_priors(uniform, hash_key(seed, np.arange(d)), m, 0.0) * prior.k) + EMPTY_WEIGHT
+    for row in range(d):
+        result = _barrier_design(induced[row], epsilon, weights=weights[row])
+        gap = (result.value - result.bound) / result.value
+        if not gap <= ROW_GAP:
+            raise SolverError(f"row {row} of the sketch: the unary design's barrier method ended {gap:.2g} above its "
+                              f"lower bound (at most {ROW_GAP:g} is accepted); {TRY_INSTEAD}")
+        gaps.append(gap)
+        on[row], off[row] = _realised_row(result, induced[row], epsilon, row)
+        bounds.append(result.bound)
+    info: dict[str, Any] = {"method": f"each of d = {d} rows the unary design at its induced prior (docs/math.md "
+                                      "§7.1, §16.6), rounded to 32-bit thresholds and verified for X",
+                            "bucket_objective_bound": float(sum(bounds)), "largest_row_gap": max(gaps)}
+    mechanism = CountMeanSketchLIP(epsilon, prior, on, off, m=m, d=d, seed=seed, unlisted=unlisted, provenance=info)
+    if baselines:
+        info["baselines"] = _baselines(mechanism, induced)
+        if rr_optimum is not None:
+            info["baselines"]["optimal RR table (LIP)"] = rr_optimum
+        mechanism = CountMeanSketchLIP(epsilon, prior, on, off, m=m, d=d, seed=seed, unlisted=unlisted,
+                                       provenance=info)
+    return mechanism
+
+
+def _realised_row(result, induced, epsilon, row):
+    """The designed row as 32-bit thresholds, pulled toward the uninformative point (SHRINK) until the realised bits
+    are eps-LIP at the row's induced prior (verified as ``CountMeanSketchLIP`` verifies a row)."""
+    from lipdesign.mechanisms.unary_encoding import UnaryEncoding
+
+    for shrink in (0.0, *SHRINK):
+        a, b = bit_probabilities(result.alpha * (1 - shrink), result.beta * (1 - shrink))
+        on, off = word_thresholds(a), word_thresholds(b)
+        if (on == off).any():
+            continue
+        try:
+            UnaryEncoding(on / WORD, off / WORD, LIP(epsilon), Prior(induced, normalize=True))
+        except VerificationError:
+            continue
+        return on, off
+    raise SolverError(f"row {row} of the sketch: the realised thresholds miss the claim even after shrinking; "
+                      f"{TRY_INSTEAD}")
+
+
+def _baselines(designed, induced):
+    """n x sum Var of the candidates' estimate, users in the prior's proportions, for Apple's symmetric sketch
+    (docs/math.md §16.4) with the same hashes: at the largest eps' whose sketch is eps-LIP at the induced priors
+    (exactly LIP iff e^eps' <= (e^eps - p_min)/(1 - p_min), docs/math.md §7.1), and at LDP eps and 2 eps."""
+    epsilon, p_min = designed.epsilon, float(induced.min())
+    widest = math.log((math.exp(epsilon) - p_min) / (1 - p_min))
+    figures = {}
+    for name, level in (("count-mean sketch (LIP)", widest), ("count-mean sketch", epsilon),
+                        ("count-mean sketch at 2 eps", 2 * epsilon)):
+        if level > 10.0:  # beyond the sketch's range: no figure
+            continue
+        flip = math.ceil(WORD / (1.0 + math.exp(level / 2.0)))
+        claim = epsilon if name.endswith("(LIP)") else level
+        sketch = CountMeanSketchLIP(claim, designed.prior, np.full(designed.on.shape, WORD - flip),
+                                    np.full(designed.on.shape, flip), m=designed.m, d=designed.d, seed=designed.seed,
+                                    unlisted=designed.unlisted)
+        figures[name] = sketch.mse
+    return figures

@@ -1,0 +1,284 @@
+"""The count-mean sketch designed under LIP at a prior over candidate strings (docs/math.md §16.6). Numpy only.
+
+The reports are the count-mean sketch's (``hashed_bits``: the row, then m bits), but each (row, bucket) cell has its
+own pair of bit probabilities: on the user's bucket and off it. The pairs of row j are a unary encoding over the m
+buckets, designed (``ld.design(..., family="cms")``) at the prior the candidates induce on those buckets, and the
+claim is verified for X itself: the row is drawn uniformly and independently of the value, so a report's posterior
+ratio for any string equals its bucket's, and every bucket (empty or not) is checked, which covers every string,
+listed or not (docs/math.md §16.6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.hashed_bits import MAX_BITS, MAX_COHORTS, WORD, HashedBitReports, chunk
+from lipdesign.mechanisms.sampling import MAX_SEED
+from lipdesign.mechanisms.unary_encoding import UnaryEncoding
+from lipdesign.model import Prior
+from lipdesign.notions import LIP
+from lipdesign.strings import DEFAULT_MAX_BYTES, bounded, byte_words, string_hash
+from lipdesign.validation import fmt, real_number
+from lipdesign.verification.exact import Certificate
+
+if TYPE_CHECKING:  # annotations only
+    from collections.abc import Sequence
+    from typing import Self
+
+    import numpy.typing as npt
+
+
+def word_thresholds(probabilities: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """The 32-bit thresholds nearest to ``probabilities`` (a bit is 1 when its word is below its threshold), kept
+    in 1..2^32 - 1 so that no bit is certain."""
+    return np.clip(np.rint(np.asarray(probabilities, dtype=float) * WORD), 1, WORD - 1).astype(np.int64)
+
+
+def induced_priors(prior: Prior, keys: npt.NDArray[np.uint64], m: int, unlisted: float) -> npt.NDArray[np.float64]:
+    """(d, m): the prior of each row's buckets (docs/math.md §16.6): the candidates' mass (scaled to 1 - unlisted)
+    by their bucket under the row's hash key (``keys``, one per row), plus ``unlisted`` / m in every bucket."""
+    labels = [str(label).encode("utf-8") for label in prior.labels]
+    d = len(keys)
+    rows = np.repeat(np.arange(d), len(labels))
+    buckets = bounded(string_hash(*byte_words(labels * d), np.asarray(keys).reshape(-1)[rows, None]), m)
+    induced = np.zeros((d, m))
+    np.add.at(induced, (rows, buckets.reshape(-1)), np.tile(prior.probabilities, d))
+    return induced * (1 - unlisted) + unlisted / m
+
+
+class CountMeanSketchLIP(HashedBitReports):
+    """The count-mean sketch with a pair of bit probabilities per (row, bucket), eps-LIP for X at a prior over
+    candidate strings (docs/math.md §16.6; ``ld.design(prior, ld.LIP(eps), family="cms")`` designs it).
+
+    A user draws a row j of d uniformly and sends (j, y): y_b is 1 with probability ``on[j, b] / 2^32`` when b is her
+    string's bucket h_j(v) and ``off[j, b] / 2^32`` otherwise. The prior over strings is the candidates' (the labels
+    of ``prior``, scaled to 1 - ``unlisted``) plus ``unlisted`` mass for all other strings, taken as spread evenly over
+    each row's buckets. Each row is then a unary encoding over its buckets at the prior they induce, and the claim is
+    verified on it exactly (docs/math.md §7.1) for every row and every bucket: since the row is drawn independently of
+    the value, that is eps-LIP for every string, listed or not. ``epsilons`` also gives the LDP level, which eps-LIP
+    bounds by 2 eps whatever the prior (docs/math.md §2). Decoding over the candidates is the least squares of the
+    hashed-bit families, with each cell debiased by its own pair.
+
+    Parameters
+    ----------
+    epsilon : float
+        The LIP level claimed, in (0, 30].
+    prior : Prior or mapping
+        The prior over the candidates (its labels, as strings; probabilities may be 0), or its JSON form.
+    on, off : array_like of int
+        (d, m) thresholds on 32-bit words, each in 1..2^32 - 1: bit b of row j is 1 below ``on[j, b]`` on the
+        user's bucket and below ``off[j, b]`` elsewhere.
+    m : int
+        Buckets per row, 2 to 65536.
+    d : int
+        Rows, each with its own hash function, 1 to 65536.
+    seed : int
+        The public seed of the hash functions, 0 to 2^63 - 1.
+    unlisted : float, default 0
+        The prior mass of all strings outside the candidates, in [0, 1).
+    max_bytes : int, default 64
+        The longest value, in bytes of UTF-8.
+    candidates : sequence of str, optional
+        The strings ``estimate`` decodes over; by default the prior's.
+    provenance : mapping, optional
+        The design's record (``baselines``, ``optimality``), as ``ld.design`` writes it.
+
+    Attributes
+    ----------
+    induced_priors : numpy.ndarray
+        (d, m): the prior each row's buckets get from the candidates and the unlisted mass.
+    epsilons : mapping
+        Exactly verified epsilons: "claimed" and "LIP for X" (the worst row's), "LDP" (the worst row's).
+
+    Raises
+    ------
+    ValidationError
+        A parameter outside its range, thresholds of another shape, or a prior whose labels are not valid strings.
+    VerificationError
+        If a row's realised bits are not eps-LIP at its induced prior.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import lipdesign as ld
+    >>> words = ["the", "of", "and", "to", "in", "is"]
+    >>> prior = ld.Prior([0.4, 0.2, 0.15, 0.1, 0.1, 0.05], labels=words)
+    >>> sketch = ld.design(prior, ld.LIP(1.0), family="cms", baselines=False)
+    >>> sketch.verify().passed, round(sketch.epsilons["LIP for X"], 6), round(sketch.epsilons["LDP"], 3)
+    (True, 1.0, 1.387)
+    >>> users = np.array(words, dtype=object)[np.random.default_rng(0).choice(6, size=20_000, p=prior.probabilities)]
+    >>> np.round(sketch.estimate(sketch.perturb(users, rng=1)).values, 2)
+    array([0.39, 0.21, 0.15, 0.12, 0.11, 0.03])
+    >>> np.round(sketch.estimand(users), 2)  # the truth
+    array([0.39, 0.21, 0.15, 0.1 , 0.1 , 0.05])
+    """
+
+    family = "cms-lip"
+    design_family = "cms"
+    epsilon_range = (0.0, 30.0)
+    parameter_rules = (("m", f"integer in 2..{MAX_BITS}"), ("d", f"integer in 1..{MAX_COHORTS}"),
+                       ("seed", f"integer in 0..{MAX_SEED - 1}"), ("unlisted", "number in [0, 1)"),
+                       ("on", "d x m integers in 1..2^32 - 1"), ("off", "d x m integers in 1..2^32 - 1"),
+                       ("max_bytes", "integer in 1..4096"))
+    client_cost = "O(m) per report (m bits)"
+
+    def __init__(self, epsilon: float, prior: Prior | Mapping[str, Any], on: npt.ArrayLike, off: npt.ArrayLike, *,
+                 m: int, d: int, seed: int, unlisted: float = 0.0, max_bytes: int = DEFAULT_MAX_BYTES,
+                 candidates: Sequence[str] | None = None, provenance: Mapping[str, Any] | None = None) -> None:
+        self.epsilon = self.checked_epsilon(epsilon)
+        self.prior = prior if isinstance(prior, Prior) else Prior.from_dict(prior)
+        labels = [str(label) for label in self.prior.labels]
+        self._sketch(m, 1, d, seed, max_bytes, labels if candidates is None else candidates, cohort_field="d")
+        if self.m < 2:
+            raise ValidationError(f"m is {self.m}; a row needs at least 2 buckets to tell strings apart")
+        self.unlisted = real_number(unlisted, "unlisted", 0.0, 1.0)
+        if self.unlisted >= 1:
+            raise ValidationError(f"unlisted is {fmt(unlisted)}; the candidates need some prior mass (it must be "
+                                  "below 1)")
+        self.on = self._thresholds(on, "on")
+        self.off = self._thresholds(off, "off")
+        self.input_domain.validate(labels)  # the prior's labels must be strings this sketch takes
+        #: (d, m): the prior of each row's buckets (docs/math.md §16.6).
+        self.induced_priors = induced_priors(self.prior, self.keys[:, 0], self.m, self.unlisted)
+        self.induced_priors.setflags(write=False)
+        certificates = [self._row(row) for row in range(self.d)]
+        worst = max(range(self.d), key=lambda row: certificates[row][0].epsilon)
+        lip, ldp = certificates[worst][0], max(pair[1] for pair in certificates)
+        self._claimed = Certificate("LIP", self.epsilon, lip.epsilon, True, True, {"row": worst, **lip.worst},
+                                    arithmetic=lip.arithmetic)
+        self._worst_row = worst
+        self.epsilons = MappingProxyType({"claimed": lip.epsilon, "LIP for X": lip.epsilon, "LDP": ldp})
+        self.provenance = MappingProxyType(dict(provenance or {}))
+
+    @property
+    def d(self) -> int:
+        """The rows of the sketch (its depth): the cohorts of the hashed-bit layout."""
+        return self.cohorts
+
+    def _thresholds(self, values, name):
+        array = np.asarray(values)
+        if array.shape != (self.d, self.m) or not np.issubdtype(array.dtype, np.integer) and not (
+                np.issubdtype(array.dtype, np.floating) and np.array_equal(array, np.rint(array))):
+            raise ValidationError(f"{name} has shape {array.shape}; it must be d x m = {self.d} x {self.m} integer "
+                                  "thresholds on 32-bit words")
+        array = array.astype(np.int64)
+        bad = (array < 1) | (array >= WORD)
+        if bad.any():
+            row, bucket = np.argwhere(bad)[0]
+            raise ValidationError(f"{name}[{row}][{bucket}] is {array[row, bucket]}; it must lie in 1..2^32 - 1 (a "
+                                  "certain bit has an infinite epsilon)")
+        if name == "off" and (array == self.on).any():
+            row, bucket = np.argwhere(array == self.on)[0]
+            raise ValidationError(f"off[{row}][{bucket}] equals on[{row}][{bucket}] ({array[row, bucket]}); such a "
+                                  "bit says nothing about its bucket and has no unbiased estimate")
+        array.setflags(write=False)
+        return array
+
+    def _row(self, row):
+        """(LIP certificate, LDP epsilon) of row ``row``: a unary encoding over its buckets at its induced prior,
+        verified exactly (docs/math.md §7.1); the realised probabilities T / 2^32 are on the 2^-53 grid it verifies."""
+        try:
+            encoding = UnaryEncoding(self.on[row] / WORD, self.off[row] / WORD, LIP(self.epsilon),
+                                     Prior(self.induced_priors[row], normalize=True))
+        except VerificationError as error:
+            raise VerificationError(f"row {row} of the sketch: {error}") from None
+        return encoding.certificate, encoding.epsilons["LDP"]
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("LIP", self.epsilon, EXACT_TABLE, "every row's unary encoding over its buckets at the prior "
+                         "the candidates induce, verified exactly over all 2^m reports (docs/math.md §16.6)")
+
+    def _certify(self) -> Certificate:
+        return self._claimed
+
+    def verified_epsilons(self) -> dict[str, float]:
+        return dict(self.epsilons)
+
+    def privacy_table(self) -> npt.NDArray[Any]:  # type: ignore[override]  # floats: the unary table's
+        """The reports that decide every posterior ratio of the worst row (its unary encoding's table, docs/math.md
+        §7.1), for audits; the certificate comes from the exact joint condition, not from this table.
+
+        Returns
+        -------
+        numpy.ndarray
+            m rows (buckets), a column per deciding report and one for the rest.
+        """
+        row = self._worst_row
+        return UnaryEncoding(self.on[row] / WORD, self.off[row] / WORD, LIP(self.epsilon),
+                             Prior(self.induced_priors[row], normalize=True)).privacy_table(max_k=self.m)
+
+    def cell_probabilities(self) -> tuple[Any, Any]:
+        return self.on / WORD, self.off / WORD
+
+    @cached_property
+    def mse(self) -> float:
+        """n x the sum of the variances of the candidates' estimated frequencies, users holding the candidates in
+        the prior's proportions (the unlisted mass left out; docs/math.md §16.4, §16.6)."""
+        return float(self.variance_at(self.prior).sum())
+
+    @property
+    def baselines(self) -> dict[str, float]:
+        """The figures of the alternatives the design evaluated, by name (its provenance)."""
+        return dict((self.provenance or {}).get("baselines", {}))
+
+    def parameters(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "prior": self.prior.to_dict(), "on": self.on.tolist(),
+                "off": self.off.tolist(), "m": self.m, "d": self.d, "seed": self.seed, "unlisted": self.unlisted,
+                "max_bytes": self.max_bytes}
+
+    @classmethod
+    def from_parameters(cls, parameters: Mapping[str, Any], provenance: Mapping[str, Any] | None = None) -> Self:
+        from lipdesign.mechanisms.base import check_parameter_names
+
+        mechanism = cls(**parameters, provenance=provenance)
+        check_parameter_names(parameters, mechanism.parameters(), cls.__name__)
+        return mechanism
+
+    def with_candidates(self, candidates: Sequence[str]) -> Self:
+        return type(self)(**self.parameters(), candidates=candidates, provenance=self.provenance)
+
+    @classmethod
+    def example(cls) -> Self:
+        words = ["the", "of", "and", "to", "in", "is", "you", "that"]
+        prior = Prior([0.3, 0.2, 0.15, 0.1, 0.1, 0.07, 0.05, 0.03], labels=words)
+        flip = round(WORD / (1 + np.exp(0.5)))  # the symmetric count-mean sketch at LDP eps = 1, so LIP <= 1
+        return cls(1.0, prior, np.full((4, 16), WORD - flip), np.full((4, 16), flip), m=16, d=4, seed=7,
+                   unlisted=0.05, max_bytes=16)
+
+    def display_name(self) -> str:
+        return "count-mean sketch designed for LIP"
+
+    def _perturb(self, values, rng, user_ids):
+        """Per chunk of users: the rows, then m words per user, each compared with its cell's threshold."""
+        chunks = []
+        for start in range(0, len(values), chunk(self.m)):
+            data = values[start:start + chunk(self.m)]
+            rows = rng.integers(0, self.d, size=len(data)) if self.d > 1 else np.zeros(len(data), int)
+            thresholds = np.where(self._filters(data, rows), self.on[rows], self.off[rows])
+            words = rng.integers(0, WORD, size=thresholds.shape, dtype=np.uint32)
+            chunks.append(self._pack(rows, words < thresholds))
+        return np.concatenate(chunks)
+
+    def device_numbers(self) -> dict[str, Any]:
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §12): none, the thresholds are
+        parameters.
+
+        Returns
+        -------
+        dict
+            {}.
+        """
+        return {}
+
+    def audit_plan(self) -> None:
+        """None: the LIP claim rests on the prior, which an audit of reports does not see (docs/math.md §14)."""
+        return None
+

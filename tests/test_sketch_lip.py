@@ -1,0 +1,189 @@
+"""The count-mean sketch designed under LIP (docs/math.md §16.6): its claim against a brute-force enumeration of every
+report in exact rationals, its figure against simulation, the design against Apple's symmetric sketch at the same
+LIP level, the weighted unary program, and bad input."""
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import lipdesign as ld
+from lipdesign._solvers.unary_encoding import bit_probabilities, design_unary, objective
+from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms import CountMeanSketch, CountMeanSketchLIP
+from lipdesign.strings import bounded, byte_words, hash_key, string_hash
+from lipdesign.testing import checks, run_check
+
+WORD = 2**32
+WORDS = ["the", "of", "and", "to", "in", "is", "you", "that"]
+PRIOR = ld.Prior([0.3, 0.2, 0.15, 0.1, 0.1, 0.07, 0.05, 0.03], labels=WORDS)
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A design small enough to enumerate: 2 rows of 6 buckets, LIP 1 at PRIOR with 5% unlisted mass."""
+    return ld.designer.sketch.sketch_design(PRIOR, ld.LIP(1.0), ld.Frequencies(), m=6, d=2, seed=11, unlisted=0.05)
+
+
+def brute_force_lip(sketch, unlisted):
+    """max over rows j, reports y and buckets b of Pr[j, y | bucket b] / Pr[j, y] and its inverse, in Fractions,
+    from the thresholds: the prior is the candidates' (scaled to 1 - unlisted) and unlisted / m per bucket. Computed
+    from the hash functions directly, not from the mechanism's induced priors."""
+    keys = hash_key(sketch.seed, np.arange(sketch.d))
+    words = [word.encode() for word in sketch.prior.labels]
+    mass = [Fraction(float(p)) for p in sketch.prior.probabilities]
+    total = sum(mass)
+    worst = Fraction(0)
+    for row in range(sketch.d):
+        buckets = bounded(string_hash(*byte_words(words), keys[row:row + 1]), sketch.m)[:, 0]
+        prior = [Fraction(unlisted) / sketch.m] * sketch.m
+        for bucket, p in zip(buckets, mass):
+            prior[bucket] += p / total * (1 - Fraction(unlisted))
+        on = [Fraction(int(t), WORD) for t in sketch.on[row]]
+        off = [Fraction(int(t), WORD) for t in sketch.off[row]]
+        for y in itertools.product((0, 1), repeat=sketch.m):
+            likelihood = []
+            for b in range(sketch.m):
+                value = Fraction(1)
+                for i, bit in enumerate(y):
+                    p1 = on[i] if i == b else off[i]
+                    value *= p1 if bit else 1 - p1
+                likelihood.append(value)
+            marginal = sum(p * value for p, value in zip(prior, likelihood))
+            worst = max(worst, *(value / marginal for value in likelihood), *(marginal / value for value in likelihood))
+    return worst
+
+
+def test_claim_matches_brute_force(small):
+    ratio = brute_force_lip(small, 0.05)
+    assert small.verify().passed
+    assert math.log(ratio) <= small.epsilon
+    # the certificate is the exact epsilon rounded outward, not a loose bound
+    assert small.epsilons["LIP for X"] == pytest.approx(math.log(ratio), abs=1e-9)
+    assert small.epsilons["LIP for X"] >= math.log(ratio) - 1e-12
+
+
+def test_tampered_thresholds_are_caught(small):
+    on = small.on.copy()
+    on[1, 2] = WORD - 1  # one bucket's bit made nearly certain: far beyond LIP 1
+    tampered = small.parameters() | {"on": on.tolist()}
+    with pytest.raises(VerificationError, match="row 1"):
+        CountMeanSketchLIP(**tampered)
+    assert math.log(brute_force_lip(CountMeanSketchLIP(**tampered | {"epsilon": 30.0}), 0.05)) > 1.0
+
+
+@pytest.mark.parametrize("check", checks(CountMeanSketchLIP.example()))
+def test_contract_example(check):
+    run_check(CountMeanSketchLIP.example(), check)
+
+
+@pytest.mark.parametrize("check", checks(CountMeanSketchLIP.example()))
+def test_contract_design(small, check):
+    run_check(small, check)
+
+
+def test_json_round_trip(small, tmp_path):
+    path = tmp_path / "sketch.json"
+    small.to_json(path)
+    loaded = ld.load(path)
+    assert loaded == small and loaded.epsilons == small.epsilons  # the provenance is not read back (io.envelope)
+
+
+def test_figure_matches_simulation(small):
+    """mse is n x sum Var of the candidates' estimate with users in the prior's proportions: the sum of the sample
+    variances over R seeded collections agrees within 4 standard errors of a variance estimate (sqrt(2 / (R - 1))
+    relative, per term, taken conservatively for the sum)."""
+    n, repetitions = 4000, 300
+    counts = np.rint(PRIOR.probabilities * n).astype(int)
+    users = np.repeat(np.array(WORDS, dtype=object), counts)
+    rng = np.random.default_rng(5)
+    estimates = np.array([small.estimate(small.perturb(users, rng=rng)).values for _ in range(repetitions)])
+    simulated = n * estimates.var(axis=0, ddof=1).sum()
+    assert simulated == pytest.approx(small.mse, rel=4 * math.sqrt(2 / (repetitions - 1)))
+    # and unbiased: every candidate within 4 standard errors of its truth
+    z = (estimates.mean(axis=0) - counts / n) / np.sqrt(estimates.var(axis=0, ddof=1) / repetitions)
+    assert np.abs(z).max() < 4
+
+
+def test_variance_at_is_variance_of_proportional_users():
+    sketch = CountMeanSketch(2.0, m=32, d=4, seed=3, candidates=WORDS)
+    counts = np.rint(PRIOR.probabilities * 1000).astype(int)
+    users = np.repeat(np.array(WORDS, dtype=object), counts)
+    assert sketch.variance_at(PRIOR) == pytest.approx(counts.sum() * sketch.variance(users), rel=1e-9)
+
+
+def test_design_beats_the_symmetric_sketch_at_the_same_lip():
+    """At a Zipf prior over 60 words the designed rows lower n x sum Var below Apple's sketch at the largest
+    epsilon whose sketch is LIP-eps there (its baseline), which is itself verified LIP-eps by the constructor."""
+    words = [f"w{i}" for i in range(60)]
+    zipf = 1 / np.arange(1, 61)
+    prior = ld.Prior(zipf / zipf.sum(), labels=words)
+    design = ld.design(prior, ld.LIP(2.0), family="cms")
+    symmetric = design.baselines["count-mean sketch (LIP)"]
+    assert design.verify().passed and design.epsilons["LIP for X"] <= 2.0
+    assert design.mse < 0.9 * symmetric
+    # the LDP level of the design lies between eps and 2 eps (docs/math.md §2)
+    assert 2.0 - 1e-9 <= design.epsilons["LDP"] <= 4.0
+
+
+def test_symmetric_baseline_is_at_the_lip_boundary():
+    """The closed form e^eps' = (e^eps - p_min)/(1 - p_min) puts Apple's sketch exactly at LIP eps: a little more
+    epsilon breaks the claim."""
+    prior = ld.Prior([0.4, 0.3, 0.2, 0.1], labels=["a", "b", "c", "d"])
+    unlisted, m, d, seed, eps = 0.1, 8, 3, 5, 1.0
+    widest = math.log((math.exp(eps) - unlisted / m) / (1 - unlisted / m))  # p_min is an empty bucket's
+    for level, holds in ((widest, True), (widest + 1e-3, False)):
+        flip = math.ceil(WORD / (1 + math.exp(level / 2)))
+        build = lambda: CountMeanSketchLIP(eps, prior, np.full((d, m), WORD - flip), np.full((d, m), flip), m=m,  # noqa: E731
+                                           d=d, seed=seed, unlisted=unlisted)
+        if holds:
+            assert build().epsilons["LIP for X"] <= eps
+        else:
+            with pytest.raises(VerificationError):
+                build()
+
+
+def test_ldp_design_is_apples_sketch():
+    mechanism = ld.design(PRIOR, ld.LDP(1.0), family="cms")
+    assert isinstance(mechanism, CountMeanSketch) and mechanism.candidates == tuple(WORDS)
+
+
+def test_weighted_unary_program():
+    """Weights change the objective only: weights of 1 give the unweighted design, and the weighted optimum is no
+    worse under its own weights than the unweighted one (and its bound lies below it)."""
+    prior = np.array([0.05, 0.3, 0.0, 0.25, 0.4, 0.0])
+    weights = np.array([1.0, 3.0, 0.1, 1.0, 2.0, 0.1])
+    plain = design_unary(prior, 1.0)
+    ones = design_unary(prior, 1.0, weights=np.ones(6))
+    assert np.allclose(plain.alpha, ones.alpha) and np.allclose(plain.beta, ones.beta)
+    weighted = design_unary(prior, 1.0, weights=weights)
+    assert weighted.bound <= weighted.value <= objective(plain.alpha, plain.beta, prior, weights) + 1e-9
+    a, b = bit_probabilities(weighted.alpha, weighted.beta)
+    assert np.all((0 < b) & (b < a) & (a < 1))
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"on": np.zeros((2, 6), int).tolist()}, "on"),
+    ({"off": np.full((2, 5), 7).tolist()}, "off"),
+    ({"unlisted": 1.0}, "unlisted"),
+    ({"m": 1}, "m"),
+    ({"epsilon": 0.0}, "epsilon"),
+])
+def test_bad_parameters(small, change, field):
+    with pytest.raises(ValidationError, match=field):
+        CountMeanSketchLIP(**small.parameters() | change)
+
+
+def test_on_equal_to_off_is_refused(small):
+    with pytest.raises(ValidationError, match="says nothing"):
+        CountMeanSketchLIP(**small.parameters() | {"off": small.on.tolist()})
+
+
+def test_notions_it_is_not_built_for():
+    drifting = ld.LIP(1.0, prior_set=ld.PriorSet.tv_ball(PRIOR.probabilities, 0.05))
+    with pytest.raises(ValidationError, match="family='cms'"):
+        ld.design(PRIOR, drifting, family="cms")
+    with pytest.raises(ValidationError, match="family='cms'"):
+        ld.design(PRIOR, ld.LIP(1.0), "histogram", family="cms")
