@@ -53,7 +53,7 @@ TERMINATOR = 0xFF
 #: The default L of the heavy-hitter families (one level, so one group of users, per byte).
 DEFAULT_HH_BYTES = 16
 
-#: Row s of the pool hashes with the key of hash function ROW_OFFSET + s (docs/runtime.md §13); levels use 0..L-1.
+#: Row s of the pool hashes with the key of hash function ROW_OFFSET + s (docs/runtime.md §14); levels use 0..L-1.
 ROW_OFFSET = MAX_BYTES_LIMIT
 
 #: The most rows of the pool, and of levels x rows x oracle outputs in the statistics (8 bytes each).
@@ -135,7 +135,7 @@ class PrefixHeavyHitters(StringMechanism):
         self.rows = integer(rows, "rows", low=1, high=MAX_ROWS)
         keys = self._open_domain(seed, max_bytes, candidates, integer(max_bytes, "max_bytes", 1, MAX_BYTES_LIMIT))
         self.levels = self.strings.max_bytes
-        #: The key of level t's string hash (docs/runtime.md §13).
+        #: The key of level t's string hash (docs/runtime.md §14).
         self.level_keys = keys
         row_keys = hash_key(self.seed, ROW_OFFSET + np.arange(self.rows))
         row_keys.setflags(write=False)
@@ -269,16 +269,14 @@ class PrefixHeavyHitters(StringMechanism):
     def _second_moment(self, mean: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         raise NotImplementedError
 
-    def _candidate_buckets(self, matrix: npt.NDArray[np.uint8], level: int) -> npt.NDArray[np.int64]:
-        """(C, rows): each candidate prefix's bucket in every row at ``level`` (hashed in blocks)."""
-        hashes = prefix_hashes(matrix, level + 1, self.level_keys[level])
-        out = np.empty((len(hashes), self.rows), dtype=np.int64)
-        step = max(1, HASH_BLOCK // self.rows)
+    def _row_buckets(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """(C, rows): the bucket in every row of each prefix hash (docs/math.md §18.2)."""
         with np.errstate(over="ignore"):
-            for start in range(0, len(hashes), step):
-                out[start:start + step] = bounded(mix(hashes[start:start + step, None] ^ self.row_keys[None, :]),
-                                                  self.buckets)
-        return out
+            return bounded(mix(hashes[:, None] ^ self.row_keys[None, :]), self.buckets)
+
+    def _candidate_buckets(self, matrix: npt.NDArray[np.uint8], level: int) -> npt.NDArray[np.int64]:
+        """(C, rows): each candidate prefix's bucket in every row at ``level``."""
+        return self._row_buckets(prefix_hashes(matrix, level + 1, self.level_keys[level]))
 
     def _level_estimates(self, aggregate: Aggregate, matrix: npt.NDArray[np.uint8], level: int
                          ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
@@ -288,10 +286,13 @@ class PrefixHeavyHitters(StringMechanism):
         if size == 0:
             nan = np.full(matrix.shape[0], np.nan)
             return nan, nan, 0
-        scores, buckets = self._scores(aggregate, level), self._candidate_buckets(matrix, level)
-        means = np.zeros(matrix.shape[0])
-        for row in range(self.rows):  # a loop over the pool's rows: sum_s scores[s, b_s(c)]
-            means += scores[row, buckets[:, row]]
+        scores = self._scores(aggregate, level)
+        hashes = prefix_hashes(matrix, level + 1, self.level_keys[level])
+        means = np.empty(len(hashes))
+        rows = np.arange(self.rows)[None, :]
+        step = max(1, HASH_BLOCK // self.rows)
+        for start in range(0, len(hashes), step):  # sum_s scores[s, b_s(c)], in blocks of candidates
+            means[start:start + step] = scores[rows, self._row_buckets(hashes[start:start + step])].sum(axis=1)
         means /= size
         collision = 1.0 / self.buckets
         estimates = (means - collision) / (1.0 - collision)
@@ -527,7 +528,7 @@ class PEM(PrefixHeavyHitters):
         return np.argsort(-values, kind="stable")[:self.keep]
 
     def device_numbers(self) -> dict[str, Any]:
-        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §13).
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §14).
 
         Returns
         -------
@@ -701,7 +702,7 @@ class TreeHist(PrefixHeavyHitters):
         return order[values[order] > self.z * absent][:self.keep]
 
     def device_numbers(self) -> dict[str, Any]:
-        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §13).
+        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §14).
 
         Returns
         -------
