@@ -187,3 +187,23 @@ def test_notions_it_is_not_built_for():
         ld.design(PRIOR, drifting, family="cms")
     with pytest.raises(ValidationError, match="family='cms'"):
         ld.design(PRIOR, ld.LIP(1.0), "histogram", family="cms")
+
+
+def test_memoised_reports_repeat_and_follow_each_cell(small):
+    """perturb_memoised: a device sends the same report of a value every round (so any number of them reveal what
+    one does), and over devices each bit is 1 at its cell's realised probability (z-test per cell, |z| < 4.5 over
+    2 x 6 cells)."""
+    n = 40_000
+    keys = small.device_keys(n, rng=3)
+    users = np.array(["the"] * n, dtype=object)
+    reports = small.perturb_memoised(users, keys)
+    assert np.array_equal(reports, small.perturb_memoised(users, keys))
+    assert not np.array_equal(reports, small.perturb_memoised(users, small.device_keys(n, rng=4)))
+    rows, bits = small.unpack(reports)
+    buckets = small.filters(["the"] * small.d, np.arange(small.d))
+    for row in range(small.d):
+        mine = bits[rows == row]
+        assert abs(len(mine) - n / small.d) < 4.5 * math.sqrt(n / small.d / 2)  # rows uniform over devices
+        probability = np.where(buckets[row], small.on[row], small.off[row]) / WORD
+        z = (mine.mean(axis=0) - probability) / np.sqrt(probability * (1 - probability) / len(mine))
+        assert np.abs(z).max() < 4.5

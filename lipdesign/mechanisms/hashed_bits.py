@@ -11,17 +11,19 @@ of each bit.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lipdesign.chacha import stream_words
 from lipdesign.domains import Strings
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.estimate import Estimate
-from lipdesign.mechanisms.sampling import public_seed
+from lipdesign.mechanisms.sampling import as_generator, public_seed
 from lipdesign.notions import LDP
 from lipdesign.strings import bounded, byte_words, hash_key, string_hash
 from lipdesign.validation import fmt, index_array, integer, real_number
@@ -35,6 +37,7 @@ if TYPE_CHECKING:  # annotations only
     import numpy.typing as npt
 
     from lipdesign.mechanisms.aggregate import Aggregate
+    from lipdesign.mechanisms.sampling import RandomSource
     from lipdesign.model import Prior
 
 #: Largest filter (bits per report), number of hash functions and number of cohorts.
@@ -69,6 +72,10 @@ SPARSE_ERRORS = 20
 CG_TOLERANCE = 1e-10
 ERROR_TOLERANCE = 1e-6
 CG_ITERATIONS = 2000
+
+#: The ChaCha20 block counter a device's cohort is drawn at (nonce 0): the permanent words of its values start at
+#: block 0 and use fewer than 2^12 blocks, so the cohort's word is never one of theirs (docs/math.md §16.5).
+COHORT_BLOCK = 2**63
 
 #: 2^32: the 32-bit words every coin of these families compares with an integer threshold (docs/math.md §16.2).
 WORD = 2**32
@@ -397,6 +404,91 @@ class HashedBitReports(StringMechanism):
             raise ValidationError(f"reports[{row}] sets a bit beyond m = {self.m}; the spare bits of the last byte "
                                   "must be 0")
         return cohorts, bits[:, :self.m]
+
+    # -- memoisation on the device (docs/math.md §16.5): one key per device, no table of past answers --------
+
+    @staticmethod
+    def device_keys(n: int, rng: RandomSource = None) -> npt.NDArray[np.uint32]:
+        """One secret 256-bit key per device, as 8 32-bit words (``rng=None``: from the operating system's
+        CSPRNG through ChaCha20, docs/math.md §3.8; a seed only for simulations).
+
+        Parameters
+        ----------
+        n : int
+            The number of devices.
+        rng : numpy.random.Generator or int, optional
+            The source.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint32 (n, 8).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.RAPPOR.device_keys(3, rng=0).shape
+        (3, 8)
+        """
+        return as_generator(rng).integers(0, WORD, size=(integer(n, "n"), 8), dtype=np.uint32)
+
+    @staticmethod
+    def _nonces(data, keys):
+        """The memo's nonce of each device's value: the first 8 bytes (little-endian) of BLAKE2b keyed by the
+        device's key (RFC 7693, ``hashlib.blake2b``): a keyed pseudo-random function of the whole string, so no one
+        without the key can choose two values that share a nonce (docs/math.md §16.5). One call per device."""
+        return np.fromiter((int.from_bytes(hashlib.blake2b(value, digest_size=8, key=key.astype("<u4").tobytes())
+                                           .digest(), "little") for value, key in zip(data, keys)),
+                           dtype=np.uint64, count=len(data))
+
+    def device_cohorts(self, keys: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Each device's cohort, derived from its key (docs/math.md §16.5): the first word w of its ChaCha20 block
+        at counter ``COHORT_BLOCK`` = 2^63 and nonce 0 (a block no value's permanent words reach), reduced to
+        0..cohorts-1 as (w cohorts) >> 32.
+
+        Parameters
+        ----------
+        keys : array_like of uint32, shape (n, 8)
+            The devices' keys (``device_keys``).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (n,).
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> rappor = ld.mechanisms.RAPPOR(f=0.5, p=0.5, q=0.75, m=16, h=2, cohorts=4, seed=1)
+        >>> cohorts = rappor.device_cohorts(rappor.device_keys(1000, rng=0))
+        >>> int(cohorts.min()), int(cohorts.max())
+        (0, 3)
+        """
+        checked = self._checked_keys(keys)
+        words = stream_words(checked, np.zeros(len(checked), np.uint64), 1, COHORT_BLOCK)[:, 0].astype(np.uint64)
+        return ((words * np.uint64(self.cohorts)) >> np.uint64(32)).astype(np.int64)
+
+    @staticmethod
+    def _checked_keys(keys: npt.ArrayLike) -> npt.NDArray[np.uint32]:
+        array = np.asarray(keys)
+        if array.ndim != 2 or array.shape[1] != 8 or array.dtype != np.uint32:
+            raise ValidationError(f"keys has shape {array.shape} and dtype {array.dtype}; a device key is 8 uint32 "
+                                  "words (256 bits): RAPPOR.device_keys(n)")
+        return array
+
+    def _memo_words(self, values: Any, keys: npt.ArrayLike):
+        """Per chunk of devices: (their cohorts, drawn from their keys; their values' filters there; the m memo words
+        of each device's value: the ChaCha20 stream keyed by the device's key with the value's keyed BLAKE2b nonce,
+        docs/math.md §16.5)."""
+        data = self.strings.validate(values)
+        checked = self._checked_keys(keys)
+        if len(checked) != len(data):
+            raise ValidationError(f"keys has {len(checked)} rows; it must have one per value ({len(data)})")
+        size = chunk(self.m)
+        for start in range(0, len(data), size):
+            part, keys_part = data[start:start + size], checked[start:start + size]
+            cohorts = self.device_cohorts(keys_part)
+            yield cohorts, self._filters(part, cohorts), stream_words(keys_part, self._nonces(part, keys_part), self.m)
 
     # -- server side --------------------------------------------------------------------------------------------
 

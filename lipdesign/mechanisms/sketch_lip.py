@@ -267,6 +267,37 @@ class CountMeanSketchLIP(HashedBitReports):
             chunks.append(self._pack(rows, words < thresholds))
         return np.concatenate(chunks)
 
+    def perturb_memoised(self, values: Any, keys: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+        """Reports as devices send them, round after round (docs/math.md §16.5, §16.6): a device's row comes from its
+        key, and its report of a value is memoised: bit i is 1 when word i of the value's keyed ChaCha20 stream is
+        below its cell's threshold. The same device and value give the same report every round, so any number of
+        them are eps-LIP together (one-time RAPPOR with one hash function per cohort, designed under LIP).
+
+        Parameters
+        ----------
+        values : sequence of str or bytes
+            One value per device.
+        keys : array_like of uint32, shape (n, 8)
+            The devices' secret keys (``device_keys``), the same every round.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 reports, as ``perturb`` returns them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> sketch = ld.mechanisms.CountMeanSketchLIP.example()
+        >>> keys = sketch.device_keys(3, rng=0)
+        >>> first = sketch.perturb_memoised(["the", "of", "the"], keys)
+        >>> first.shape, np.array_equal(first, sketch.perturb_memoised(["the", "of", "the"], keys))
+        ((3, 4), True)
+        """
+        return np.concatenate([self._pack(rows, words < np.where(filters, self.on[rows], self.off[rows]))
+                               for rows, filters, words in self._memo_words(values, keys)] or [self.empty_reports()])
+
     def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §12): none, the thresholds are
         parameters.
