@@ -108,8 +108,10 @@ def test_words_per_report(case):
         if family == "oue":  # ceil(k / 8) 64-bit draws, and one per tie (the device test counts them exactly)
             assert used >= 2 * -(-n["k"] // 8) and used % 2 == 0
             continue
-        if family == "unary":
+        if family in ("unary", "the"):
             expected = 2 * n["k"] + 2
+        elif family == "she":  # one word per entry
+            expected = n["k"]
         elif family == "laplace":
             expected = 4 * n["d"]
         elif family == "harmony-numeric":
@@ -138,6 +140,9 @@ def test_words_per_report(case):
             expected = (parameters["cohorts"] > 1) + 2 * parameters["m"]
         elif family == "hcms":  # the row (none for one row), the coefficient, then one word
             expected = (document["mechanism"]["parameters"]["d"] > 1) + 2
+        elif family in ("pem", "treehist"):  # the level and the row (none for one of either), then the oracle's
+            parameters = document["mechanism"]["parameters"]
+            expected = (parameters["max_bytes"] > 1) + (parameters["rows"] > 1) + (3 if family == "pem" else 2)
         elif family == "cms":  # the row (none for one row), then m words
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["d"] > 1) + parameters["m"]
@@ -399,6 +404,20 @@ class Device:
         bits[x] = int(self.coin(self.numbers["a"][x]))
         return self.packed(bits)
 
+    def the(self, x):
+        """§13: unary encoding with b[j] = q for every j and a[x] = p."""
+        bits = [int(self.coin(self.numbers["q"])) for _ in range(self.numbers["k"])]
+        bits[x] = int(self.coin(self.numbers["p"]))
+        return self.packed(bits)
+
+    def she(self, x):
+        """§13: one word per entry, -T + the number of thresholds <= it, the user's entry reflected."""
+        n = self.numbers
+        words = [self.u32() for _ in range(n["k"])]
+        entries = [sum(t <= u for t in n["thresholds"]) - n["bound"] for u in words]
+        entries[x] = 1 - entries[x]
+        return entries
+
     @staticmethod
     def public_index(seed, identifier, size):
         """§6 (pooled OLH) and §7: SplitMix64 of the identifier and the seed, then multiply-shift into 0..size-1."""
@@ -460,6 +479,38 @@ class Device:
         positive = bin(coefficient & bucket).count("1") % 2 == 0
         bit = int(positive) ^ int(self.u32() < self.numbers["flip_threshold"])
         return [row & 0xFF, row >> 8, coefficient & 0xFF, coefficient >> 8, bit]
+
+    def prefix_bucket(self, text, buckets):
+        """§14: the level, the row, then the bucket of the value's prefix at that level (padded with 0xFF) under the
+        row's key; the prefix is hashed as bytes (its length, then 8-byte little-endian words)."""
+        def mix(z):
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+            return z ^ (z >> 31)
+
+        length = self.parameters["max_bytes"]
+        level, row = self.below(length), self.below(self.parameters["rows"])
+        prefix = text.encode("utf-8").ljust(length, b"\xff")[:level + 1]
+        z = mix(self.key(level) ^ len(prefix))
+        for start in range(0, len(prefix), 8):
+            z = mix(z ^ int.from_bytes(prefix[start:start + 8].ljust(8, b"\0"), "little"))
+        return level, row, ((mix(z ^ self.key(4096 + row)) >> 32) * buckets) >> 32
+
+    def pem(self, text):
+        """§14: OLH's GRR over g buckets of the prefix's bucket: a coin with probability alpha, then an integer."""
+        level, row, bucket = self.prefix_bucket(text, self.parameters["g"])
+        keep = self.coin(self.numbers["alpha"])
+        lie = self.below(self.parameters["g"])
+        return {"level": level, "row": row, "y": bucket if keep else lie}
+
+    def treehist(self, text):
+        """§14: the Hadamard sign of the prefix's bucket at a uniform coefficient, flipped below the threshold."""
+        m = self.parameters["m"]
+        level, row, bucket = self.prefix_bucket(text, m)
+        coefficient = self.below(m)
+        positive = bin(coefficient & bucket).count("1") % 2 == 0
+        bit = int(positive) ^ int(self.u32() < self.numbers["flip_threshold"])
+        return {"level": level, "row": row, "coefficient": coefficient, "bit": bit}
 
     def rappor(self, text):
         """§12: the cohort, the Bloom filter, the permanent then the instantaneous response, packed."""

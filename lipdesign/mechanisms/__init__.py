@@ -25,6 +25,8 @@ from lipdesign.mechanisms.hadamard_sketch import HadamardCountMeanSketch
 from lipdesign.mechanisms.harmony_categorical import HarmonyCategorical
 from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
 from lipdesign.mechanisms.hashed_bits import HashedBitReports
+from lipdesign.mechanisms.heavy_hitters import PEM, PrefixHeavyHitters, TreeHist
+from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
@@ -47,9 +49,9 @@ from lipdesign.mechanisms.table import (
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
 __all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "CountMeanSketchLIP", "DesignedMechanism",
-           "Duchi", "Estimate",
-           "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse", "HarmonyCategorical", "HarmonyMixed",
-           "HarmonyNumeric", "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "Mechanism", "OLH", "OUE",
-           "Piecewise", "RAPPOR", "SubsetLIP", "SubsetSelection", "TableMechanism", "TablePerturber", "UnaryEncoding",
-           "as_generator", "families", "family_class", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior",
-           "register", "unbiased_frequencies", "verify"]
+           "Duchi", "Estimate", "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse", "HarmonyCategorical",
+           "HarmonyMixed", "HarmonyNumeric", "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "Mechanism",
+           "OLH", "OUE", "PEM", "Piecewise", "PrefixHeavyHitters", "RAPPOR", "SHE", "SubsetLIP", "SubsetSelection",
+           "TableMechanism", "TablePerturber", "THE", "TreeHist", "UnaryEncoding", "as_generator", "families",
+           "family_class", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register",
+           "unbiased_frequencies", "verify"]

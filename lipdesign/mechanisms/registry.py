@@ -15,6 +15,8 @@ from lipdesign.mechanisms.hadamard import HadamardResponse
 from lipdesign.mechanisms.hadamard_sketch import HadamardCountMeanSketch
 from lipdesign.mechanisms.harmony_categorical import HarmonyCategorical
 from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
+from lipdesign.mechanisms.heavy_hitters import PEM, TreeHist
+from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
@@ -141,9 +143,9 @@ def families() -> list[str]:
     --------
     >>> import lipdesign as ld
     >>> ld.mechanisms.families()
-    ['class-lip', 'cms', 'duchi', 'grr', 'hadamard', 'harmony-categorical', 'harmony-mixed', 'harmony-numeric',
-     'hashing', 'hcms', 'hybrid', 'laplace', 'olh', 'oue', 'piecewise', 'rappor', 'subset', 'subset-lip', 'table',
-     'unary']
+    ['class-lip', 'cms', 'cms-lip', 'duchi', 'grr', 'hadamard', 'harmony-categorical', 'harmony-mixed',
+     'harmony-numeric', 'hashing', 'hcms', 'hybrid', 'laplace', 'olh', 'oue', 'pem', 'piecewise', 'rappor', 'she',
+     'subset', 'subset-lip', 'table', 'the', 'treehist', 'unary']
     """
     return sorted(_FAMILIES)
 
@@ -186,5 +188,6 @@ def describe(family: str) -> list[tuple[str, Any, str]]:
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
              Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
-             ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch, CountMeanSketchLIP):
+             ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch, CountMeanSketchLIP,
+             PEM, TreeHist, THE, SHE):
     register(_cls)
