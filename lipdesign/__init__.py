@@ -45,6 +45,7 @@ _EXPORTS = {
     "load": "lipdesign.io",
     "save": "lipdesign.io",
     "simulate": "lipdesign.simulation",
+    "heavy_hitters": "lipdesign.hitters",
     "aggregate": "lipdesign.engine",
     "estimate_with_errors": "lipdesign.engine",
     "perturb_blocks": "lipdesign.engine",
@@ -102,6 +103,7 @@ if TYPE_CHECKING:  # what a type checker reads for the lazy names below (nothing
     from lipdesign.errors import SolverError as SolverError
     from lipdesign.errors import ValidationError as ValidationError
     from lipdesign.errors import VerificationError as VerificationError
+    from lipdesign.hitters import heavy_hitters as heavy_hitters
     from lipdesign.io import load as load
     from lipdesign.io import save as save
     from lipdesign.mechanisms import Aggregate as Aggregate

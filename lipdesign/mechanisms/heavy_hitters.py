@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.estimate import Estimate
 from lipdesign.mechanisms.hadamard import fwht, parity
 from lipdesign.mechanisms.hadamard_sketch import HadamardCountMeanSketch
@@ -118,7 +119,15 @@ class PrefixHeavyHitters(StringMechanism):
     for the heavy hitters. A family sets ``buckets`` (B), ``report_dtype`` and the oracle: ``_respond`` (its
     report of each bucket), ``_tally`` (the statistics), ``_scores`` (per row and bucket, the sum over a level's
     reports of the per-report score Z, whose mean given the bucket b' of the user's prefix is [b = b']) and
-    ``_second_moment`` (E[Z^2] given that mean)."""
+    ``_second_moment`` (E[Z^2] given that mean).
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> pem = ld.mechanisms.PEM(2.0, max_bytes=8, seed=1)
+    >>> isinstance(pem, ld.mechanisms.PrefixHeavyHitters), pem.levels, pem.rows, pem.top, pem.keep
+    (True, 8, 1024, 20, 40)
+    """
 
     levels: int
     rows: int
@@ -350,6 +359,25 @@ class PrefixHeavyHitters(StringMechanism):
         return (f"frequencies from the {size} reports of the last level (docs/math.md §18.4), unbiased over the "
                 "public hashes' draw; plug-in standard errors")
 
+    # -- the audit plan ------------------------------------------------------------------------------------------------
+
+    #: The two strings ``audit_plan`` sets side by side (they differ in their first byte, so at every level).
+    AUDITED = ("a", "b")
+
+    def _audited_buckets(self, levels: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]
+                         ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The buckets of the two audited strings at each (level, row) given."""
+        first, second = (self._buckets(padded([value.encode()] * len(levels), self.levels), levels, rows)
+                         for value in self.AUDITED)
+        return first, second
+
+    def _audited_collision(self) -> float:
+        """The share of the L x rows (level, row) pairs, each equally likely, at which the audited strings share a
+        bucket (exact for this pool)."""
+        levels, rows = np.divmod(np.arange(self.levels * self.rows), self.rows)
+        first, second = self._audited_buckets(levels, rows)
+        return float(np.mean(first == second))
+
     # -- closed forms given the users' values (candidates) ---------------------------------------------------------
 
     def _means(self, population):
@@ -444,7 +472,7 @@ class PEM(PrefixHeavyHitters):
     >>> estimate.names
     ['the', 'of', 'and']
     >>> np.round(estimate.values, 2), np.round(estimate.standard_errors, 3)
-    (array([0.3 , 0.25, 0.2 ]), array([0.004, 0.004, 0.004]))
+    (array([0.3 , 0.26, 0.2 ]), array([0.005, 0.004, 0.004]))
     """
 
     family = "pem"
@@ -527,6 +555,35 @@ class PEM(PrefixHeavyHitters):
         """The ``keep`` largest estimates."""
         return np.argsort(-values, kind="stable")[:self.keep]
 
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): the strings "a" and "b"; a report is classed by whether their
+        buckets coincide at its (level, row) (probability c, exact for the pool) and, where they differ, whether y is
+        a's bucket, b's, or another; given (level, row), y is OLH's GRR over g buckets (docs/math.md §18.1).
+
+        Returns
+        -------
+        AuditPlan
+            Inputs "a" and "b"; 4 classes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.PEM(1.0, max_bytes=4, seed=1).audit_plan().table.shape
+        (2, 4)
+        """
+        keep, lie = grr_probabilities(self.alpha, self.g)
+        c = self._audited_collision()
+        table = np.array([[(1 - c) * keep, (1 - c) * lie, (1 - c) * (self.g - 2) * lie, c],
+                          [(1 - c) * lie, (1 - c) * keep, (1 - c) * (self.g - 2) * lie, c]])
+
+        def classify(reports):
+            level, row, y = self._fields(reports)
+            first, second = self._audited_buckets(level, row)
+            return np.select([first == second, y == first, y == second], [3, 0, 1], 2)
+
+        return AuditPlan(np.array(self.AUDITED, dtype=object), table, classify,
+                         [f"x={value!r}" for value in self.AUDITED], ["y=h(a)", "y=h(b)", "other y", "h(a)=h(b)"])
+
     def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §14).
 
@@ -539,7 +596,7 @@ class PEM(PrefixHeavyHitters):
         --------
         >>> import lipdesign as ld
         >>> round(ld.mechanisms.PEM(4.0, max_bytes=4, seed=1).device_numbers()["alpha"], 6)
-        0.49685
+        0.489042
         """
         return {"alpha": self.alpha}
 
@@ -603,7 +660,7 @@ class TreeHist(PrefixHeavyHitters):
     >>> estimate.names
     ['the', 'of', 'and']
     >>> np.round(estimate.values, 2), np.round(estimate.standard_errors, 3)
-    (array([0.3 , 0.25, 0.2 ]), array([0.006, 0.006, 0.006]))
+    (array([0.29, 0.26, 0.22]), array([0.006, 0.006, 0.006]))
     """
 
     family = "treehist"
@@ -700,6 +757,39 @@ class TreeHist(PrefixHeavyHitters):
         """The estimates above z times ``absent``, the largest ``keep`` of them."""
         order = np.argsort(-values, kind="stable")
         return order[values[order] > self.z * absent][:self.keep]
+
+    def audit_plan(self) -> AuditPlan:
+        """What ``ld.audit`` reads (docs/math.md §14): the strings "a" and "b"; a report is classed by whether their
+        signs agree at its (level, row, coefficient) (probability 1 where their buckets coincide, 1/2 where they
+        differ, averaged exactly over the pool's (level, row) pairs) and whether its bit is a's sign. Where the signs
+        differ the rows' probabilities are 1 - phi and phi, swapped: the full epsilon.
+
+        Returns
+        -------
+        AuditPlan
+            Inputs "a" and "b"; 4 classes.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> ld.mechanisms.TreeHist(1.0, max_bytes=4, seed=1).audit_plan().table.shape
+        (2, 4)
+        """
+        c = self._audited_collision()
+        equal = c + (1 - c) / 2
+        keep, flip = float(1 - self.oracle.flip), float(self.oracle.flip)
+
+        def classify(reports):
+            level, row, coefficient, bit = self._fields(reports)
+            signs = [parity(coefficient & buckets) == 0 for buckets in self._audited_buckets(level, row)]
+            return 2 * (signs[0] != signs[1]) + (bit != signs[0])
+
+        table = [[equal * keep, equal * flip, (1 - equal) * keep, (1 - equal) * flip],
+                 [equal * keep, equal * flip, (1 - equal) * flip, (1 - equal) * keep]]
+        return AuditPlan(np.array(self.AUDITED, dtype=object), np.array(table), classify,
+                         [f"x={value!r}" for value in self.AUDITED],
+                         ["signs equal, bit = a's", "signs equal, bit != a's", "signs differ, bit = a's",
+                          "signs differ, bit != a's"])
 
     def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §14).
