@@ -207,3 +207,22 @@ def test_memoised_reports_repeat_and_follow_each_cell(small):
         probability = np.where(buckets[row], small.on[row], small.off[row]) / WORD
         z = (mine.mean(axis=0) - probability) / np.sqrt(probability * (1 - probability) / len(mine))
         assert np.abs(z).max() < 4.5
+
+
+def test_the_design_command(tmp_path):
+    """`lipdesign design` with family cms writes a file that loads and verifies; a width below 2 is refused in one
+    line with exit 2 and nothing written."""
+    import json
+
+    from helpers import lipdesign, one_line_error
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"prior": PRIOR.to_dict(), "notion": {"kind": "LIP", "epsilon": 1.0},
+                                "family": "cms", "buckets": 16}))
+    result = lipdesign("design", spec, "-o", tmp_path / "sketch.json", "-q")
+    assert result.returncode == 0, result.stderr
+    loaded = ld.load(tmp_path / "sketch.json")
+    assert loaded.family == "cms-lip" and loaded.m == 16 and loaded.verify().passed
+    assert "eps-LIP for every string at the declared prior" in result.stdout
+    line = one_line_error(lipdesign("design", spec, "-o", tmp_path / "bad.json", "--buckets", "1"))
+    assert "buckets is 1" in line and not (tmp_path / "bad.json").exists()

@@ -143,7 +143,7 @@ def test_words_per_report(case):
         elif family in ("pem", "treehist"):  # the level and the row (none for one of either), then the oracle's
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["max_bytes"] > 1) + (parameters["rows"] > 1) + (3 if family == "pem" else 2)
-        elif family == "cms":  # the row (none for one row), then m words
+        elif family in ("cms", "cms-lip"):  # the row (none for one row), then m words
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["d"] > 1) + parameters["m"]
         elif family in ("subset", "subset-lip"):  # a coin or uniform, [z,] then one word per Fisher-Yates step
@@ -468,6 +468,14 @@ class Device:
         row = self.below(self.parameters["d"])
         bucket = ((self.string_hash(self.key(row), text) >> 32) * m) >> 32
         bits = [int(i == bucket) ^ int(self.u32() < self.numbers["flip_threshold"]) for i in range(m)]
+        return [row & 0xFF, row >> 8, *self.packed(bits)]
+
+    def cms_lip(self, text):
+        """§12: the row, the value's bucket in it, then m bits, each its word below its cell's threshold."""
+        m, on, off = self.parameters["m"], self.numbers["on"], self.numbers["off"]
+        row = self.below(self.parameters["d"])
+        bucket = ((self.string_hash(self.key(row), text) >> 32) * m) >> 32
+        bits = [int(self.u32() < (on[row][i] if i == bucket else off[row][i])) for i in range(m)]
         return [row & 0xFF, row >> 8, *self.packed(bits)]
 
     def hcms(self, text):

@@ -13,11 +13,12 @@ from lipdesign._solvers.unary_encoding import bit_probabilities
 from lipdesign.designer.unary_encoding import SHRINK, TRY_INSTEAD, _barrier_design
 from lipdesign.errors import SolverError, ValidationError, VerificationError
 from lipdesign.mechanisms.count_mean import CountMeanSketch
-from lipdesign.mechanisms.hashed_bits import WORD
+from lipdesign.mechanisms.hashed_bits import MAX_BITS, WORD
 from lipdesign.mechanisms.sketch_lip import CountMeanSketchLIP, induced_priors, word_thresholds
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.strings import hash_key
+from lipdesign.validation import integer
 
 #: The rows of a designed sketch (its depth d) and the public seed of its hash functions, unless given.
 DEPTH = 16
@@ -60,7 +61,7 @@ def sketch_design(prior: Prior, notion: LDP | LIP | WorstCaseLIP, objective: Any
     at their induced prior, verified for X, with the symmetric sketch's figures beside it; under eps-LDP (or WC-LIP
     for X) Apple's ``CountMeanSketch`` at eps, decoding over the candidates."""
     check_sketch(prior, notion, objective)
-    m = default_width(prior.k) if m is None else m
+    m = default_width(prior.k) if m is None else integer(m, "buckets", low=2, high=MAX_BITS)
     labels = [str(label) for label in prior.labels]
     if not isinstance(notion, LIP):
         return CountMeanSketch(notion.epsilon, m=m, d=d, seed=seed, candidates=labels)

@@ -638,9 +638,9 @@ class HashedBitReports(StringMechanism):
     def _variance(self, population, n, method, user_ids):
         """Var[frequencies] given the users' values: the bits' binomial variance averaged over the uniform cohort,
         plus the variance of the cohort draw itself (docs/math.md §16.4)."""
-        return self.weighted_variance(*self._population_bits(population))
+        return self._weighted_variance(*self._population_bits(population))
 
-    def weighted_variance(self, values: Any, counts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    def _weighted_variance(self, values: Any, counts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Var[frequencies] of the candidates' estimate when the users' values are the strings whose filter entries
         are ``values`` (as ``_entries`` gives them), held by ``counts`` users each (docs/math.md §16.4). Linear in
         the counts up to the final division: counts that are a prior (summing to 1) give n x Var, the per-user
@@ -682,7 +682,7 @@ class HashedBitReports(StringMechanism):
         labels = [str(label) for label in prior.labels]
         decoder = self if self.candidates == tuple(labels) else self.with_candidates(labels)
         weights = prior.probabilities / prior.probabilities.sum()
-        return decoder.weighted_variance(decoder._entries([label.encode("utf-8") for label in labels]), weights)
+        return decoder._weighted_variance(decoder._entries([label.encode("utf-8") for label in labels]), weights)
 
     def cell_probabilities(self) -> tuple[Any, Any]:
         """Pr[bit = 1] of a (cohort, bit) cell on the user's filter and off it, as realised: (q*, p*) as floats for

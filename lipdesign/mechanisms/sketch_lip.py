@@ -25,7 +25,7 @@ from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 from lipdesign.model import Prior
 from lipdesign.notions import LIP
 from lipdesign.strings import DEFAULT_MAX_BYTES, bounded, byte_words, string_hash
-from lipdesign.validation import fmt, real_number
+from lipdesign.validation import fmt, real_number, upward
 from lipdesign.verification.exact import Certificate
 
 if TYPE_CHECKING:  # annotations only
@@ -224,6 +224,37 @@ class CountMeanSketchLIP(HashedBitReports):
         the prior's proportions (the unlisted mass left out; docs/math.md §16.4, §16.6)."""
         return float(self.variance_at(self.prior).sum())
 
+    def summary(self) -> str:
+        """The certificate, what it covers, the figure and the baselines the design evaluated (docs/math.md §16.6).
+
+        Returns
+        -------
+        str
+            Lines of text, as the CLI prints them.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> print(ld.mechanisms.CountMeanSketchLIP.example().summary())
+        CountMeanSketchLIP(epsilon=1.0, 8 candidates, m=16, d=4, ...)
+        PASS: tightest LIP epsilon <= ...
+          eps-LIP for every string at the declared prior (8 candidates, unlisted mass 0.05 ...); LDP ...
+          accuracy: n x sum Var of the candidates' frequencies ... (least squares, users in the prior's proportions)
+        """
+        lines = [super().summary(),
+                 f"  eps-LIP for every string at the declared prior ({self.prior.k} candidates, unlisted mass "
+                 f"{self.unlisted:g} spread over the buckets); LDP {upward(self.epsilons['LDP'], 4)} whatever the "
+                 "prior (eps-LIP implies at most 2 eps-LDP, docs/math.md §2)",
+                 f"  accuracy: n x sum Var of the candidates' frequencies {self.mse:.4g} (least squares, users in the "
+                 "prior's proportions)"]
+        said = {"count-mean sketch (LIP)": "Apple's sketch at LIP eps", "count-mean sketch": "at LDP eps (stronger)",
+                "count-mean sketch at 2 eps": "at LDP 2 eps (the level eps-LIP implies at worst)",
+                "optimal RR table (LIP)": "the optimal RR table at LIP eps (k listed values only)"}
+        if self.baselines:
+            lines.append("    beside it, same hashes and decoder: " + ", ".join(
+                f"{said.get(name, name)} {figure:.4g}" for name, figure in self.baselines.items()))
+        return "\n".join(lines)
+
     @property
     def baselines(self) -> dict[str, float]:
         """The figures of the alternatives the design evaluated, by name (its provenance)."""
@@ -244,6 +275,10 @@ class CountMeanSketchLIP(HashedBitReports):
 
     def with_candidates(self, candidates: Sequence[str]) -> Self:
         return type(self)(**self.parameters(), candidates=candidates, provenance=self.provenance)
+
+    def __repr__(self) -> str:
+        return (f"CountMeanSketchLIP(epsilon={self.epsilon!r}, {self.prior.k} candidates, m={self.m}, d={self.d}, "
+                f"seed={self.seed}, unlisted={self.unlisted!r}, on and off: {self.d} x {self.m} thresholds)")
 
     @classmethod
     def example(cls) -> Self:
@@ -299,15 +334,21 @@ class CountMeanSketchLIP(HashedBitReports):
                                for rows, filters, words in self._memo_words(values, keys)] or [self.empty_reports()])
 
     def device_numbers(self) -> dict[str, Any]:
-        """The numbers a device reads beyond ``parameters()`` (docs/runtime.md §12): none, the thresholds are
-        parameters.
+        """The numbers a device reads (docs/runtime.md §12): the thresholds, as in ``parameters()``.
 
         Returns
         -------
         dict
-            {}.
+            ``on`` and ``off``: d lists of m integers below 2^32.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> numbers = ld.mechanisms.CountMeanSketchLIP.example().device_numbers()
+        >>> len(numbers["on"]), len(numbers["on"][0]), numbers["off"][0][0]
+        (4, 16, 1621524825)
         """
-        return {}
+        return {"on": self.on.tolist(), "off": self.off.tolist()}
 
     def audit_plan(self) -> None:
         """None: the LIP claim rests on the prior, which an audit of reports does not see (docs/math.md §14)."""
