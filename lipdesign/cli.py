@@ -1,5 +1,5 @@
 """Command line: ``lipdesign design | compare | mechanism | verify | audit | simulate | perturb | aggregate | estimate
-| plot | demo``.
+| plot | heavy-hitters | demo``.
 
 Every LipdesignError (bad input, infeasible or too-large problem, failed verification) ends the command
 with exit code 2 and one line on stderr, never a traceback; a verification or an audit that runs but fails exits 1.
@@ -45,6 +45,9 @@ EXAMPLES = {
     "estimate": ("aggregate.json from `lipdesign aggregate --help`",
                  ["lipdesign estimate grr.json aggregate.json --json"]),
     "demo": ("writes the folder lipdesign-demo", ["lipdesign demo --out lipdesign-demo"]),
+    "heavy-hitters": ("printf writes a text file of strings, one per line",
+                      ["printf 'the\\nof\\nthe\\nand\\nthe\\n' > words.txt",
+                       "lipdesign heavy-hitters words.txt --epsilon 4 --top 2 --max-bytes 4 --seed 1 --json"]),
 }
 
 #: The help of every command's mechanism argument.
@@ -475,6 +478,26 @@ def _estimate(args):
         print(f"lipdesign: warning: {message}", file=sys.stderr)
 
 
+def _heavy_hitters(args):
+    import numpy as np
+
+    from lipdesign.hitters import heavy_hitters, read_strings
+
+    values = read_strings(args.file, args.max_bytes, truncate=args.truncate)
+    result = heavy_hitters(values, epsilon=args.epsilon, top=args.top, protocol=args.protocol,
+                           max_bytes=args.max_bytes, seed=args.seed)
+    if not args.json:
+        print(result.summary())
+        return
+    low, high = result.confidence_interval(0.95) if len(result) else (np.zeros(0), np.zeros(0))
+    print(json.dumps({"protocol": args.protocol, "epsilon": args.epsilon, "max_bytes": args.max_bytes,
+                      "users": result.n, "strings": result.names, "frequencies": result.values.tolist(),
+                      "standard_errors": result.standard_errors.tolist(),
+                      "confidence_interval": {"level": 0.95, "low": np.atleast_1d(low).tolist(),
+                                              "high": np.atleast_1d(high).tolist()},
+                      "note": result.note}, indent=1, allow_nan=False))
+
+
 def _demo(args):
     import numpy as np
 
@@ -580,13 +603,14 @@ def build_parser():
     command.add_argument("--json", action="store_true",
                          help="print the fingerprint, figure, verified epsilons and envelope as JSON")
     options = command.add_argument_group("design options (each overrides the spec's field of the same name)")
-    options.add_argument("--family", choices=("rr", "unary", "hashing"),
+    options.add_argument("--family", choices=("rr", "unary", "hashing", "cms"),
                          help="the design family: rr (any table, the default), unary (unary encoding), hashing "
-                              "(local hashing)")
+                              "(local hashing), cms (count-mean sketch over the labels as strings)")
     options.add_argument("--method", choices=("auto", "exact", "columns", "classes"),
                          help="how family rr is designed: auto (default), exact (every extreme ray), columns "
                               "(column generation), classes (class-symmetric)")
-    options.add_argument("--buckets", type=int, help="family hashing: buckets g (2 = LIP local hashing; 3..8 pooled)")
+    options.add_argument("--buckets", type=int, help="family hashing: buckets g (2 = LIP local hashing; 3..8 pooled); "
+                                                    "family cms: the width m of each row")
     options.add_argument("--target-gap", type=float, dest="target_gap",
                          help="column generation stops within this relative gap of the certified bound (0.01)")
     options.add_argument("--max-rounds", type=int, dest="max_rounds",
@@ -699,6 +723,19 @@ def build_parser():
                               "the families' range)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_plot, inputs=("input",), output_format=("output", "an image"))
+    command = add_command("heavy-hitters", help="the most frequent strings of a text file (one per line) from one "
+                                                 "simulated round of PEM or TreeHist, with confidence intervals")
+    command.add_argument("file", help="text file, one string per line (UTF-8)")
+    command.add_argument("--epsilon", type=float, required=True, help="each user's LDP level (one report)")
+    command.add_argument("--top", type=int, default=20, help="how many strings to find (default 20)")
+    command.add_argument("--protocol", choices=("pem", "treehist"), default="pem", help="pem (default) or treehist")
+    command.add_argument("--max-bytes", type=int, dest="max_bytes", default=16,
+                         help="the longest string in bytes, and the number of levels (default 16)")
+    command.add_argument("--truncate", action="store_true",
+                         help="cut longer strings at a character boundary instead of refusing them")
+    command.add_argument("--seed", type=int, default=None, help="seed of the simulated users and the public hashes")
+    command.add_argument("--json", action="store_true", help="print the strings and their estimates as JSON")
+    command.set_defaults(run=_heavy_hitters, inputs=("file",))
     command = add_command("demo", help="run the built-in scenario, write a JSON table and a PNG plot")
     command.add_argument("--out", default="lipdesign-demo", help="output folder (default ./lipdesign-demo)")
     command.set_defaults(run=_demo)
