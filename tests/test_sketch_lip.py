@@ -226,3 +226,14 @@ def test_the_design_command(tmp_path):
     assert "eps-LIP for every string at the declared prior" in result.stdout
     line = one_line_error(lipdesign("design", spec, "-o", tmp_path / "bad.json", "--buckets", "1"))
     assert "buckets is 1" in line and not (tmp_path / "bad.json").exists()
+
+
+def test_audit(small):
+    """ld.audit reads the worst row's buckets, comparing each candidate's reports with the prior's as the LIP claim
+    does; with unlisted mass the plan is refused (the audit's populations would leave that mass out)."""
+    design = ld.design(PRIOR, ld.LIP(1.0), family="cms", buckets=16)
+    result = ld.audit(design, reports=20_000, rng=1)
+    assert result.passed and result.notion == "LIP" and result.empirical_epsilon <= 1.0
+    assert small.unlisted > 0 and small.audit_plan() is None
+    with pytest.raises(ValidationError, match="audit_plan"):
+        ld.audit(small, reports=1000, rng=1)

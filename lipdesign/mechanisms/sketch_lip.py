@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
+from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.hashed_bits import MAX_BITS, MAX_COHORTS, WORD, HashedBitReports, chunk
 from lipdesign.mechanisms.sampling import MAX_SEED
@@ -33,6 +34,10 @@ if TYPE_CHECKING:  # annotations only
     from typing import Self
 
     import numpy.typing as npt
+
+
+#: The audit reads the bits of at most this many buckets of the worst row (2^AUDIT_BUCKETS + 1 classes).
+AUDIT_BUCKETS = 6
 
 
 def word_thresholds(probabilities: npt.ArrayLike) -> npt.NDArray[np.int64]:
@@ -133,6 +138,8 @@ class CountMeanSketchLIP(HashedBitReports):
                  m: int, d: int, seed: int, unlisted: float = 0.0, max_bytes: int = DEFAULT_MAX_BYTES,
                  candidates: Sequence[str] | None = None, provenance: Mapping[str, Any] | None = None) -> None:
         self.epsilon = self.checked_epsilon(epsilon)
+        #: The claim, eps-LIP for X at the prior (what ``ld.audit`` compares populations under).
+        self.notion = LIP(self.epsilon)
         self.prior = prior if isinstance(prior, Prior) else Prior.from_dict(prior)
         labels = [str(label) for label in self.prior.labels]
         self._sketch(m, 1, d, seed, max_bytes, labels if candidates is None else candidates, cohort_field="d")
@@ -238,7 +245,7 @@ class CountMeanSketchLIP(HashedBitReports):
         >>> print(ld.mechanisms.CountMeanSketchLIP.example().summary())
         CountMeanSketchLIP(epsilon=1.0, 8 candidates, m=16, d=4, ...)
         PASS: tightest LIP epsilon <= ...
-          eps-LIP for every string at the declared prior (8 candidates, unlisted mass 0.05 ...); LDP ...
+          eps-LIP for every string at the declared prior (8 candidates, unlisted mass 0 ...); LDP ...
           accuracy: n x sum Var of the candidates' frequencies ... (least squares, users in the prior's proportions)
         """
         lines = [super().summary(),
@@ -284,9 +291,9 @@ class CountMeanSketchLIP(HashedBitReports):
     def example(cls) -> Self:
         words = ["the", "of", "and", "to", "in", "is", "you", "that"]
         prior = Prior([0.3, 0.2, 0.15, 0.1, 0.1, 0.07, 0.05, 0.03], labels=words)
-        flip = round(WORD / (1 + np.exp(0.5)))  # the symmetric count-mean sketch at LDP eps = 1, so LIP <= 1
+        flip = round(WORD / (1 + np.exp(0.45)))  # Apple's sketch at LDP 0.9, so LIP < 1 at any prior
         return cls(1.0, prior, np.full((4, 16), WORD - flip), np.full((4, 16), flip), m=16, d=4, seed=7,
-                   unlisted=0.05, max_bytes=16)
+                   max_bytes=16)
 
     def display_name(self) -> str:
         return "count-mean sketch designed for LIP"
@@ -346,11 +353,57 @@ class CountMeanSketchLIP(HashedBitReports):
         >>> import lipdesign as ld
         >>> numbers = ld.mechanisms.CountMeanSketchLIP.example().device_numbers()
         >>> len(numbers["on"]), len(numbers["on"][0]), numbers["off"][0][0]
-        (4, 16, 1621524825)
+        (4, 16, 1672291757)
         """
         return {"on": self.on.tolist(), "off": self.off.tolist()}
 
-    def audit_plan(self) -> None:
-        """None: the LIP claim rests on the prior, which an audit of reports does not see (docs/math.md §14)."""
-        return None
+    def audit_plan(self) -> AuditPlan | None:
+        """What ``ld.audit`` reads (docs/math.md §14): the worst row of the certificate, the bits of up to
+        AUDIT_BUCKETS of its buckets that hold candidates (the worst first, then by increasing induced prior), and a
+        class for the reports of every other row; the rows of the plan are the candidates grouped by their bucket
+        there (``members``), so the audit compares each with the prior as the LIP claim does.
+
+        Returns
+        -------
+        AuditPlan or None
+            None when ``unlisted`` > 0: the audit samples its populations from the candidates, which would leave out
+            the unlisted mass the claim is stated with.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> plan = ld.mechanisms.CountMeanSketchLIP.example().audit_plan()
+        >>> plan.table.shape, plan.row_names[0]
+        ((6, 65), 'bucket 11 of row 0 (is)')
+        """
+        if self.unlisted > 0:
+            return None
+        row = self._worst_row
+        labels = [str(label) for label in self.prior.labels]
+        buckets = np.argmax(self._filters(self.input_domain.validate(labels), np.full(len(labels), row)), axis=1)
+        occupied = np.unique(buckets)
+        worst = int(self._claimed.worst.get("value", -1))
+        order = sorted(occupied, key=lambda b: (b != worst, self.induced_priors[row, b], b))[:AUDIT_BUCKETS]
+        read = np.array(order, dtype=np.int64)
+        rest = np.flatnonzero(~np.isin(buckets, read))
+        groups = [np.flatnonzero(buckets == b) for b in read] + ([rest] if rest.size else [])
+        members = np.zeros((len(groups), len(labels)))
+        for r, group in enumerate(groups):
+            members[r, group] = 1
+        on, off = self.on[row, read] / WORD, self.off[row, read] / WORD
+        ones = np.array([np.where(read == read[r], on, off) if r < read.size else off for r in range(len(groups))])
+        patterns = (np.arange(2**read.size)[:, None] >> np.arange(read.size)) & 1
+        table = np.where(patterns[None] == 1, ones[:, None, :], 1 - ones[:, None, :]).prod(axis=2) / self.d
+        table = np.column_stack([table, np.full(len(groups), 1 - 1 / self.d)])
+        weights = 1 << np.arange(read.size)
+
+        def classify(reports):
+            rows, bits = self.unpack(reports)
+            return np.where(rows == row, bits[:, read].astype(np.int64) @ weights, 2**read.size)
+
+        names = [f"bucket {b} of row {row} ({labels[group[0]]})" for b, group in zip(read, groups)] + \
+            (["the other buckets"] if rest.size else [])
+        classes = ["bits " + "".join(map(str, p)) for p in patterns] + ["another row"]
+        inputs = np.array([labels[group[0]] for group in groups], dtype=object)
+        return AuditPlan(inputs, table, classify, names, classes, members)
 
