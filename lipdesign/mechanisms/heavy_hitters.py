@@ -630,7 +630,8 @@ class TreeHist(PrefixHeavyHitters):
     keep : int, optional
         Most prefixes kept per level, at least ``top``; by default 2 ``top``.
     z : float, default 3.0
-        A prefix is kept when its estimate exceeds z times the standard error of an absent one.
+        A prefix is kept when its estimate exceeds z times the standard error of an absent one (not a parameter,
+        like ``top`` and ``keep``: kept by ``with_candidates`` and ``with_top``, not written to files).
 
     Attributes
     ----------
