@@ -218,6 +218,8 @@ def _fixed_families():
 
     def fixed(family):
         names = [name for name, _, _ in describe(family)]
+        if {"on", "off"} <= set(names):  # per-cell thresholds designed at a prior (cms-lip): `lipdesign design`
+            return False
         return names[0] == "epsilon" or ("epsilon" not in names and family_class(family).design_family is None)
 
     return [family for family in families() if fixed(family)]
@@ -457,6 +459,14 @@ def _estimate(args):
 
     mechanism = load(args.mechanism)
     counts = Aggregate.from_dict(read_json(args.aggregate))
+    if args.candidates is not None:
+        from lipdesign.hitters import read_strings
+
+        if not hasattr(mechanism, "with_candidates"):
+            raise ValidationError(f"--candidates is {args.candidates!r}; it lists the strings an open-domain family "
+                                  f"decodes over, and {mechanism.family} takes none")
+        strings = read_strings(args.candidates, mechanism.max_bytes)
+        mechanism = mechanism.with_candidates([value.decode("utf-8") for value in strings])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = mechanism.estimate(counts, method=args.method, consistency=args.consistency)
@@ -620,7 +630,7 @@ def build_parser():
     options.add_argument("--max-rays", type=int, dest="max_rays",
                          help="the most extreme rays the exact method enumerates (200000)")
     command.set_defaults(run=_design, inputs=("spec",), output_format=("output", "JSON"))
-    command = add_command("compare", help="design every family (rr, unary, hashing) for a JSON spec and print "
+    command = add_command("compare", help="design every family (rr, unary, hashing, cms) for a JSON spec and print "
                                           "their figures side by side")
     command.add_argument("spec", help="spec file (JSON; see docs/manual.md, \"Spec files\", and examples/)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
@@ -713,7 +723,10 @@ def build_parser():
     command.add_argument("--consistency", default=None, choices=["norm-sub"], help="make frequencies consistent")
     command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     command.add_argument("--json", action="store_true", help="print the estimate as JSON")
-    command.set_defaults(run=_estimate, inputs=("mechanism", "aggregate"))
+    command.add_argument("--candidates", default=None, metavar="FILE",
+                         help="open-domain families (rappor, cms, hcms, cms-lip): a text file of the strings to "
+                              "decode over, one per line (UTF-8, at most the mechanism's max_bytes each)")
+    command.set_defaults(run=_estimate, inputs=("mechanism", "aggregate", "candidates"))
     command = add_command("plot", help="plot accuracy against epsilon of a spec's design (or of a mechanism JSON) "
                                        "beside its LDP counterparts and the lower bound, as a PNG")
     command.add_argument("input", help="spec file or mechanism JSON")
@@ -749,7 +762,7 @@ def _check_inputs(args):
     inputs = []
     for name in getattr(args, "inputs", ()):
         paths = getattr(args, name)
-        for path in [paths] if isinstance(paths, str) else paths:
+        for path in [] if paths is None else [paths] if isinstance(paths, str) else paths:  # None: not given
             if not Path(path).is_file():
                 raise ValidationError(f"{name} is {path!r}; no such file" + ("" if not Path(path).exists() else
                                                                                " (it is a folder)"))

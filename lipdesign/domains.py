@@ -271,7 +271,8 @@ class Strings(Immutable):
         """The candidates, or ValidationError saying that ``what`` needs them."""
         if self.candidates is None:
             raise ValidationError(f"candidates is None; {what} needs the candidate strings (the list a server decodes "
-                                  "over): give candidates=[...]")
+                                  "over): give candidates=[...] (with_candidates; `lipdesign estimate --candidates "
+                                  "FILE`)")
         return self.candidates
 
     def sample(self, n, rng):

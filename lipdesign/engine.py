@@ -371,7 +371,7 @@ MAX_START = 1 << 62
 def _input_columns(mechanism):
     """The input columns ``perturb_file`` reads for ``mechanism``'s input domain."""
     domain = mechanism.input_domain
-    if domain.kind == "categorical" or domain.d == 1:
+    if domain.kind in ("categorical", "strings") or domain.d == 1:
         return ["value"]
     return [f"value_{j}" for j in range(domain.d)]
 
@@ -386,6 +386,8 @@ def _csv_types(mechanism):
     domain = mechanism.input_domain
     if domain.kind == "categorical":
         types["value"] = pa.int64() if isinstance(domain.labels, range) else pa.string()
+    if domain.kind == "strings":  # "1" and "01" are strings here, never numbers
+        types["value"] = pa.string()
     return types
 
 

@@ -201,7 +201,7 @@ def in_process(monkeypatch, folder, args, terminal):
 @pytest.mark.parametrize("command, shown", [
     ("design", ["column generation:", "/2 [", "rounds", "baselines:", "epsilons",
                 "column generation round 2: ", "baselines: optimal LDP table and fixed protocols at eps=2 (2 of 2)"]),
-    ("compare", ["compare:", "families", "column generation:", "rounds", "compare: designing local hashing"]),
+    ("compare", ["compare:", "families", "column generation:", "rounds", "compare: designing count-mean sketch"]),
     ("simulate", ["simulate:", "/60 [", "repetitions"]),
     ("audit", ["audit grr:", "reports", "audit grr: [##########] 100 % (400000 of 400000 reports)"]),
 ])

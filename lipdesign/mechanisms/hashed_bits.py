@@ -581,6 +581,10 @@ class HashedBitReports(StringMechanism):
         when the list holds all the users' values, with conservative standard errors from the bit counts."""
         entries, gram = self._design()
         n = aggregate.n
+        if n < self.cohorts:
+            raise ValidationError(f"reports holds {n} reports; this {type(self).__name__} spreads users over "
+                                  f"{self.cohorts} cohorts (rows), and decoding needs at least as many users as "
+                                  "cohorts: collect more reports, or use fewer cohorts")
         reports, counts = aggregate.statistics["cohort_reports"], aggregate.statistics["bit_counts"]
         on, off = self.cell_probabilities()
         scale = on - off

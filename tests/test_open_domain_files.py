@@ -1,0 +1,91 @@
+"""The open-domain families through files and the command line, as a deployment runs them: values in a CSV of
+strings, `lipdesign perturb`, `aggregate`, and `estimate --candidates FILE` (docs/math.md §16.4)."""
+
+import json
+
+import numpy as np
+import pytest
+from helpers import lipdesign, one_line_error
+
+WORDS = ["the", "01", "1", "and", "to"]  # "01" and "1" stay strings: never read as numbers
+TRUTH = np.array([0.4, 0.2, 0.2, 0.1, 0.1])
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory):
+    """A RAPPOR mechanism file, 20,000 users' values in a CSV and the aggregate of their reports."""
+    folder = tmp_path_factory.mktemp("open")
+    result = lipdesign("mechanism", "rappor", "-p", "f=0.5", "-p", "p=0.25", "-p", "q=0.75", "-p", "m=64", "-p", "h=2",
+                       "-p", "cohorts=4", "-p", "seed=1", "-o", folder / "rappor.json")
+    assert result.returncode == 0, result.stderr
+    users = np.array(WORDS)[np.random.default_rng(0).choice(5, size=20_000, p=TRUTH)]
+    (folder / "values.csv").write_text("value\n" + "\n".join(users) + "\n")
+    for command in (("perturb", folder / "rappor.json", folder / "values.csv", "-o", folder / "reports.parquet",
+                     "--seed", "1", "-q"),
+                    ("aggregate", folder / "rappor.json", folder / "reports.parquet", "-o", folder / "aggregate.json",
+                     "-q")):
+        result = lipdesign(*command)
+        assert result.returncode == 0, result.stderr
+    (folder / "candidates.txt").write_text("\n".join(WORDS) + "\n")
+    return folder, users
+
+
+def test_estimate_over_a_candidate_file(collected):
+    folder, users = collected
+    result = lipdesign("estimate", folder / "rappor.json", folder / "aggregate.json", "--candidates",
+                       folder / "candidates.txt", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    truth = np.array([np.mean(users == word) for word in WORDS])
+    z = (np.array(document["values"]) - truth) / np.array(document["standard_errors"])
+    assert np.abs(z).max() < 4  # least squares is unbiased when the list holds every value (docs/math.md §16.4)
+    assert document["names"] == [f"frequency[{word}]" for word in WORDS]
+
+
+def test_estimate_without_candidates_says_how_to_give_them(collected):
+    folder, _ = collected
+    line = one_line_error(lipdesign("estimate", folder / "rappor.json", folder / "aggregate.json"))
+    assert "candidates is None" in line and "--candidates FILE" in line
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b"the\nthe\n", "the same string as candidates[0]"),
+    (b"the\n\xff\n", "line 2 is not valid UTF-8"),
+    (b"the\n" + b"x" * 65 + b"\n", "line 2"),
+])
+def test_bad_candidate_files(collected, content, expected):
+    folder, _ = collected
+    path = folder / "bad.txt"
+    path.write_bytes(content)
+    line = one_line_error(lipdesign("estimate", folder / "rappor.json", folder / "aggregate.json", "--candidates",
+                                    path))
+    assert expected in line
+
+
+def test_candidates_for_a_family_that_takes_none(collected, tmp_path):
+    folder, _ = collected
+    result = lipdesign("mechanism", "grr", "--epsilon", "1", "-p", "k=3", "-o", tmp_path / "grr.json")
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "values.csv").write_text("value\n0\n1\n2\n")
+    assert lipdesign("perturb", tmp_path / "grr.json", tmp_path / "values.csv", "-o", tmp_path / "r.parquet", "-q",
+                     "--seed", "1").returncode == 0
+    assert lipdesign("aggregate", tmp_path / "grr.json", tmp_path / "r.parquet", "-o", tmp_path / "a.json",
+                     "-q").returncode == 0
+    line = one_line_error(lipdesign("estimate", tmp_path / "grr.json", tmp_path / "a.json", "--candidates",
+                                    folder / "candidates.txt"))
+    assert "grr takes none" in line
+
+
+def test_more_cohorts_than_users_is_refused(tmp_path):
+    result = lipdesign("mechanism", "rappor", "-p", "f=0.5", "-p", "p=0.25", "-p", "q=0.75", "-p", "m=16", "-p",
+                       "cohorts=8", "-p", "seed=1", "-o", tmp_path / "rappor.json")
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "values.csv").write_text("value\nthe\nof\nand\n")
+    (tmp_path / "candidates.txt").write_text("the\nof\nand\n")
+    assert lipdesign("perturb", tmp_path / "rappor.json", tmp_path / "values.csv", "-o", tmp_path / "r.parquet",
+                     "-q", "--seed", "1").returncode == 0
+    assert lipdesign("aggregate", tmp_path / "rappor.json", tmp_path / "r.parquet", "-o", tmp_path / "a.json",
+                     "-q").returncode == 0
+    line = one_line_error(lipdesign("estimate", tmp_path / "rappor.json", tmp_path / "a.json", "--candidates",
+                                    tmp_path / "candidates.txt"))
+    assert "reports holds 3 reports" in line and "8 cohorts" in line
