@@ -43,10 +43,11 @@ two runs (the first also compiles the numba kernels OLH's server uses when numba
 **pure-ldp runs**: one Python call per report on each side (``privatise``, ``aggregate``), streamed in chunks.
 When a full run at n is predicted (from a pilot of 2,000 reports) to take longer than ``--pure-ldp-limit``
 seconds, its client and aggregation are timed on a subsample and the per-report figures at n are computed as
-aggregation per report + estimation time / n; its MSE is then not measured at that n (the table says where it was
-measured). pure-ldp imports scikit-learn and statsmodels without declaring them: statsmodels (unused by the code
-run here) is stubbed; its hashes pass ``str`` to xxhash, which xxhash >= 4 refuses: they are wrapped to encode
-first (benchmarks/oracles.py ``load_pure_ldp``). Its CMS server may fail on numpy 2: the error is caught and printed.
+aggregation per report + estimation time / n; its MSE is then not measured at that n, and the row's note gives
+both libraries' MSE on the subsample's users instead. pure-ldp imports scikit-learn and statsmodels without
+declaring them: statsmodels (unused by the code run here) is stubbed; its hashes pass ``str`` to xxhash, which
+xxhash >= 4 refuses: they are wrapped to encode first (benchmarks/oracles.py ``load_pure_ldp``). Its CMS server
+may fail on numpy 2: the error is caught and printed.
 
 **Decoding 10^4 candidates**: our RAPPOR (m = 512, h = 2, 64 cohorts) decoding over the 10,000 most frequent words
 (conjugate gradients, docs/math.md §16.4), users drawn from them; target under 10 s.
@@ -320,7 +321,19 @@ def pure_measure(modules, family, mechanism, epsilon, words, idx, limit, seed, v
         result["error"] = estimates
     elif used == n:
         result["frequencies"] = estimates / n
+    else:  # the subsample's estimate: compared with ours on the same users (``subsample_note``)
+        result["subsample"] = estimates / used
     return result
+
+
+def subsample_note(pure, mechanism, decoder, values, idx, k, seed):
+    """For a pure-ldp run made on the first ``pure['used']`` users only: both libraries' MSE on those users."""
+    used = pure["used"]
+    truth = np.bincount(idx[:used], minlength=k) / used
+    ours = our_run(mechanism, decoder, values[:used], [seed, 2])[0]
+    return (f"pure-ldp timed on {used:,} users; MSE on those users: ours {mse(ours, truth):.3e}, pure-ldp "
+            f"{mse(pure['subsample'], truth):.3e}; head ours {mse(ours, truth, HEAD):.3e}, pure-ldp "
+            f"{mse(pure['subsample'], truth, HEAD):.3e}")
 
 
 # ------------------------------------------------------------------------------------------------- figures
@@ -371,7 +384,7 @@ def table_row(label, epsilon, n, certified, pure, frequencies, truth, expected, 
         if pure and pure["error"]:
             note = f"pure-ldp estimate {pure['error'][:90]}"
         elif pure:
-            note = f"pure-ldp timed on {pure['used']:,} users, MSE not run at this n"
+            note = pure.get("note", f"pure-ldp timed on {pure['used']:,} users, MSE not run at this n")
     row += f"{z_text:>6} {spread_text:>7} {ours_client * 1e6:7.3f} "
     if pure:
         row += (f"{pure['client'] * 1e6:8.2f} {pure['client'] / ours_client:6.1f} {ours_server * 1e6:7.3f} "
@@ -465,6 +478,8 @@ def main(argv=None):
                     if loaded is not None and family != "SS":
                         pure = pure_measure(loaded, family, mechanism, epsilon, words, idx, args.pure_ldp_limit,
                                             args.seed, variant)
+                        if "subsample" in pure:
+                            pure["note"] = subsample_note(pure, mechanism, decoder, values, idx, k, args.seed)
                     print(table_row(label, epsilon, n, certified, pure, frequencies, truth, expected, z_text,
                                     spread_text, client / n, (aggregated + estimated) / n), flush=True)
                 if family == "RAPPOR" and n == ns[-1] and loaded is not None:
