@@ -461,8 +461,9 @@ def _estimate(args):
     counts = Aggregate.from_dict(read_json(args.aggregate))
     if args.candidates is not None:
         from lipdesign.hitters import read_strings
+        from lipdesign.mechanisms.hashed_bits import StringMechanism
 
-        if not hasattr(mechanism, "with_candidates"):
+        if not isinstance(mechanism, StringMechanism):
             raise ValidationError(f"--candidates is {args.candidates!r}; it lists the strings an open-domain family "
                                   f"decodes over, and {mechanism.family} takes none")
         strings = read_strings(args.candidates, mechanism.max_bytes)
