@@ -148,7 +148,8 @@ for eps in EPSILONS:
           f"({len(tree['found'].names)} strings returned) in {tree['seconds']:.1f} s. The 95% intervals cover the "
           f"true share of the true top-{TOP} strings found for {pem['covered'][pem['hits']].sum()} of "
           f"{pem['hits'].sum()} (PEM) and {tree['covered'][tree['hits']].sum()} of {tree['hits'].sum()} (TreeHist); "
-          f"of the {(~pem['hits']).sum()} other strings PEM returned, {pem['covered'][~pem['hits']].sum()}\n")"""),
+          f"the intervals of the {(~pem['hits']).sum()} other strings PEM returned cover their true share for "
+          f"{pem['covered'][~pem['hits']].sum()}\n")"""),
     ("code", r"""fig, axes = plt.subplots(1, len(EPSILONS), figsize=(5 * len(EPSILONS), 6), sharey=True)
 positions = np.arange(TOP)
 for axis, eps in zip(axes, EPSILONS):
@@ -382,8 +383,8 @@ for axis in (left, right):
 left.set_ylabel("n x sum Var at the prior")
 left.set_title(f"At last year's prior ({PRIOR_WORDS} words), least squares over them", fontsize=9)
 right.set_ylabel("n x squared error")
-right.set_title(f"One collection of n = {USERS:,} users at this year's frequencies (TV {distance:.2f} from the prior)",
-                fontsize=9)
+right.set_title(f"Least squares, one collection of n = {USERS:,} users at this year's frequencies (TV {distance:.2f} "
+                "from the prior)", fontsize=9)
 fig.tight_layout()"""),
     ("md", r"""## What the run shows
 
