@@ -239,3 +239,12 @@ def test_an_estimate_summary_says_when_a_consistency_step_changed_the_values():
     assert heading.endswith("made consistent (in [0, 1], summing to 1); the errors and intervals are those of the "
                             "values before that step")
     assert "may fall outside" not in heading
+
+
+def test_an_empty_estimate_has_empty_intervals():
+    """A search that finds nothing (TreeHist with no prefix above its threshold) gives an empty estimate: its
+    intervals are empty too, not an error about standard errors it does not need."""
+    low, high = ld.Estimate([], [], n=10, method="unbiased", names=[]).confidence_interval()
+    assert low.size == high.size == 0
+    with pytest.raises(ld.ValidationError, match="no standard errors"):
+        ld.Estimate([0.5], [np.nan], n=10, method="mmse").confidence_interval()

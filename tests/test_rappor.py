@@ -95,9 +95,11 @@ def test_decoding_is_unbiased_and_its_errors_cover():
 def test_a_value_outside_the_list_shows_as_unexplained_mass():
     rappor = RAPPOR(f=0.25, p=0.3, q=0.7, m=48, h=2, cohorts=4, seed=11, candidates=WORDS)
     values = np.concatenate([zipf_words(15_000, np.random.default_rng(1)), ["unlisted"] * 5_000])
-    estimate = rappor.estimate(rappor.perturb(values, rng=2))
-    assert estimate.values.sum() < 0.9  # the list explains about 3/4 of the users
-    assert "explain" in estimate.note
+    reports = rappor.perturb(values, rng=2)
+    estimate = rappor.estimate(reports)
+    share, error = rappor.unlisted_mass(reports)
+    assert share > 4 * error  # one unlisted value of a quarter of the users: seen in the cells no candidate uses
+    assert f"users outside the list, estimated from the cells no candidate uses: {share:.3f}" in estimate.note
 
 
 def test_candidates_are_not_part_of_the_mechanism(tmp_path):

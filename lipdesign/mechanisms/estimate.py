@@ -228,7 +228,7 @@ class Estimate(NDArrayOperatorsMixin):
         level = real_number(level, "level")
         if not 0 < level < 1:
             raise ValidationError(f"level is {fmt(level)}; it must lie strictly between 0 and 1")
-        if not np.isfinite(self.standard_errors).any():
+        if self.values.size and not np.isfinite(self.standard_errors).any():  # empty: (empty, empty) below
             raise ValidationError(f"method is {self.method!r}; its estimate has no standard errors, so no confidence "
                                   "interval (use method='unbiased' or 'mle')")
         half = NormalDist().inv_cdf(0.5 + level / 2) * self.standard_errors

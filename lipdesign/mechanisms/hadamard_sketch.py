@@ -285,19 +285,79 @@ class HadamardCountMeanSketch(StringMechanism):
         transform per row, N = d m G^-1 X^T y."""
         buckets, gram = self._design()
         n = aggregate.n
-        cells, ones = aggregate.statistics["cell_reports"], aggregate.statistics["ones"]
-        signs = self._scale() * (2 * ones - cells).astype(float)  # (d, m)
-        transformed = np.stack([fwht(row) for row in signs])  # (H^T y_j)[b] for every bucket b
+        transformed = self._bucket_counts(aggregate)
         projected = transformed[np.arange(self.d)[None, :], buckets].sum(axis=1)
         counts = self.d * self.m * np.linalg.solve(gram, projected)
         inverse_diagonal = np.diag(np.linalg.inv(gram))
         variance = n * self.d * self.m * self._scale() ** 2 * inverse_diagonal - np.maximum(counts, 0.0)
         frequencies = counts / n
+        mass, error = self._unlisted(buckets, aggregate)
+        outside = ("the mass outside the list cannot be estimated: the candidates use every (row, bucket) cell"
+                   if math.isnan(mass) else f"users outside the list, estimated from the cells no candidate uses: "
+                   f"{mass:.3f} +- {error:.2g} (unlisted_mass())")
         note = (f"least squares over {len(gram)} candidates (docs/math.md §16.4): unbiased when they hold every "
-                f"value the users have; the candidates explain {frequencies.sum():.3f} of the users; standard "
-                "errors from n d m c^2 (G^-1)_kk - N_k at the estimated counts")
+                f"value the users have; {outside}; standard errors from n d m c^2 (G^-1)_kk - N_k at the estimated "
+                "counts")
         return Estimate(frequencies, np.sqrt(np.maximum(variance, 0.0)) / n, n=n, method=method,
                         names=self.estimand_names(), note=note)
+
+    def _bucket_counts(self, aggregate):
+        """(d, m): H^T y_j per row, y the debiased signs per (row, coefficient): an unbiased count of the row's users
+        in each bucket (the Hadamard rows are orthogonal, docs/math.md §16.4)."""
+        cells, ones = aggregate.statistics["cell_reports"], aggregate.statistics["ones"]
+        signs = self._scale() * (2 * ones - cells).astype(float)  # (d, m)
+        return np.stack([fwht(row) for row in signs])
+
+    def unlisted_mass(self, reports: npt.ArrayLike | Aggregate) -> tuple[float, float]:
+        """The share of users whose value is not a candidate, and its standard error (docs/math.md §16.4), from the
+        (row, bucket) cells no candidate falls in: a row's debiased count of a bucket counts that row's users there,
+        and an unlisted string falls in an unused bucket with probability s_j, the unused share of row j. Unbiased
+        on average over the public hash functions; least squares spreads this mass over the candidates.
+
+        Parameters
+        ----------
+        reports : array_like or Aggregate
+            The reports, or their aggregate.
+
+        Returns
+        -------
+        tuple of float
+            (share, standard error); (nan, nan) when the candidates use every bucket of every row.
+
+        Raises
+        ------
+        ValidationError
+            No candidates, or reports of another mechanism.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> words = np.array([f"w{i}" for i in range(400)], dtype=object)
+        >>> users = words[np.random.default_rng(0).integers(0, 400, size=100_000)]  # 300 of 400 words are unlisted
+        >>> sketch = ld.mechanisms.HadamardCountMeanSketch(4.0, m=256, d=16, seed=1, candidates=list(words[:100]))
+        >>> share, error = sketch.unlisted_mass(sketch.perturb(users, rng=3))
+        >>> round(share, 2), round(error, 2)  # one bit per report: a larger error than the sketch's m signs
+        (0.76, 0.06)
+        """
+        aggregate = self._aggregate_of(reports)
+        buckets, _ = self._design()
+        return self._unlisted(buckets, aggregate)
+
+    def _unlisted(self, buckets, aggregate):
+        free = np.ones((self.d, self.m), dtype=bool)
+        free[np.arange(self.d)[None, :], buckets] = False
+        share = free.mean(axis=1)
+        used = share > 0
+        rows = aggregate.statistics["cell_reports"].sum(axis=1)
+        total = float(rows[used].sum())
+        if not used.any() or total == 0:
+            return math.nan, math.nan
+        counts = np.where(free, self._bucket_counts(aggregate), 0.0).sum(axis=1)
+        weight = np.where(used, 1 / np.where(used, share, 1.0), 0.0)
+        # the debiased counts of distinct buckets are uncorrelated, each with variance at most n_j c^2
+        variance = rows * self._scale() ** 2 * free.sum(axis=1)
+        return float(weight @ counts) / total, math.sqrt(float(weight ** 2 @ variance)) / total
 
     def _means(self, population):
         """Per distinct value u of the population, its users' expected contribution to the counts, G^-1 (m x the

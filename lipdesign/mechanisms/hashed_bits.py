@@ -592,7 +592,7 @@ class HashedBitReports(StringMechanism):
         rate = np.divide(counts, reports[:, None], out=np.zeros(counts.shape), where=reports[:, None] > 0)
         bit_variance = reports[:, None] * rate * (1 - rate) / scale ** 2
         if isinstance(gram, FilterGram):
-            return self._sparse_estimate(entries, gram, counts_hat, bit_variance, n, method)
+            return self._sparse_estimate(entries, gram, counts_hat, bit_variance, n, method, aggregate)
         inverse = np.linalg.inv(gram)
         variance = self._bit_term(inverse, entries, bit_variance)
         if self.cohorts * len(gram) ** 2 <= MAX_COHORT_TERM:  # the cohort draw's own variance, at the estimates
@@ -602,12 +602,11 @@ class HashedBitReports(StringMechanism):
             errors = "binomial standard errors given the cohorts (the cohort draw's term is left out at this size)"
         frequencies = counts_hat / n
         note = (f"least squares over {len(gram)} candidates (docs/math.md §16.4): unbiased when they hold every "
-                f"value the users have; the candidates explain {frequencies.sum():.3f} of the users (1 - that is the "
-                f"mass outside the list, as estimated); {errors}")
+                f"value the users have; {self._outside_note(entries, aggregate)}; {errors}")
         return Estimate(frequencies, np.sqrt(np.maximum(variance, 0.0)) / n, n=n, method=method,
                         names=self.estimand_names(), note=note)
 
-    def _sparse_estimate(self, entries, gram, counts_hat, bit_variance, n, method):
+    def _sparse_estimate(self, entries, gram, counts_hat, bit_variance, n, method, aggregate):
         """A long list (docs/math.md §16.4): the counts by conjugate gradients on the sparse G, and the standard
         errors of the ``SPARSE_ERRORS`` largest estimates, each by one more solve (the others' are nan)."""
         variance = np.full(len(gram), np.nan)
@@ -619,11 +618,79 @@ class HashedBitReports(StringMechanism):
             variance[k] = self.cohorts ** 2 * row @ gram.weighted(row, weights)
         frequencies = counts_hat / n
         note = (f"least squares over {len(gram)} candidates by conjugate gradients (docs/math.md §16.4): unbiased "
-                f"when they hold every value the users have; the candidates explain {frequencies.sum():.3f} of the "
-                f"users; binomial standard errors given the cohorts for the {min(SPARSE_ERRORS, len(gram))} largest "
-                "estimates, nan for the others")
+                f"when they hold every value the users have; {self._outside_note(entries, aggregate)}; binomial "
+                f"standard errors given the cohorts for the {min(SPARSE_ERRORS, len(gram))} largest estimates, nan "
+                "for the others")
         return Estimate(frequencies, np.sqrt(np.maximum(variance, 0.0)) / n, n=n, method=method,
                         names=self.estimand_names(), note=note)
+
+    def unlisted_mass(self, reports: npt.ArrayLike | Aggregate) -> tuple[float, float]:
+        """The share of users whose value is not a candidate, and its standard error (docs/math.md §16.4), from the
+        (cohort, bit) cells no candidate's filter uses: only values outside the list set bits there. A random
+        string sets h' = m (1 - (1 - 1/m)^h) distinct bits of its cohort, a share s_c of them in those cells, so the
+        debiased counts there, over h' s_c, count the unlisted users of cohort c. Unbiased on average over the
+        public hash functions (given them, for many distinct unlisted values); least squares cannot see this mass,
+        since it spreads it over the candidates whose cells the unlisted values share.
+
+        Parameters
+        ----------
+        reports : array_like or Aggregate
+            The reports, or their aggregate.
+
+        Returns
+        -------
+        tuple of float
+            (share, standard error); (nan, nan) when the candidates use every cell.
+
+        Raises
+        ------
+        ValidationError
+            No candidates (``with_candidates``), or reports of another mechanism.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import lipdesign as ld
+        >>> words = np.array([f"w{i}" for i in range(400)], dtype=object)
+        >>> users = words[np.random.default_rng(0).integers(0, 400, size=100_000)]  # 300 of 400 words are unlisted
+        >>> sketch = ld.mechanisms.CountMeanSketch(4.0, m=256, d=16, seed=1, candidates=list(words[:100]))
+        >>> share, error = sketch.unlisted_mass(sketch.perturb(users, rng=2))
+        >>> round(share, 2), round(error, 3)
+        (0.72, 0.026)
+        """
+        aggregate = self._aggregate_of(reports)
+        candidates = self.strings.required_candidates(f"the unlisted mass of {type(self).__name__} reports")
+        entries = self._entries([candidate.encode("utf-8") for candidate in candidates])
+        return self._unlisted(entries, aggregate)
+
+    def _unlisted(self, entries, aggregate):
+        cohorts, _, bits = entries
+        free = np.ones((self.cohorts, self.m), dtype=bool)
+        free[cohorts, bits] = False
+        share = free.mean(axis=1)
+        used = share > 0
+        reports, counts = aggregate.statistics["cohort_reports"], aggregate.statistics["bit_counts"]
+        if not used.any() or reports[used].sum() == 0:
+            return math.nan, math.nan
+        on, off = (np.broadcast_to(side, (self.cohorts, self.m)) for side in self.cell_probabilities())
+        centred = (counts - reports[:, None] * off) / (on - off)
+        rate = np.divide(counts, reports[:, None], out=np.zeros(counts.shape), where=reports[:, None] > 0)
+        variance = reports[:, None] * rate * (1 - rate) / (on - off) ** 2
+        distinct = self.m * (1 - (1 - 1 / self.m) ** self.h)  # a random string's distinct bits in its cohort
+        weight = np.where(used, 1 / (distinct * np.where(used, share, 1.0)), 0.0)
+        total = float(reports[used].sum())
+        mass = float(weight @ np.where(free, centred, 0.0).sum(axis=1)) / total
+        error = math.sqrt(float(weight ** 2 @ np.where(free, variance, 0.0).sum(axis=1))) / total
+        return mass, error
+
+    def _outside_note(self, entries, aggregate):
+        """The estimate note's words on the mass outside the list (``unlisted_mass``)."""
+        mass, error = self._unlisted(entries, aggregate)
+        if math.isnan(mass):
+            return ("the mass outside the list cannot be estimated: the candidates use every (cohort, bit) cell, and "
+                    "least squares spreads any such mass over them")
+        return (f"users outside the list, estimated from the cells no candidate uses: {mass:.3f} +- {error:.2g} "
+                "(unlisted_mass(); least squares spreads that mass over the candidates sharing its cells)")
 
     def _population_bits(self, population):
         """The users' values as distinct strings: their filter entries and how many users hold each."""
