@@ -23,6 +23,7 @@ from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.parallel import one_blas_thread
 from lipdesign.mechanisms.sampling import as_generator, public_seed
 from lipdesign.notions import LDP
 from lipdesign.strings import bounded, byte_words, hash_key, string_hash
@@ -578,7 +579,12 @@ class HashedBitReports(StringMechanism):
 
     def _estimate(self, aggregate: Aggregate, method: str) -> Estimate:
         """Least squares over the candidates (docs/math.md §16.4): unbiased for every listed value's frequency
-        when the list holds all the users' values, with conservative standard errors from the bit counts."""
+        when the list holds all the users' values, with conservative standard errors from the bit counts; one BLAS
+        thread (``parallel.one_blas_thread``)."""
+        with one_blas_thread():
+            return self._least_squares(aggregate, method)
+
+    def _least_squares(self, aggregate, method):
         entries, gram = self._design()
         n = aggregate.n
         if n < self.cohorts:
@@ -709,7 +715,8 @@ class HashedBitReports(StringMechanism):
     def _variance(self, population, n, method, user_ids):
         """Var[frequencies] given the users' values: the bits' binomial variance averaged over the uniform cohort,
         plus the variance of the cohort draw itself (docs/math.md §16.4)."""
-        return self._weighted_variance(*self._population_bits(population))
+        with one_blas_thread():
+            return self._weighted_variance(*self._population_bits(population))
 
     def _weighted_variance(self, values: Any, counts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Var[frequencies] of the candidates' estimate when the users' values are the strings whose filter entries

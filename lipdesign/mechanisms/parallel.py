@@ -4,6 +4,7 @@ The compiled kernels (``compiled``) need numba (``pip install "lipdesign[fast]"`
 ``COMPILED_WORK`` of work, the numpy code counts. Both give the same integers. Numpy only.
 """
 
+import contextlib
 import importlib.util
 import os
 import warnings
@@ -54,3 +55,15 @@ def sum_in_threads(n, rows_per_thread, count):
         return count(0, n)
     with ThreadPoolExecutor(parts) as pool:
         return sum(pool.map(count, bounds[:-1], bounds[1:]))
+
+
+def one_blas_thread():
+    """A context in which every BLAS and OpenMP pool of the process runs one thread, where threadpoolctl is
+    installed (the designer's install; the runtime's has no BLAS-heavy loops without it, and runs as is). The
+    decoders of the open-domain families solve and multiply K x K matrices, some once per cohort: threads that
+    spin-wait between those calls stall on a shared machine (3-4 s against 0.3 s at K = 1,000, measured)."""
+    if importlib.util.find_spec("threadpoolctl") is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
