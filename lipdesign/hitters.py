@@ -66,7 +66,10 @@ def heavy_hitters(values: Any, *, epsilon: float, top: int = 20, protocol: str =
     -------
     Estimate
         The strings found (``names``), largest first, with their estimated frequencies (from the last level's
-        users), standard errors and ``confidence_interval``.
+        users), standard errors and ``confidence_interval``. The strings are selected as the largest of many
+        estimates, so their intervals hold for strings fixed in advance, not for the selection: at low epsilon a
+        string found may be noise whose true share is 0 and whose interval misses 0 (re-estimate the strings found
+        on a fresh collection, e.g. with RAPPOR or a sketch over them as candidates, for intervals that hold).
 
     Raises
     ------

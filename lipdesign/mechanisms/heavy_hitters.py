@@ -357,7 +357,9 @@ class PrefixHeavyHitters(StringMechanism):
 
     def _note(self, size: int) -> str:
         return (f"frequencies from the {size} reports of the last level (docs/math.md §18.4), unbiased over the "
-                "public hashes' draw; plug-in standard errors")
+                "public hashes' draw; plug-in standard errors. The strings were chosen as the largest of many "
+                "estimates: an interval is valid for a string fixed in advance, and a string found at low epsilon "
+                "can be noise (true share 0) whose interval misses 0")
 
     # -- the audit plan ------------------------------------------------------------------------------------------------
 
