@@ -27,13 +27,13 @@ def small():
     return ld.designer.sketch.sketch_design(PRIOR, ld.LIP(1.0), ld.Frequencies(), m=6, d=2, seed=11, unlisted=0.05)
 
 
-def brute_force_lip(sketch, unlisted):
+def brute_force_lip(sketch, unlisted, probabilities=None):
     """max over rows j, reports y and buckets b of Pr[j, y | bucket b] / Pr[j, y] and its inverse, in Fractions,
     from the thresholds: the prior is the candidates' (scaled to 1 - unlisted) and unlisted / m per bucket. Computed
     from the hash functions directly, not from the mechanism's induced priors."""
     keys = hash_key(sketch.seed, np.arange(sketch.d))
     words = [word.encode() for word in sketch.prior.labels]
-    mass = [Fraction(float(p)) for p in sketch.prior.probabilities]
+    mass = [Fraction(float(p)) for p in (sketch.prior.probabilities if probabilities is None else probabilities)]
     total = sum(mass)
     worst = Fraction(0)
     for row in range(sketch.d):
@@ -237,3 +237,18 @@ def test_audit(small):
     assert small.unlisted > 0 and small.audit_plan() is None
     with pytest.raises(ValidationError, match="audit_plan"):
         ld.audit(small, reports=1000, rng=1)
+
+
+def test_verify_at_another_prior_matches_brute_force(small):
+    """ld.verify(sketch, prior=...) is the claim's certificate at another prior over the candidates (the unlisted
+    mass kept): the enumeration of every report in Fractions at that prior agrees, and a prior far from the design's
+    raises LIP above the claim (never above the LDP level)."""
+    other = np.array([0.02, 0.03, 0.05, 0.1, 0.1, 0.2, 0.2, 0.3])
+    certificate = ld.verify(small, prior=other)
+    ratio = brute_force_lip(small, 0.05, other)
+    assert certificate.epsilon == pytest.approx(math.log(ratio), abs=1e-9) and certificate.epsilon >= math.log(ratio)
+    assert certificate.epsilon > small.epsilon and not certificate.passed
+    assert certificate.epsilon <= small.epsilons["LDP"] + 1e-12
+    assert ld.verify(small, prior=PRIOR).epsilon == small.epsilons["LIP for X"]
+    with pytest.raises(ValidationError, match="prior"):
+        ld.verify(small, prior=[0.5, 0.5])

@@ -5,7 +5,7 @@ rounded to 32-bit thresholds and verified for X (``CountMeanSketchLIP``); under 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,8 +17,12 @@ from lipdesign.mechanisms.hashed_bits import MAX_BITS, WORD
 from lipdesign.mechanisms.sketch_lip import CountMeanSketchLIP, induced_priors, word_thresholds
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
+from lipdesign.objectives import Frequencies, as_objective
 from lipdesign.strings import hash_key
 from lipdesign.validation import integer
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 #: The rows of a designed sketch (its depth d) and the public seed of its hash functions, unless given.
 DEPTH = 16
@@ -53,13 +57,67 @@ def check_sketch(prior, notion, objective):
                               "candidates' frequencies)")
 
 
-def sketch_design(prior: Prior, notion: LDP | LIP | WorstCaseLIP, objective: Any, *, m: int | None = None,
-                  d: int = DEPTH, seed: int = SEED, unlisted: float = 0.0,
+def sketch_design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP, objective: Any = None, *,
+                  m: int | None = None, d: int = DEPTH, seed: int = SEED, unlisted: float = 0.0,
                   baselines: bool = True, rr_optimum: float | None = None) -> CountMeanSketch | CountMeanSketchLIP:
-    """The count-mean sketch for ``prior`` (its labels are the candidate strings) under ``notion``
-    (docs/math.md §16.6): under eps-LIP for X a ``CountMeanSketchLIP`` whose rows are each the optimal unary encoding
-    at their induced prior, verified for X, with the symmetric sketch's figures beside it; under eps-LDP (or WC-LIP
-    for X) Apple's ``CountMeanSketch`` at eps, decoding over the candidates."""
+    """The count-mean sketch for a prior over candidate strings, with the sketch's own options (docs/math.md §16.6);
+    ``ld.design(prior, notion, family="cms")`` calls it with the defaults.
+
+    Under eps-LIP for X, a ``CountMeanSketchLIP`` whose rows are each the unary design at the prior they induce on
+    their buckets (weighted by the candidates each bucket holds), verified for every string; Apple's sketch with the
+    same hash functions beside it (``baselines``). Under eps-LDP (or worst-case LIP for X, which is eps-LDP),
+    Apple's ``CountMeanSketch`` at eps, decoding over the candidates.
+
+    Parameters
+    ----------
+    prior : Prior or array_like
+        The prior over the candidates: its labels are the candidate strings.
+    notion : LIP, WorstCaseLIP or LDP
+        ld.LIP(eps) for X itself (no secret, no prior set), or ld.LDP(eps).
+    objective : Frequencies or str, optional
+        ld.Frequencies() (the default, None): the candidates' frequencies.
+    m : int, optional
+        The width: buckets per row, 2 to 65536; by default the smallest power of two >= 2k within 16..1024.
+    d : int, default 16
+        The depth: rows, each with its own public hash function.
+    seed : int, default 20261206
+        The public seed of the hash functions.
+    unlisted : float, default 0
+        The prior mass of every string outside the candidates, in [0, 1): taken as spread evenly over each row's
+        buckets, and part of the prior the claim is stated at.
+    baselines : bool, default True
+        Also evaluate Apple's sketch at the same LIP level, at LDP eps and at LDP 2 eps (``mechanism.baselines``).
+    rr_optimum : float, optional
+        The optimal randomized-response table's figure under the same notion, added to the baselines.
+
+    Returns
+    -------
+    CountMeanSketchLIP or CountMeanSketch
+        The sketch; its ``mse`` is n x the sum of the variances of the candidates' least-squares frequencies, users
+        in the prior's proportions.
+
+    Raises
+    ------
+    ValidationError
+        A notion with a secret or a prior set, another objective, or an option out of its range.
+    SolverError
+        A row whose design does not come within 1e-3 of its lower bound, or whose rounded thresholds miss the claim.
+
+    See Also
+    --------
+    lipdesign.design : ``family="cms"`` with the defaults.
+    lipdesign.mechanisms.CountMeanSketchLIP : The mechanism it returns under LIP.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> prior = ld.Prior([0.4, 0.25, 0.15, 0.1, 0.06, 0.04], labels=["the", "of", "and", "to", "in", "is"])
+    >>> sketch = ld.designer.sketch_design(prior, ld.LIP(1.0), m=32, d=8, unlisted=0.1, baselines=False)
+    >>> sketch.verify().passed, sketch.m, sketch.d, sketch.unlisted
+    (True, 32, 8, 0.1)
+    """
+    prior = prior if isinstance(prior, Prior) else Prior(prior)
+    objective = Frequencies() if objective is None else as_objective(objective)
     check_sketch(prior, notion, objective)
     m = default_width(prior.k) if m is None else integer(m, "buckets", low=2, high=MAX_BITS)
     labels = [str(label) for label in prior.labels]

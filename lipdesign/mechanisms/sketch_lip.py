@@ -19,15 +19,17 @@ import numpy as np
 
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.audit_plan import AuditPlan
-from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
+from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, worst_over_vertices
 from lipdesign.mechanisms.hashed_bits import MAX_BITS, MAX_COHORTS, WORD, HashedBitReports, chunk
 from lipdesign.mechanisms.sampling import MAX_SEED
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
-from lipdesign.model import Prior
+from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LIP
 from lipdesign.strings import DEFAULT_MAX_BYTES, bounded, byte_words, string_hash
-from lipdesign.validation import fmt, real_number, upward
-from lipdesign.verification.exact import Certificate
+from lipdesign.validation import fmt, probability_vector, real_number, upward
+from lipdesign.verification import exp_bounds
+from lipdesign.verification.exact import Certificate, log_upper
+from lipdesign.verification.unary_encoding import joint_lip_bound
 
 if TYPE_CHECKING:  # annotations only
     from collections.abc import Sequence
@@ -197,6 +199,52 @@ class CountMeanSketchLIP(HashedBitReports):
         except VerificationError as error:
             raise VerificationError(f"row {row} of the sketch: {error}") from None
         return encoding.certificate, encoding.epsilons["LDP"]
+
+    @property
+    def k(self) -> int:
+        """The number of candidates of the design prior."""
+        return self.prior.k
+
+    def certificate_at(self, prior: Prior | PriorSet | npt.ArrayLike) -> Certificate:
+        """The exact Certificate of eps-LIP for X at another prior over the candidates, the unlisted mass kept
+        (docs/math.md §16.6): every row's joint condition (docs/math.md §7.1) at the buckets' prior it induces, the
+        worst row's. ``ld.verify(mech, prior=...)`` calls it.
+
+        Parameters
+        ----------
+        prior : Prior, PriorSet or array_like
+            k probabilities over the candidates (the design prior's labels, in order), or a PriorSet: the worst
+            over its vertices.
+
+        Returns
+        -------
+        Certificate
+            Whether the sketch is eps-LIP at ``prior``, and its epsilon there (rounded up).
+
+        Raises
+        ------
+        ValidationError
+            If ``prior`` is not a probability vector with one entry per candidate.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> sketch = ld.mechanisms.CountMeanSketchLIP.example()
+        >>> certificate = ld.verify(sketch, prior=[1 / 8] * 8)
+        >>> certificate.passed, round(certificate.epsilon, 4)
+        (True, 0.9)
+        """
+        if isinstance(prior, PriorSet):
+            return worst_over_vertices(self, prior)
+        probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
+        induced = induced_priors(Prior(probabilities, labels=self.prior.labels), self.keys[:, 0], self.m,
+                                 self.unlisted)
+        bounds = [joint_lip_bound(self.on[row] / WORD, self.off[row] / WORD, induced[row]) for row in range(self.d)]
+        row = max(range(self.d), key=lambda r: bounds[r][0])
+        ratio, side, value = bounds[row]
+        return Certificate("LIP", self.epsilon, log_upper(ratio), bool(ratio <= exp_bounds(self.epsilon)[0]), True,
+                           {"row": row, "side": side, "value": value, "prior": probabilities.tolist()},
+                           arithmetic="50-digit decimal, rounding bounded")
 
     @property
     def guarantee(self) -> Guarantee:
