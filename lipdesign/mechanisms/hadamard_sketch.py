@@ -271,7 +271,7 @@ class HadamardCountMeanSketch(StringMechanism):
         entries = self._entries(data)
         buckets = entries[2].reshape(self.d, len(data)).T
         gram = self.m * self._pair_sums(entries, entries, np.ones((self.d, self.m)), len(data))
-        if np.linalg.matrix_rank(gram) < len(candidates):
+        if np.linalg.matrix_rank(gram, hermitian=True) < len(candidates):  # G is symmetric: eigvalsh, not an SVD
             raise ValidationError(f"candidates holds {len(candidates)} strings; two or more share a bucket in every "
                                   f"one of the d = {self.d} rows, so no decoder can tell them apart: use more rows")
         return buckets, gram
