@@ -190,8 +190,10 @@ with standard errors. Three mechanisms, each $\varepsilon$-LDP for **one report*
   reports are not memoised, so k reports of one value are $k\varepsilon$-LDP.
 
 The users hold any of the 100,000 words: the list leaves out part of them. The least squares is unbiased only when
-the list holds every value the users have; the estimate's note says how much of the population the candidates
-explain (1 minus that is the mass outside the list, as the decoder estimates it), printed below beside the truth."""),
+the list holds every value the users have; it spreads the unlisted words over the candidates whose bits they share,
+so the candidates' estimates do not sum to the listed share. `unlisted_mass` estimates the share of users outside
+the list from the (cohort, bit) cells no candidate uses (the estimate's note prints it too), printed below beside
+the truth and beside the candidates' sum."""),
     ("code", r"""candidates = [str(word) for word in words[:CANDIDATES]]
 listed = share[:CANDIDATES]  # the truth over the list
 head = np.argsort(-listed, kind="stable")[:TOP]
@@ -208,10 +210,13 @@ for eps in EPSILONS:
     for number, (name, mechanism) in enumerate(oracles(eps).items()):
         start = time.perf_counter()
         reports = mechanism.perturb(users, rng=np.random.default_rng([int(10 * eps), number]))  # on the devices
-        estimate = mechanism.with_candidates(candidates).estimate(mechanism.aggregate(reports))  # on the server
+        decoder = mechanism.with_candidates(candidates)  # on the server
+        aggregate = mechanism.aggregate(reports)
+        estimate = decoder.estimate(aggregate)
         z = (estimate.values - listed) / estimate.standard_errors
         decoded[eps, name] = {"mechanism": mechanism, "estimate": estimate, "seconds": time.perf_counter() - start,
-                              "z": z, "mse": float(np.mean((estimate.values - listed) ** 2))}
+                              "z": z, "mse": float(np.mean((estimate.values - listed) ** 2)),
+                              "outside": decoder.unlisted_mass(aggregate)}
 
 print(f"{decoded[EPSILONS[0], 'one-time RAPPOR']['estimate'].note}\n")
 names = list(oracles(1.0))
@@ -227,11 +232,13 @@ for eps in EPSILONS:
                                                                      for value, error in cells))
     for name in names:
         entry = decoded[eps, name]
-        explained = entry["estimate"].values.sum()
+        outside, error = entry["outside"]
+        found = ("cannot be estimated (the candidates use every cell)" if np.isnan(outside) else
+                 f"{outside:.3f} +- {error:.3f}")
         print(f"  {name:<17} certified eps {entry['mechanism'].verify().epsilon:.6f}; top {TOP}: max |z| "
               f"{np.abs(entry['z'][head]).max():.2f}; all {CANDIDATES:,}: mean z {entry['z'].mean():+.2f}, mean "
-              f"squared error {entry['mse']:.2e}; the candidates explain {explained:.3f} (outside the list, as "
-              f"estimated: {1 - explained:.3f}; truth: {1 - listed.sum():.3f}); {entry['seconds']:.1f} s")
+              f"squared error {entry['mse']:.2e}; users outside the list: {found} (truth {1 - listed.sum():.3f}; the "
+              f"candidates' estimates sum to {entry['estimate'].values.sum():.3f}); {entry['seconds']:.1f} s")
     print()"""),
     ("code", r"""fig, axes = plt.subplots(1, len(EPSILONS), figsize=(5 * len(EPSILONS), 6), sharey=True)
 for axis, eps in zip(axes, EPSILONS):
@@ -314,7 +321,7 @@ the designed sketch and through Apple's at the same LIP level. Expected figures 
 **this year's** frequencies (`variance_at`).
 
 The LIP guarantee is stated at the **declared** prior (last year's). At this year's frequencies the design is
-$\varepsilon'$-LIP for another $\varepsilon'$ (computed below by certifying the same thresholds at this year's prior),
+$\varepsilon'$-LIP for another $\varepsilon'$ (`ld.verify(sketch, prior=this_year)`, exact),
 which can exceed $\varepsilon$; what holds whatever the prior is the LDP level each design prints (at most
 $2\varepsilon$). To keep the claim when the prior is uncertain, declare that uncertainty (docs/math.md §12)."""),
     ("code", r"""this_year = prior.probabilities * np.random.default_rng(7).lognormal(0.0, 0.5, size=PRIOR_WORDS)
@@ -323,24 +330,6 @@ distance = 0.5 * np.abs(this_year.probabilities - prior.probabilities).sum()
 chosen = np.random.default_rng(8).choice(PRIOR_WORDS, size=USERS, p=this_year.probabilities)
 values = np.array(prior.labels, dtype=object)[chosen]  # this year's users
 truth = np.bincount(chosen, minlength=PRIOR_WORDS) / USERS  # each candidate's share of them
-
-
-def lip_at(sketch, at, tolerance=1e-3):
-    # the tightest eps (to `tolerance`, rounded up) at which the sketch's realised thresholds pass the exact LIP check
-    # at the prior `at`: a bisection between 0 and its LDP level
-    def passes(claim):
-        try:
-            ld.mechanisms.CountMeanSketchLIP(claim, at, sketch.on, sketch.off, m=sketch.m, d=sketch.d,
-                                             seed=sketch.seed)
-        except ld.VerificationError:
-            return False
-        return True
-
-    low, high = 0.0, sketch.epsilons["LDP"] + tolerance
-    while high - low > tolerance:
-        middle = (low + high) / 2
-        low, high = (low, middle) if passes(middle) else (middle, high)
-    return high
 
 
 print(f"this year's frequencies: total variation {distance:.3f} from the prior; n = {USERS:,} users drawn from them")
@@ -356,7 +345,7 @@ for eps, entry in designs.items():
             "error": float(USERS * np.sum((estimate.values - truth) ** 2)),
             "expected": float(sketch.variance_at(this_year).sum()), "covered": float(np.mean((low <= truth) &
                                                                                               (truth <= high))),
-            "mean z": float(z.mean()), "lip now": lip_at(sketch, this_year)}
+            "mean z": float(z.mean()), "lip now": ld.verify(sketch, prior=this_year).epsilon}
         run = entry[which + " run"]
         label = "designed for last year" if which == "design" else "Apple's, same LIP level"
         print(f"  eps = {eps:g} {label:<24}: n x squared error {run['error']:8.1f} (expected {run['expected']:8.1f}); "
@@ -399,13 +388,14 @@ The figures quoted are those of the stored run (10^6 users; the default run's ar
 - **Over a candidate list** all three oracles estimate the top 20 without visible bias at every $\varepsilon$ (their
   largest |z| is printed); at the same one-report $\varepsilon$ the count-mean sketch's mean squared error is about a
   third of RAPPOR's. The two RAPPORs have the same accuracy: they differ only in what repeated reports reveal.
-- **The list leaves out 29 % of the users, and the decoders do not see it.** RAPPOR's candidates "explain" 0.98 to
-  1.01 of the users and the sketch's about 0.86, not 0.71. Every report sets the same number of bits (or one
-  bucket per row) whatever the word, and the least squares spreads the unlisted words over the candidates, about
-  0.29 / 1,000 = 2.9e-4 each (the dotted line of the second figure; the mean z over all 1,000 candidates, +0.35 at
-  $\varepsilon$ = 4). That is small beside the head's standard errors at this n but not beside the tail's shares,
-  and the note's "mass outside the list, as estimated" understates the truth: it is not a measure of what a list
-  misses.
+- **The list leaves out 29 % of the users, and least squares does not see it**: it spreads the unlisted words over
+  the candidates whose bits they share, about 0.29 / 1,000 = 2.9e-4 each (the dotted line of the second figure;
+  the mean z over all 1,000 candidates, +0.35 at $\varepsilon$ = 4), so the candidates' estimates sum to 0.99
+  (RAPPOR) or 0.86 (the sketch), not 0.71. That is small beside the head's standard errors at this n but not beside
+  the tail's shares. Where the unlisted words do show is the cells no candidate uses: `unlisted_mass` finds
+  0.106 +- 0.103, 0.240 +- 0.050 and 0.269 +- 0.022 of the users outside the list with the sketch (truth 0.286;
+  1,000 candidates leave about a third of its 1,024 buckets per row unused). RAPPOR's 128 bits are all used by
+  1,000 candidates, so it cannot tell: a list that large needs a wider filter to see what it misses.
 - **Designed under LIP**, the sketch's variance at the prior is 1.17x, 1.39x and 2.49x below Apple's at the same LIP
   level ($\varepsilon$ = 1, 2, 4). Apple's at LDP $2\varepsilon$ is lower still, but it only promises what
   $\varepsilon$-LIP implies at worst. On this year's users both stay unbiased: their squared errors are within
@@ -432,9 +422,13 @@ for (eps, name), entry in decoded.items():  # every certified epsilon at most it
     if name != "count-mean sketch":
         assert mechanism.epsilon_permanent <= (eps if name == "one-time RAPPOR" else 2 * eps), (eps, name)
     assert np.abs(entry["z"][head]).max() < 4, (eps, name)
-    # the note's 'mass outside the list' understates the truth (the text says so): if this fails, reread the text
-    explained = entry["estimate"].values.sum()
-    assert listed.sum() + 0.05 < explained < 1.05, (eps, name, explained)
+    # least squares spreads the unlisted users over the candidates; unlisted_mass finds them (the text says so)
+    outside, error = entry["outside"]
+    if name == "count-mean sketch":  # 1,000 candidates leave about a third of its 1,024 buckets per row unused
+        assert abs(outside - (1 - listed.sum())) < 4 * error + 0.02, (eps, name, outside)
+    else:  # and use every one of RAPPOR's 128 bits in every cohort: there is nowhere to see the unlisted mass
+        assert np.isnan(outside), (eps, name, outside)
+    assert entry["estimate"].values.sum() > listed.sum() + 0.05, (eps, name)
 for eps in EPSILONS:
     assert decoded[eps, "count-mean sketch"]["mse"] < decoded[eps, "one-time RAPPOR"]["mse"], eps
 
