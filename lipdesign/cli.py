@@ -466,7 +466,16 @@ def _estimate(args):
         if not isinstance(mechanism, StringMechanism):
             raise ValidationError(f"--candidates is {args.candidates!r}; it lists the strings an open-domain family "
                                   f"decodes over, and {mechanism.family} takes none")
-        strings = read_strings(args.candidates, mechanism.max_bytes)
+        strings = read_strings(args.candidates, mechanism.max_bytes,
+                               too_long="the mechanism's max_bytes: a longer string is no value of it")
+        first: dict[bytes, int] = {}
+        for line, value in enumerate(strings, start=1):
+            if first.setdefault(value, line) != line:
+                raise ValidationError(f"FILE {args.candidates!r} line {line} repeats line {first[value]} "
+                                      f"({value.decode('utf-8')!r}); every candidate must be listed once")
+            if value != value.strip():
+                print(f"lipdesign: warning: FILE {args.candidates!r} line {line} ({value.decode('utf-8')!r}) starts "
+                      "or ends with white space, which is part of the candidate", file=sys.stderr)
         mechanism = mechanism.with_candidates([value.decode("utf-8") for value in strings])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -725,8 +734,9 @@ def build_parser():
     command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     command.add_argument("--json", action="store_true", help="print the estimate as JSON")
     command.add_argument("--candidates", default=None, metavar="FILE",
-                         help="open-domain families (rappor, cms, hcms, cms-lip): a text file of the strings to "
-                              "decode over, one per line (UTF-8, at most the mechanism's max_bytes each)")
+                         help="open-domain families (rappor, cms, hcms, cms-lip, pem, treehist): a text file of "
+                              "the strings to decode over, one per line (UTF-8, at most the mechanism's max_bytes "
+                              "each)")
     command.set_defaults(run=_estimate, inputs=("mechanism", "aggregate", "candidates"))
     command = add_command("plot", help="plot accuracy against epsilon of a spec's design (or of a mechanism JSON) "
                                        "beside its LDP counterparts and the lower bound, as a PNG")
@@ -810,6 +820,9 @@ def main(argv=None):
     except LipdesignError as error:
         print(f"lipdesign: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout stopped early (`| head`): nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's exit flush then writes nowhere
+        return 0
     except OSError as error:  # name the file and the reason, without errno's bracketed number
         where = f"{error.filename}: " if error.filename else ""
         print(f"lipdesign: error: {where}{error.strerror or error}", file=sys.stderr)

@@ -391,6 +391,20 @@ def _csv_types(mechanism):
     return types
 
 
+def _invalid_utf8_line(path, error):
+    """Where a CSV that pyarrow refused as invalid UTF-8 first breaks it: ``"; line L is not valid UTF-8"`` (its
+    message names no line), else ""."""
+    if "UTF8" not in str(error) or Path(path).suffix == ".parquet":
+        return ""
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return f"; line {number} is not valid UTF-8"
+    return ""
+
+
 def _input_batches(path, rows, column_types=None):
     """(column names, record batches of about ``rows`` rows, the number of rows if known) of a CSV or Parquet file of
     values, a CSV's columns in ``column_types`` read as those types; a file that cannot be read, at the start or
@@ -400,7 +414,7 @@ def _input_batches(path, rows, column_types=None):
     from pyarrow import csv
 
     def refused(error):
-        return FormatError(f"{path}: cannot read values ({first_line(error)})")
+        return FormatError(f"{path}: cannot read values ({first_line(error)}){_invalid_utf8_line(path, error)}")
 
     def guarded(batches):
         try:
@@ -412,7 +426,9 @@ def _input_batches(path, rows, column_types=None):
         if Path(path).suffix == ".parquet":
             handle = pq.ParquetFile(path, buffer_size=READ_BUFFER_BYTES, pre_buffer=False)
             return handle.schema_arrow.names, guarded(handle.iter_batches(batch_size=rows)), handle.metadata.num_rows
-        reader = csv.open_csv(path, parse_options=csv.ParseOptions(newlines_in_values=True),
+        # an empty line is a value (refused, with its line), never skipped: a skipped user would vanish silently
+        parse = csv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False)
+        reader = csv.open_csv(path, parse_options=parse,
                               convert_options=csv.ConvertOptions(column_types=column_types or {}))
         return reader.schema.names, guarded(reader), None
     except pa.ArrowException as error:

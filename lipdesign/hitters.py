@@ -113,10 +113,12 @@ def heavy_hitters(values: Any, *, epsilon: float, top: int = 20, protocol: str =
     return mechanism.estimate(mechanism.aggregate(reports))
 
 
-def read_strings(path: str | os.PathLike[str], max_bytes: int, truncate: bool = False) -> list[bytes]:
+def read_strings(path: str | os.PathLike[str], max_bytes: int, truncate: bool = False,
+                 too_long: str = "pass --truncate to cut it, or a larger --max-bytes") -> list[bytes]:
     """The lines of a text file as UTF-8 strings (a final newline ends the last line; a carriage return before a
-    newline is dropped), each checked: valid UTF-8, not empty, at most ``max_bytes`` bytes (or cut at a character
-    boundary with ``truncate``).
+    newline is dropped; a UTF-8 byte-order mark at the start of the file is not part of the first string), each
+    checked: valid UTF-8, not empty, at most ``max_bytes`` bytes (or cut at a character boundary with
+    ``truncate``).
 
     Parameters
     ----------
@@ -126,6 +128,8 @@ def read_strings(path: str | os.PathLike[str], max_bytes: int, truncate: bool = 
         The longest string, in bytes.
     truncate : bool, default False
         Cut longer strings instead of refusing them.
+    too_long : str, optional
+        What the refusal of a longer string advises (the heavy-hitters command's options by default).
 
     Returns
     -------
@@ -155,6 +159,7 @@ def read_strings(path: str | os.PathLike[str], max_bytes: int, truncate: bool = 
     limit = checked_max_bytes(max_bytes)
     with open(path, "rb") as handle:
         content = handle.read()
+    content = content.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (U+FEFF) some editors write first
     where = f"FILE {str(path)!r}"
     try:
         content.decode("utf-8")
@@ -182,5 +187,5 @@ def read_strings(path: str | os.PathLike[str], max_bytes: int, truncate: bool = 
     elif (lengths > limit).any():
         line = int(np.argmax(lengths > limit))
         raise ValidationError(f"{where} line {line + 1} is {lengths[line]} bytes; every string must be at most "
-                              f"max_bytes = {limit} bytes (pass --truncate to cut it, or a larger --max-bytes)")
+                              f"max_bytes = {limit} bytes ({too_long})")
     return lines

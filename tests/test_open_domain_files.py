@@ -49,9 +49,10 @@ def test_estimate_without_candidates_says_how_to_give_them(collected):
 
 
 @pytest.mark.parametrize("content, expected", [
-    (b"the\nthe\n", "the same string as candidates[0]"),
+    (b"the\nof\nthe\n", "line 3 repeats line 1 ('the')"),
     (b"the\n\xff\n", "line 2 is not valid UTF-8"),
-    (b"the\n" + b"x" * 65 + b"\n", "line 2"),
+    (b"the\n" + b"x" * 65 + b"\n", "line 2 is 65 bytes; every string must be at most max_bytes = 64 bytes (the "
+                                     "mechanism's max_bytes"),
 ])
 def test_bad_candidate_files(collected, content, expected):
     folder, _ = collected
@@ -118,3 +119,60 @@ def test_unlisted_mass_is_found_in_the_cells_no_candidate_uses():
         assert abs(share) < 4 * error
         estimate = mechanism.estimate(mechanism.perturb(users, rng=7))
         assert "users outside the list, estimated from the cells no candidate uses" in estimate.note
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_candidate(collected):
+    """Editors that write a UTF-8 byte-order mark first: without stripping it the first candidate would be
+    '\\ufeffthe', a string no user holds, decoded silently as nearly 0."""
+    folder, users = collected
+    path = folder / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + (folder / "candidates.txt").read_bytes())
+    result = lipdesign("estimate", folder / "rappor.json", folder / "aggregate.json", "--candidates", path, "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["names"][0] == "frequency[the]" and abs(document["values"][0] - np.mean(users == "the")) < 0.05
+
+
+def test_white_space_around_a_candidate_is_kept_and_said(collected):
+    folder, _ = collected
+    path = folder / "spaces.txt"
+    path.write_text("the\nof \nand\n")
+    result = lipdesign("estimate", folder / "rappor.json", folder / "aggregate.json", "--candidates", path)
+    assert result.returncode == 0 and "frequency[of ]" in result.stdout
+    assert "line 2 ('of ') starts or ends with white space" in result.stderr
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b"value\nthe\n\nof\n", "data row 2 (line 3): values is the empty string"),
+    (b"value\nthe\nof\n\xff\xfe\n", "line 4 is not valid UTF-8"),
+])
+def test_a_values_file_with_an_empty_or_broken_line_is_refused_at_that_line(collected, tmp_path, content, expected):
+    """An empty line was skipped (a user lost without a word); invalid UTF-8 was refused without its line."""
+    folder, _ = collected
+    (tmp_path / "values.csv").write_bytes(content)
+    line = one_line_error(lipdesign("perturb", folder / "rappor.json", tmp_path / "values.csv", "-o",
+                                    tmp_path / "r.parquet", "--seed", "1", "-q"))
+    assert expected in line and not (tmp_path / "r.parquet").exists()
+
+
+def test_a_reader_that_stops_early_is_no_error(tmp_path):
+    """`lipdesign estimate ... | head -1`: the broken pipe ends the command quietly, exit 0. 2,000 candidates print
+    about 180 KB, more than a pipe holds, so the command is still writing when the reader stops."""
+    import subprocess
+    import sys
+
+    import lipdesign as ld
+
+    words = [f"word{i}" for i in range(2000)]
+    sketch = ld.mechanisms.CountMeanSketch(2.0, m=1024, d=16, seed=3)
+    sketch.to_json(tmp_path / "cms.json")
+    aggregate = sketch.aggregate(sketch.perturb(np.array(words * 5, dtype=object), rng=1))
+    (tmp_path / "aggregate.json").write_text(json.dumps(aggregate.to_dict()))
+    (tmp_path / "candidates.txt").write_text("\n".join(words) + "\n")
+    command = [sys.executable, "-m", "lipdesign.cli", "estimate", str(tmp_path / "cms.json"),
+               str(tmp_path / "aggregate.json"), "--candidates", str(tmp_path / "candidates.txt")]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout.readline().startswith(b"frequencies from n = 10000 reports")
+        process.stdout.close()
+        error = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 0 and error == "", error
