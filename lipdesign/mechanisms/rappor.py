@@ -299,7 +299,9 @@ class RAPPOR(HashedBitReports):
         Returns
         -------
         numpy.ndarray
-            uint8 reports, as ``perturb`` returns them.
+            uint8 reports, as ``perturb`` returns them. Estimate each round's reports on their own: a device's
+            rounds share its permanent response, so merged rounds are not independent users and their standard
+            errors would be too small.
 
         Examples
         --------
