@@ -313,6 +313,8 @@ def _simulate(args):
     from lipdesign.simulation import simulate
 
     mechanism = load(args.mechanism)
+    if args.candidates is not None:
+        mechanism = _with_candidates(mechanism, args.candidates)
     truth = None
     if args.truth is not None:
         try:
@@ -451,6 +453,29 @@ def _aggregate(args):
     print(f"aggregated {result.n} reports from {len(args.reports)} file(s) ({args.engine}); wrote {args.output}")
 
 
+def _with_candidates(mechanism, path):
+    """``mechanism`` decoding over the strings of the text file ``path`` (``--candidates``), one per line: checked
+    as every file of strings is (``hitters.read_strings``), a repeated one refused with both lines, white space
+    around one said on stderr (it is part of the string)."""
+    from lipdesign.hitters import read_strings
+    from lipdesign.mechanisms.hashed_bits import StringMechanism
+
+    if not isinstance(mechanism, StringMechanism):
+        raise ValidationError(f"--candidates is {path!r}; it lists the strings an open-domain family decodes over, "
+                              f"and {mechanism.family} takes none")
+    strings = read_strings(path, mechanism.max_bytes, too_long="the mechanism's max_bytes: a longer string is no "
+                                                                "value of it")
+    first: dict[bytes, int] = {}
+    for line, value in enumerate(strings, start=1):
+        if first.setdefault(value, line) != line:
+            raise ValidationError(f"FILE {path!r} line {line} repeats line {first[value]} "
+                                  f"({value.decode('utf-8')!r}); every candidate must be listed once")
+        if value != value.strip():
+            print(f"lipdesign: warning: FILE {path!r} line {line} ({value.decode('utf-8')!r}) starts or ends with "
+                  "white space, which is part of the candidate", file=sys.stderr)
+    return mechanism.with_candidates([value.decode("utf-8") for value in strings])
+
+
 def _estimate(args):
     import numpy as np
 
@@ -460,23 +485,7 @@ def _estimate(args):
     mechanism = load(args.mechanism)
     counts = Aggregate.from_dict(read_json(args.aggregate))
     if args.candidates is not None:
-        from lipdesign.hitters import read_strings
-        from lipdesign.mechanisms.hashed_bits import StringMechanism
-
-        if not isinstance(mechanism, StringMechanism):
-            raise ValidationError(f"--candidates is {args.candidates!r}; it lists the strings an open-domain family "
-                                  f"decodes over, and {mechanism.family} takes none")
-        strings = read_strings(args.candidates, mechanism.max_bytes,
-                               too_long="the mechanism's max_bytes: a longer string is no value of it")
-        first: dict[bytes, int] = {}
-        for line, value in enumerate(strings, start=1):
-            if first.setdefault(value, line) != line:
-                raise ValidationError(f"FILE {args.candidates!r} line {line} repeats line {first[value]} "
-                                      f"({value.decode('utf-8')!r}); every candidate must be listed once")
-            if value != value.strip():
-                print(f"lipdesign: warning: FILE {args.candidates!r} line {line} ({value.decode('utf-8')!r}) starts "
-                      "or ends with white space, which is part of the candidate", file=sys.stderr)
-        mechanism = mechanism.with_candidates([value.decode("utf-8") for value in strings])
+        mechanism = _with_candidates(mechanism, args.candidates)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = mechanism.estimate(counts, method=args.method, consistency=args.consistency)
@@ -692,10 +701,13 @@ def build_parser():
                          help="perturb-and-estimate runs on the same users (default 20): bias, sd and coverage")
     command.add_argument("--method", default=None, help="estimation method (default: the mechanism's)")
     command.add_argument("--no-drift", action="store_true", help="skip the drifted population")
+    command.add_argument("--candidates", default=None, metavar="FILE",
+                         help="open-domain families: a text file of strings, one per line, the users are drawn from "
+                              "(Zipf(1) over the file's order unless --truth) and the estimate decodes over")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.add_argument("--json", action="store_true",
                          help="print the estimates, expectations and standard deviations as JSON")
-    command.set_defaults(run=_simulate, inputs=("mechanism",))
+    command.set_defaults(run=_simulate, inputs=("mechanism", "candidates"))
     command = add_command("perturb", help="perturb the values in a CSV or Parquet file into a Parquet report file "
                                           "(simulation and gateway use)")
     command.add_argument("mechanism", help=MECHANISM_HELP)

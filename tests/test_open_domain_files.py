@@ -176,3 +176,14 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
         process.stdout.close()
         error = process.stderr.read().decode()
         assert process.wait(timeout=120) == 0 and error == "", error
+
+
+def test_simulate_takes_candidates(collected):
+    folder, _ = collected
+    result = lipdesign("simulate", folder / "rappor.json", "-n", "20000", "--seed", "1", "-r", "3", "-q",
+                       "--no-drift", "--candidates", folder / "candidates.txt", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["names"] == [f"frequency[{word}]" for word in WORDS]
+    zipf = 1 / np.arange(1, 6)
+    assert np.allclose(document["truth"], zipf / zipf.sum(), atol=0.01)  # Zipf(1) over the file's order

@@ -252,3 +252,13 @@ def test_verify_at_another_prior_matches_brute_force(small):
     assert ld.verify(small, prior=PRIOR).epsilon == small.epsilons["LIP for X"]
     with pytest.raises(ValidationError, match="prior"):
         ld.verify(small, prior=[0.5, 0.5])
+
+
+def test_simulations_draw_users_from_the_design_prior():
+    """A designed sketch's users, when simulated, come from its prior over the candidates (they came from Zipf(1)
+    over the list order while the summary said 'the design prior')."""
+    design = ld.design(PRIOR, ld.LIP(1.0), family="cms", buckets=16, baselines=False)
+    assert np.array_equal(design.input_domain.frequencies, PRIOR.probabilities)
+    result = ld.simulate(design, 50_000, rng=1, repetitions=2, drift=False)
+    assert result.population == "the design prior"
+    assert np.abs(result.truth - PRIOR.probabilities).max() < 4 * np.sqrt(0.3 * 0.7 / 50_000)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lipdesign.domains import Strings
 from lipdesign.errors import ValidationError, VerificationError
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, worst_over_vertices
@@ -145,6 +146,9 @@ class CountMeanSketchLIP(HashedBitReports):
         self.prior = prior if isinstance(prior, Prior) else Prior.from_dict(prior)
         labels = [str(label) for label in self.prior.labels]
         self._sketch(m, 1, d, seed, max_bytes, labels if candidates is None else candidates, cohort_field="d")
+        if candidates is None:  # decoding over the prior's candidates, and simulations draw users from the prior
+            self.strings = Strings(self.strings.max_bytes, labels, self.prior.probabilities)
+            self.input_domain = self.strings
         if self.m < 2:
             raise ValidationError(f"m is {self.m}; a row needs at least 2 buckets to tell strings apart")
         self.unlisted = real_number(unlisted, "unlisted", 0.0, 1.0)
