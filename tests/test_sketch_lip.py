@@ -262,3 +262,11 @@ def test_simulations_draw_users_from_the_design_prior():
     result = ld.simulate(design, 50_000, rng=1, repetitions=2, drift=False)
     assert result.population == "the design prior"
     assert np.abs(result.truth - PRIOR.probabilities).max() < 4 * np.sqrt(0.3 * 0.7 / 50_000)
+
+
+def test_design_options_are_checked_by_name():
+    with pytest.raises(ValidationError, match="unlisted is -0.1"):
+        ld.designer.sketch_design(PRIOR, ld.LIP(1.0), unlisted=-0.1)
+    with pytest.raises(ValidationError, match="epsilon is 20.0; the sketch's rows are designed at epsilon <= 10"):
+        ld.design(PRIOR, ld.LIP(20.0), family="cms")
+    assert ld.design(PRIOR, ld.LIP(10.0), family="cms", buckets=16, baselines=False).verify().passed

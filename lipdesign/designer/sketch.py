@@ -19,7 +19,7 @@ from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
 from lipdesign.objectives import Frequencies, as_objective
 from lipdesign.strings import hash_key
-from lipdesign.validation import integer
+from lipdesign.validation import fmt, integer, real_number
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -30,6 +30,9 @@ SEED = 20261206
 
 #: The weight of a bucket that holds no candidate, in the design's objective (one per candidate otherwise).
 EMPTY_WEIGHT = 0.1
+
+#: The largest epsilon the rows are designed at (the unary program's bits are then within about 1e-4 of certain).
+MAX_DESIGN_EPSILON = 10.0
 
 #: A row's design is accepted when its value is within this fraction of its lower bound: the rows' bucket objective
 #: is a proxy for the candidates' variance (docs/math.md §16.6), which a closer optimum of the proxy does not
@@ -124,6 +127,13 @@ def sketch_design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP
     if not isinstance(notion, LIP):
         return CountMeanSketch(notion.epsilon, m=m, d=d, seed=seed, candidates=labels)
     epsilon = CountMeanSketchLIP.checked_epsilon(notion.epsilon)
+    if epsilon > MAX_DESIGN_EPSILON:
+        raise ValidationError(f"epsilon is {fmt(epsilon)}; the sketch's rows are designed at epsilon <= "
+                              f"{MAX_DESIGN_EPSILON:g} (beyond it the bits are nearly certain and the barrier method "
+                              "loses the precision it needs)")
+    unlisted = real_number(unlisted, "unlisted", 0.0, 1.0)
+    if unlisted >= 1:
+        raise ValidationError(f"unlisted is {fmt(unlisted)}; the candidates need some prior mass (it must be below 1)")
     induced = induced_priors(prior, hash_key(seed, np.arange(d)), m, unlisted)  # the keys CountMeanSketchLIP uses
     on, off, bounds, gaps = np.empty((d, m), np.int64), np.empty((d, m), np.int64), [], []
     # a row's bucket enters the candidates' variance once per candidate it holds (docs/math.md §16.6); an empty one

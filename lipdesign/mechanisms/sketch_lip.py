@@ -295,7 +295,7 @@ class CountMeanSketchLIP(HashedBitReports):
         --------
         >>> import lipdesign as ld
         >>> print(ld.mechanisms.CountMeanSketchLIP.example().summary())
-        CountMeanSketchLIP(epsilon=1.0, 8 candidates, m=16, d=4, ...)
+        CountMeanSketchLIP(epsilon=1.0, a prior over 8 candidates, m=16, d=4, ...)
         PASS: tightest LIP epsilon <= ...
           eps-LIP for every string at the declared prior (8 candidates, unlisted mass 0 ...); LDP ...
           accuracy: n x sum Var of the candidates' frequencies ... (least squares, users in the prior's proportions)
@@ -336,7 +336,8 @@ class CountMeanSketchLIP(HashedBitReports):
         return type(self)(**self.parameters(), candidates=candidates, provenance=self.provenance)
 
     def __repr__(self) -> str:
-        return (f"CountMeanSketchLIP(epsilon={self.epsilon!r}, {self.prior.k} candidates, m={self.m}, d={self.d}, "
+        return (f"CountMeanSketchLIP(epsilon={self.epsilon!r}, a prior over {self.prior.k} candidates, m={self.m}, "
+                f"d={self.d}, "
                 f"seed={self.seed}, unlisted={self.unlisted!r}, on and off: {self.d} x {self.m} thresholds)")
 
     @classmethod
