@@ -187,3 +187,34 @@ def test_simulate_takes_candidates(collected):
     assert document["names"] == [f"frequency[{word}]" for word in WORDS]
     zipf = 1 / np.arange(1, 6)
     assert np.allclose(document["truth"], zipf / zipf.sum(), atol=0.01)  # Zipf(1) over the file's order
+
+
+def test_non_negative_least_squares():
+    """method='nnls' (scipy's solver): its counts meet the optimality conditions of min |y - A N / C|^2 over N >= 0,
+    rebuilt here from the filters (the gradient A^T (A N / C - y) is >= 0, and 0 where N > 0); it carries no
+    standard errors and no closed-form variance, and says so."""
+    import lipdesign as ld
+
+    words = np.array([f"w{i}" for i in range(300)], dtype=object)
+    rng = np.random.default_rng(0)
+    zipf = 1 / np.arange(1, 101)
+    users = words[rng.choice(100, size=50_000, p=zipf / zipf.sum())]  # 300 candidates, 100 of them held
+    rappor = ld.mechanisms.RAPPOR.for_epsilon(2.0, m=128, h=2, cohorts=16, seed=1, candidates=list(words))
+    aggregate = rappor.aggregate(rappor.perturb(users, rng=2))
+    estimate = rappor.estimate(aggregate, method="nnls")
+    assert (estimate.values >= 0).all() and np.isnan(estimate.standard_errors).all()
+    assert "no standard errors" in estimate.note
+    # the optimality conditions, from the filters and the bit counts directly
+    cohorts = np.arange(rappor.cohorts)
+    columns = np.stack([rappor.filters([word] * rappor.cohorts, cohorts).ravel() for word in words], axis=1)
+    reports, counts = aggregate.statistics["cohort_reports"], aggregate.statistics["bit_counts"]
+    on, off = rappor.cell_probabilities()
+    y = ((counts - reports[:, None] * off) / (on - off)).ravel()
+    design = columns / rappor.cohorts
+    counts_hat = estimate.values * aggregate.n
+    gradient = design.T @ (design @ counts_hat - y)
+    scale = np.abs(design.T @ y).max()
+    assert (gradient > -1e-6 * scale).all()
+    assert np.abs(gradient[counts_hat > 1e-6 * aggregate.n]).max() < 1e-6 * scale
+    with pytest.raises(ld.ValidationError, match="method is 'nnls'"):
+        rappor.variance(list(users[:100]), method="nnls")

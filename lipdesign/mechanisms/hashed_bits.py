@@ -19,7 +19,7 @@ import numpy as np
 
 from lipdesign.chacha import stream_words
 from lipdesign.domains import Strings
-from lipdesign.errors import ValidationError
+from lipdesign.errors import ValidationError, require
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.estimate import Estimate
@@ -264,6 +264,10 @@ class HashedBitReports(StringMechanism):
     cohorts: int
     q_star: Fraction
     p_star: Fraction
+
+    #: "unbiased": least squares with standard errors; "nnls": non-negative least squares (scipy's), biased but never
+    #: negative, for lists that hold many values nobody has (docs/math.md §16.4).
+    methods = ("unbiased", "nnls")
 
     def _sketch(self, m: int, h: int, cohorts: int, seed: int | None, max_bytes: int,
                 candidates: Sequence[str] | None, cohort_field: str = "cohorts") -> None:
@@ -594,7 +598,10 @@ class HashedBitReports(StringMechanism):
         reports, counts = aggregate.statistics["cohort_reports"], aggregate.statistics["bit_counts"]
         on, off = self.cell_probabilities()
         scale = on - off
-        counts_hat = self._solve(entries, gram, (counts - reports[:, None] * off) / scale)
+        centred = (counts - reports[:, None] * off) / scale
+        if method == "nnls":
+            return self._non_negative(entries, gram, centred, aggregate)
+        counts_hat = self._solve(entries, gram, centred)
         rate = np.divide(counts, reports[:, None], out=np.zeros(counts.shape), where=reports[:, None] > 0)
         bit_variance = reports[:, None] * rate * (1 - rate) / scale ** 2
         if isinstance(gram, FilterGram):
@@ -611,6 +618,28 @@ class HashedBitReports(StringMechanism):
                 f"value the users have; {self._outside_note(entries, aggregate)}; {errors}")
         return Estimate(frequencies, np.sqrt(np.maximum(variance, 0.0)) / n, n=n, method=method,
                         names=self.estimand_names(), note=note)
+
+    def _non_negative(self, entries, gram, centred, aggregate):
+        """Non-negative least squares over the candidates (docs/math.md §16.4): the counts N >= 0 minimising
+        sum_c |centred_c - X_c N / C|^2, by scipy's active-set solver on the cells the candidates use (the others
+        add a constant). No standard errors: the estimate is biased, toward 0 for candidates nobody holds."""
+        require("method='nnls'", "design", "scipy")
+        from scipy.optimize import nnls
+
+        if isinstance(gram, FilterGram):
+            raise ValidationError(f"candidates holds {len(gram)} strings; method='nnls' forms the cells x candidates "
+                                  f"matrix, for at most {DENSE_CANDIDATES} candidates (method='unbiased' takes more)")
+        cohorts, strings, bits = entries
+        cells, rows = np.unique(cohorts * self.m + bits, return_inverse=True)
+        design = np.zeros((cells.size, len(gram)))
+        np.add.at(design, (rows, strings), 1.0 / self.cohorts)
+        counts_hat, _ = nnls(design, centred.ravel()[cells], maxiter=50 * len(gram))
+        n = aggregate.n
+        note = (f"non-negative least squares over {len(gram)} candidates (docs/math.md §16.4): never negative, and "
+                "biased for it (toward 0 where a candidate is rare or absent): no standard errors, use "
+                f"method='unbiased' for intervals; {self._outside_note(entries, aggregate)}")
+        return Estimate(counts_hat / n, np.full(len(gram), np.nan), n=n, method="nnls", names=self.estimand_names(),
+                        note=note)
 
     def _sparse_estimate(self, entries, gram, counts_hat, bit_variance, n, method, aggregate):
         """A long list (docs/math.md §16.4): the counts by conjugate gradients on the sparse G, and the standard
@@ -703,9 +732,15 @@ class HashedBitReports(StringMechanism):
         unique, counts = self._unique(population)
         return self._entries(unique), counts.astype(float)
 
+    def _closed_form(self, method):
+        if method == "nnls":
+            raise ValidationError("method is 'nnls'; the mean and variance of non-negative least squares have no "
+                                  "closed form here: use method='unbiased' (or simulate)")
+
     def _expected(self, population, method, user_ids):
         """E[frequencies] given the users' values (docs/math.md §16.4): the candidates' frequencies when the list
         holds every value; a value outside it moves mass onto the candidates whose bits it shares."""
+        self._closed_form(method)
         entries, gram = self._dense_design("the expected estimate")
         (cohorts, strings, bits), counts = self._population_bits(population)
         expected = np.zeros((self.cohorts, self.m))
@@ -715,6 +750,7 @@ class HashedBitReports(StringMechanism):
     def _variance(self, population, n, method, user_ids):
         """Var[frequencies] given the users' values: the bits' binomial variance averaged over the uniform cohort,
         plus the variance of the cohort draw itself (docs/math.md §16.4)."""
+        self._closed_form(method)
         with one_blas_thread():
             return self._weighted_variance(*self._population_bits(population))
 
