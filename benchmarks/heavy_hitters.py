@@ -54,6 +54,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # oracles.Encoded
+
+from oracles import Encoded
 
 import lipdesign
 from lipdesign.datasets import words_path
@@ -93,20 +96,6 @@ def ours(cls, users, epsilon, top, limit, seed):
 
 
 # ------------------------------------------------------------------------------------------------- pure-ldp
-
-class Encoded:
-    """xxhash with pure-ldp's str arguments encoded as UTF-8 (what xxhash < 4 did itself)."""
-
-    @staticmethod
-    def xxh32(data, seed=0):
-        import xxhash
-        return xxhash.xxh32(data.encode() if isinstance(data, str) else data, seed=seed)
-
-    @staticmethod
-    def xxh64(data, seed=0):
-        import xxhash
-        return xxhash.xxh64(data.encode() if isinstance(data, str) else data, seed=seed)
-
 
 def load_pure_ldp():
     """pure-ldp's heavy-hitter and sketch classes (see the module docstring), or None and the reason."""

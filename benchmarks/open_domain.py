@@ -75,6 +75,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # oracles.Encoded
+
+from oracles import Encoded
 
 import lipdesign
 from lipdesign.datasets import words_path
@@ -152,20 +155,6 @@ def z_scores(mechanism, decoder, values, truth, variance, repeats, seed):
 
 
 # ------------------------------------------------------------------------------------------------- pure-ldp
-
-class Encoded:
-    """xxhash with pure-ldp's ``str`` arguments encoded as UTF-8 (what xxhash < 4 did itself)."""
-
-    @staticmethod
-    def xxh32(data, seed=0):
-        import xxhash
-        return xxhash.xxh32(data.encode() if isinstance(data, str) else data, seed=seed)
-
-    @staticmethod
-    def xxh64(data, seed=0):
-        import xxhash
-        return xxhash.xxh64(data.encode() if isinstance(data, str) else data, seed=seed)
-
 
 def load_pure_ldp():
     """pure-ldp's RAPPOR, CMS/HCMS and local-hashing classes under an empty parent package (see the docstring), or

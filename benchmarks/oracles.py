@@ -65,6 +65,21 @@ def population(n, k, seed):
 
 # ------------------------------------------------------------------------------------------------- pure-ldp
 
+class Encoded:
+    """xxhash with pure-ldp's ``str`` arguments encoded as UTF-8 (what xxhash < 4 did itself); the other benchmarks
+    beside pure-ldp import it from here."""
+
+    @staticmethod
+    def xxh32(data, seed=0):
+        import xxhash
+        return xxhash.xxh32(data.encode() if isinstance(data, str) else data, seed=seed)
+
+    @staticmethod
+    def xxh64(data, seed=0):
+        import xxhash
+        return xxhash.xxh64(data.encode() if isinstance(data, str) else data, seed=seed)
+
+
 def load_pure_ldp():
     """pure-ldp's unary-encoding and local-hashing modules (see the module docstring), and the cost in seconds of
     the xxhash wrapper per call; or None and the reason."""
@@ -77,13 +92,6 @@ def load_pure_ldp():
     import xxhash
     from pure_ldp.frequency_oracles.local_hashing import lh_client, lh_server
     from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
-
-    class Encoded:
-        """xxhash with pure-ldp's str arguments encoded as UTF-8 (what xxhash < 4 did itself)."""
-
-        @staticmethod
-        def xxh32(data, seed=0):
-            return xxhash.xxh32(data.encode() if isinstance(data, str) else data, seed=seed)
 
     lh_client.xxhash = lh_server.xxhash = Encoded
     calls = 200_000
