@@ -238,7 +238,9 @@ def test_a_device_memoises_from_its_key_as_the_recipe_says():
         cohort = (chacha20_reference(key_words, 2**63, 0)[0] * 4) >> 32  # block 2^63, nonce 0
         assert rappor.device_cohorts(keys)[device] == cohort
         key_bytes = b"".join(word.to_bytes(4, "little") for word in key_words)
-        nonce = int.from_bytes(hashlib.blake2b(value.encode(), digest_size=8, key=key_bytes).digest(), "little")
+        person = bytes.fromhex(rappor.fingerprint)[:16]
+        nonce = int.from_bytes(hashlib.blake2b(value.encode(), digest_size=8, key=key_bytes, person=person).digest(),
+                               "little")
         words = chacha20_reference(key_words, 0, nonce) + chacha20_reference(key_words, 1, nonce) + \
             chacha20_reference(key_words, 2, nonce)
         threshold = rappor.permanent_threshold
@@ -424,3 +426,17 @@ def test_the_estimate_adds_the_cohort_draws_variance(monkeypatch):
     monkeypatch.setattr(hashed_bits, "MAX_COHORT_TERM", 0)
     bits_only = rappor.estimate(aggregate).standard_errors
     assert np.all(with_term >= bits_only) and np.any(with_term > bits_only * (1 + 1e-6))
+
+
+def test_a_key_used_by_two_mechanisms_gives_each_its_own_memos():
+    """The memo's nonce is personalised with the mechanism's fingerprint: the same device key and value give the
+    same permanent words under one mechanism and unrelated ones under another (with the same words, a pair of
+    reports from two mechanisms could rule values out with certainty)."""
+    keys = RAPPOR.device_keys(2_000, rng=5)
+    values = ["the"] * 2_000
+    first, second = (RAPPOR(f=0.5, p=0.5, q=0.75, m=64, h=2, cohorts=4, seed=seed) for seed in (5, 6))
+    words = [np.concatenate([chunk[2] for chunk in mechanism._memo_words(values, keys)])
+             for mechanism in (first, second)]
+    again = np.concatenate([chunk[2] for chunk in first._memo_words(values, keys)])
+    assert np.array_equal(words[0], again)
+    assert np.mean(words[0] == words[1]) < 1e-3  # independent 32-bit words agree with probability 2^-32

@@ -13,7 +13,8 @@ from lipdesign._solvers.unary_encoding import bit_probabilities
 from lipdesign.designer.unary_encoding import SHRINK, TRY_INSTEAD, _barrier_design
 from lipdesign.errors import SolverError, ValidationError, VerificationError
 from lipdesign.mechanisms.count_mean import CountMeanSketch
-from lipdesign.mechanisms.hashed_bits import MAX_BITS, WORD
+from lipdesign.mechanisms.hashed_bits import MAX_BITS, MAX_COHORTS, WORD
+from lipdesign.mechanisms.sampling import public_seed
 from lipdesign.mechanisms.sketch_lip import CountMeanSketchLIP, induced_priors, word_thresholds
 from lipdesign.model import Prior
 from lipdesign.notions import LDP, LIP, WorstCaseLIP
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 DEPTH = 16
 SEED = 20261206
 
-#: The weight of a bucket that holds no candidate, in the design's objective (one per candidate otherwise).
+#: Added to every bucket's weight in the design's objective (the number of candidates it holds): an empty bucket
+#: keeps this much, so that its bit stays informative for strings decoded later.
 EMPTY_WEIGHT = 0.1
 
 #: The largest epsilon the rows are designed at (the unary program's bits are then within about 1e-4 of certain).
@@ -122,7 +124,9 @@ def sketch_design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP
     prior = prior if isinstance(prior, Prior) else Prior(prior)
     objective = Frequencies() if objective is None else as_objective(objective)
     check_sketch(prior, notion, objective)
-    m = default_width(prior.k) if m is None else integer(m, "buckets", low=2, high=MAX_BITS)
+    m = default_width(prior.k) if m is None else integer(m, "m (the buckets)", low=2, high=MAX_BITS)
+    d = integer(d, "d", low=1, high=MAX_COHORTS)
+    seed = public_seed(seed)
     labels = [str(label) for label in prior.labels]
     if not isinstance(notion, LIP):
         return CountMeanSketch(notion.epsilon, m=m, d=d, seed=seed, candidates=labels)
@@ -136,8 +140,8 @@ def sketch_design(prior: Prior | npt.ArrayLike, notion: LDP | LIP | WorstCaseLIP
         raise ValidationError(f"unlisted is {fmt(unlisted)}; the candidates need some prior mass (it must be below 1)")
     induced = induced_priors(prior, hash_key(seed, np.arange(d)), m, unlisted)  # the keys CountMeanSketchLIP uses
     on, off, bounds, gaps = np.empty((d, m), np.int64), np.empty((d, m), np.int64), [], []
-    # a row's bucket enters the candidates' variance once per candidate it holds (docs/math.md §16.6); an empty one
-    # keeps a little weight, so that its bit stays informative for strings decoded later
+    # a row's bucket enters the candidates' variance once per candidate it holds (docs/math.md §16.6), plus
+    # EMPTY_WEIGHT
     uniform = Prior(np.ones(prior.k), labels=prior.labels, normalize=True)
     weights = np.rint(induced_priors(uniform, hash_key(seed, np.arange(d)), m, 0.0) * prior.k) + EMPTY_WEIGHT
     for row in range(d):

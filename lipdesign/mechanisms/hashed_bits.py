@@ -19,7 +19,7 @@ import numpy as np
 
 from lipdesign.chacha import stream_words
 from lipdesign.domains import Strings
-from lipdesign.errors import ValidationError, require
+from lipdesign.errors import SolverError, ValidationError, require
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.estimate import Estimate
@@ -437,14 +437,16 @@ class HashedBitReports(StringMechanism):
         """
         return as_generator(rng).integers(0, WORD, size=(integer(n, "n"), 8), dtype=np.uint32)
 
-    @staticmethod
-    def _nonces(data, keys):
+    def _nonces(self, data, keys):
         """The memo's nonce of each device's value: the first 8 bytes (little-endian) of BLAKE2b keyed by the
-        device's key (RFC 7693, ``hashlib.blake2b``): a keyed pseudo-random function of the whole string, so no one
-        without the key can choose two values that share a nonce (docs/math.md §16.5). One call per device."""
-        return np.fromiter((int.from_bytes(hashlib.blake2b(value, digest_size=8, key=key.astype("<u4").tobytes())
-                                           .digest(), "little") for value, key in zip(data, keys)),
-                           dtype=np.uint64, count=len(data))
+        device's key and personalised with the first 16 bytes of this mechanism's fingerprint (RFC 7693,
+        ``hashlib.blake2b``): a keyed pseudo-random function of the whole string, so no one without the key can
+        choose two values that share a nonce, and one of the mechanism too, so a key used by two mechanisms gives
+        each its own independent memos (docs/math.md §16.5). One call per device."""
+        person = bytes.fromhex(self.fingerprint)[:16]
+        return np.fromiter((int.from_bytes(hashlib.blake2b(value, digest_size=8, key=key.astype("<u4").tobytes(),
+                                                           person=person).digest(), "little")
+                            for value, key in zip(data, keys)), dtype=np.uint64, count=len(data))
 
     def device_cohorts(self, keys: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """Each device's cohort, derived from its key (docs/math.md §16.5): the first word w of its ChaCha20 block
@@ -633,7 +635,16 @@ class HashedBitReports(StringMechanism):
         cells, rows = np.unique(cohorts * self.m + bits, return_inverse=True)
         design = np.zeros((cells.size, len(gram)))
         np.add.at(design, (rows, strings), 1.0 / self.cohorts)
-        counts_hat, _ = nnls(design, centred.ravel()[cells], maxiter=50 * len(gram))
+        target = centred.ravel()[cells]
+        try:
+            counts_hat, _ = nnls(design, target, maxiter=50 * len(gram))
+        except RuntimeError as error:  # its iteration limit
+            raise SolverError(f"scipy's nnls stopped before the optimum ({error}); use method='unbiased'") from None
+        gradient = design.T @ (design @ counts_hat - target)  # the optimality conditions, checked: >= 0, 0 where > 0
+        tolerance = 1e-6 * max(float(np.abs(design.T @ target).max()), 1.0)
+        if gradient.min() < -tolerance or np.abs(gradient[counts_hat > 0]).max(initial=0.0) > tolerance:
+            raise SolverError("scipy's nnls returned a point that is not optimal (its gradient breaks the conditions "
+                              "of non-negative least squares); use method='unbiased'")
         n = aggregate.n
         note = (f"non-negative least squares over {len(gram)} candidates (docs/math.md §16.4): never negative, and "
                 "biased for it (toward 0 where a candidate is rare or absent): no standard errors, use "
@@ -675,7 +686,9 @@ class HashedBitReports(StringMechanism):
         Returns
         -------
         tuple of float
-            (share, standard error); (nan, nan) when the candidates use every cell.
+            (share, standard error); (nan, nan) when the candidates use every cell. The error is the counts'
+            binomial one given the hash functions; which cells the unlisted values fall in adds its own (about 0.01
+            for 150 unlisted words in 256 x 8 cells), not included.
 
         Raises
         ------
@@ -724,8 +737,9 @@ class HashedBitReports(StringMechanism):
         if math.isnan(mass):
             return ("the mass outside the list cannot be estimated: the candidates use every (cohort, bit) cell, and "
                     "least squares spreads any such mass over them")
-        return (f"users outside the list, estimated from the cells no candidate uses: {mass:.3f} +- {error:.2g} "
-                "(unlisted_mass(); least squares spreads that mass over the candidates sharing its cells)")
+        return (f"users outside the list, estimated from the cells no candidate uses: {mass:.3f} +- {error:.2g} given "
+                "the hash functions (unlisted_mass(); least squares spreads that mass over the candidates sharing its "
+                "cells)")
 
     def _population_bits(self, population):
         """The users' values as distinct strings: their filter entries and how many users hold each."""

@@ -177,10 +177,13 @@ class CountMeanSketchLIP(HashedBitReports):
 
     def _thresholds(self, values, name):
         array = np.asarray(values)
-        if array.shape != (self.d, self.m) or not np.issubdtype(array.dtype, np.integer) and not (
+        if array.shape != (self.d, self.m):
+            raise ValidationError(f"{name} has shape {array.shape}; it must be d x m = {self.d} x {self.m} thresholds "
+                                  "on 32-bit words")
+        if not np.issubdtype(array.dtype, np.integer) and not (
                 np.issubdtype(array.dtype, np.floating) and np.array_equal(array, np.rint(array))):
-            raise ValidationError(f"{name} has shape {array.shape}; it must be d x m = {self.d} x {self.m} integer "
-                                  "thresholds on 32-bit words")
+            raise ValidationError(f"{name} has dtype {array.dtype} and non-integer entries; its thresholds must be "
+                                  "integers in 1..2^32 - 1")
         array = array.astype(np.int64)
         bad = (array < 1) | (array >= WORD)
         if bad.any():
@@ -217,8 +220,8 @@ class CountMeanSketchLIP(HashedBitReports):
         Parameters
         ----------
         prior : Prior, PriorSet or array_like
-            k probabilities over the candidates (the design prior's labels, in order), or a PriorSet: the worst
-            over its vertices.
+            A Prior over the candidates (matched by label, in any order), k probabilities in the order of the design
+            prior's candidates, or a PriorSet: the worst over its vertices. The unlisted mass stays the design's.
 
         Returns
         -------
@@ -241,6 +244,15 @@ class CountMeanSketchLIP(HashedBitReports):
         if isinstance(prior, PriorSet):
             return worst_over_vertices(self, prior)
         probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
+        if isinstance(prior, Prior) and not isinstance(prior.labels, range):  # matched by label, not by position
+            mine = [str(label) for label in self.prior.labels]
+            theirs = [str(label) for label in prior.labels]
+            if sorted(theirs) != sorted(mine):
+                stranger = next(label for label in theirs if label not in set(mine))
+                raise ValidationError(f"prior has the label {stranger!r}; its labels must be the design's candidates "
+                                      f"({len(mine)} strings), in any order")
+            position = {label: index for index, label in enumerate(theirs)}
+            probabilities = probabilities[[position[label] for label in mine]]
         induced = induced_priors(Prior(probabilities, labels=self.prior.labels), self.keys[:, 0], self.m,
                                  self.unlisted)
         bounds = [joint_lip_bound(self.on[row] / WORD, self.off[row] / WORD, induced[row]) for row in range(self.d)]
