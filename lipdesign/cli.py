@@ -515,8 +515,12 @@ def _heavy_hitters(args):
     values = read_strings(args.file, args.max_bytes, truncate=args.truncate)
     result = heavy_hitters(values, epsilon=args.epsilon, top=args.top, protocol=args.protocol,
                            max_bytes=args.max_bytes, seed=args.seed)
-    if not args.json:
-        print(result.summary())
+    if not args.json:  # a string found from noise may hold control characters: shown escaped, never raw
+        from lipdesign.mechanisms import Estimate
+
+        shown = [name if name.isprintable() else ascii(name) for name in result.names]
+        print(Estimate(result.values, result.standard_errors, n=result.n, method=result.method, names=shown,
+                       raw=result.raw, note=result.note).summary())
         return
     low, high = result.confidence_interval(0.95) if len(result) else (np.zeros(0), np.zeros(0))
     print(json.dumps({"protocol": args.protocol, "epsilon": args.epsilon, "max_bytes": args.max_bytes,

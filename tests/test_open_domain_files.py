@@ -218,3 +218,14 @@ def test_non_negative_least_squares():
     assert np.abs(gradient[counts_hat > 1e-6 * aggregate.n]).max() < 1e-6 * scale
     with pytest.raises(ld.ValidationError, match="method is 'nnls'"):
         rappor.variance(list(users[:100]), method="nnls")
+
+
+def test_heavy_hitters_text_escapes_control_characters(tmp_path):
+    """A string found from noise can hold control characters (NUL, ESC): the text output shows them escaped, so a
+    terminal never receives them raw; printable strings (accents included) are shown as they are."""
+    path = tmp_path / "values.txt"
+    path.write_bytes(b"a\x01b\n" * 3 + "caf\u00e9\n".encode() * 3)
+    result = lipdesign("heavy-hitters", path, "--epsilon", "8", "--top", "2", "--max-bytes", "5", "--seed", "1")
+    assert result.returncode == 0, result.stderr
+    assert "\x00" not in result.stdout and "\x01" not in result.stdout and "\x1b" not in result.stdout
+    assert all(character.isprintable() or character == "\n" for character in result.stdout)
