@@ -45,7 +45,6 @@ import platform
 import random
 import sys
 import time
-import types
 import warnings
 from importlib import metadata
 from pathlib import Path
@@ -56,7 +55,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # oracles.Encoded
 
-from oracles import Encoded
+from oracles import Encoded, stub_statsmodels
 
 import lipdesign
 from lipdesign.datasets import words_path
@@ -102,11 +101,7 @@ def load_pure_ldp():
     spec = importlib.util.find_spec("pure_ldp")
     if spec is None:
         return None, "pure-ldp is not installed (pip install pure-ldp==1.2.0 xxhash scikit-learn bitstring)"
-    if importlib.util.find_spec("statsmodels") is None:  # imported by its RAPPOR server, never used here
-        stub = types.ModuleType("statsmodels")
-        stub.api = types.ModuleType("statsmodels.api")
-        sys.modules.setdefault("statsmodels", stub)
-        sys.modules.setdefault("statsmodels.api", stub.api)
+    stub_statsmodels()
     try:
         import pure_ldp.core as core
         from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer

@@ -77,7 +77,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # oracles.Encoded
 
-from oracles import Encoded
+from oracles import Encoded, stub_statsmodels
 
 import lipdesign
 from lipdesign.datasets import words_path
@@ -167,11 +167,7 @@ def load_pure_ldp():
     parent = types.ModuleType("pure_ldp.frequency_oracles")
     parent.__path__ = [str(Path(spec.submodule_search_locations[0]) / "frequency_oracles")]
     sys.modules.setdefault("pure_ldp.frequency_oracles", parent)
-    if importlib.util.find_spec("statsmodels") is None:  # imported by its RAPPOR server, never used there
-        stub = types.ModuleType("statsmodels")
-        stub.api = types.ModuleType("statsmodels.api")
-        sys.modules.setdefault("statsmodels", stub)
-        sys.modules.setdefault("statsmodels.api", stub.api)
+    stub_statsmodels()
     try:
         import pure_ldp.core as core
         from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
