@@ -11,7 +11,6 @@ of each bit.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +22,9 @@ from lipdesign.errors import SolverError, ValidationError, require
 from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import Mechanism
 from lipdesign.mechanisms.estimate import Estimate
+from lipdesign.mechanisms.memo import checked_keys, device_keys, memo_words
 from lipdesign.mechanisms.parallel import one_blas_thread
-from lipdesign.mechanisms.sampling import as_generator, public_seed
+from lipdesign.mechanisms.sampling import public_seed
 from lipdesign.notions import LDP
 from lipdesign.strings import bounded, byte_words, hash_key, string_hash
 from lipdesign.validation import fmt, index_array, integer, real_number
@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # annotations only
     import numpy.typing as npt
 
     from lipdesign.mechanisms.aggregate import Aggregate
-    from lipdesign.mechanisms.sampling import RandomSource
     from lipdesign.model import Prior
 
 #: Largest filter (bits per report), number of hash functions and number of cohorts.
@@ -412,41 +411,8 @@ class HashedBitReports(StringMechanism):
 
     # -- memoisation on the device (docs/math.md §16.5): one key per device, no table of past answers --------
 
-    @staticmethod
-    def device_keys(n: int, rng: RandomSource = None) -> npt.NDArray[np.uint32]:
-        """One secret 256-bit key per device, as 8 32-bit words (``rng=None``: from the operating system's
-        CSPRNG through ChaCha20, docs/math.md §3.8; a seed only for simulations).
-
-        Parameters
-        ----------
-        n : int
-            The number of devices.
-        rng : numpy.random.Generator or int, optional
-            The source.
-
-        Returns
-        -------
-        numpy.ndarray
-            uint32 (n, 8).
-
-        Examples
-        --------
-        >>> import lipdesign as ld
-        >>> ld.mechanisms.RAPPOR.device_keys(3, rng=0).shape
-        (3, 8)
-        """
-        return as_generator(rng).integers(0, WORD, size=(integer(n, "n"), 8), dtype=np.uint32)
-
-    def _nonces(self, data, keys):
-        """The memo's nonce of each device's value: the first 8 bytes (little-endian) of BLAKE2b keyed by the
-        device's key and personalised with the first 16 bytes of this mechanism's fingerprint (RFC 7693,
-        ``hashlib.blake2b``): a keyed pseudo-random function of the whole string, so no one without the key can
-        choose two values that share a nonce, and one of the mechanism too, so a key used by two mechanisms gives
-        each its own independent memos (docs/math.md §16.5). One call per device."""
-        person = bytes.fromhex(self.fingerprint)[:16]
-        return np.fromiter((int.from_bytes(hashlib.blake2b(value, digest_size=8, key=key.astype("<u4").tobytes(),
-                                                           person=person).digest(), "little")
-                            for value, key in zip(data, keys)), dtype=np.uint64, count=len(data))
+    #: One secret key per device (``lipdesign.mechanisms.memo.device_keys``).
+    device_keys = staticmethod(device_keys)
 
     def device_cohorts(self, keys: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """Each device's cohort, derived from its key (docs/math.md §16.5): the first word w of its ChaCha20 block
@@ -471,31 +437,21 @@ class HashedBitReports(StringMechanism):
         >>> int(cohorts.min()), int(cohorts.max())
         (0, 3)
         """
-        checked = self._checked_keys(keys)
+        checked = checked_keys(keys)
         words = stream_words(checked, np.zeros(len(checked), np.uint64), 1, COHORT_BLOCK)[:, 0].astype(np.uint64)
         return ((words * np.uint64(self.cohorts)) >> np.uint64(32)).astype(np.int64)
-
-    @staticmethod
-    def _checked_keys(keys: npt.ArrayLike) -> npt.NDArray[np.uint32]:
-        array = np.asarray(keys)
-        if array.ndim != 2 or array.shape[1] != 8 or array.dtype != np.uint32:
-            raise ValidationError(f"keys has shape {array.shape} and dtype {array.dtype}; a device key is 8 uint32 "
-                                  "words (256 bits): RAPPOR.device_keys(n)")
-        return array
 
     def _memo_words(self, values: Any, keys: npt.ArrayLike):
         """Per chunk of devices: (their cohorts, drawn from their keys; their values' filters there; the m memo words
         of each device's value: the ChaCha20 stream keyed by the device's key with the value's keyed BLAKE2b nonce,
         docs/math.md §16.5)."""
         data = self.strings.validate(values)
-        checked = self._checked_keys(keys)
-        if len(checked) != len(data):
-            raise ValidationError(f"keys has {len(checked)} rows; it must have one per value ({len(data)})")
+        checked = checked_keys(keys, len(data))
         size = chunk(self.m)
         for start in range(0, len(data), size):
             part, keys_part = data[start:start + size], checked[start:start + size]
             cohorts = self.device_cohorts(keys_part)
-            yield cohorts, self._filters(part, cohorts), stream_words(keys_part, self._nonces(part, keys_part), self.m)
+            yield cohorts, self._filters(part, cohorts), memo_words(self.fingerprint, part, keys_part, self.m)
 
     # -- server side --------------------------------------------------------------------------------------------
 
