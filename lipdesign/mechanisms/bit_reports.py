@@ -1,10 +1,15 @@
 """Bit-vector reports (unary encoding, OUE, subset selection): exact sampling of independent bits, packed 8 to a
 byte, little-endian (docs/math.md §3, §8.3). Numpy only."""
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from lipdesign.errors import ValidationError
+from lipdesign.mechanisms.bitsums import packed_column_sums
 from lipdesign.mechanisms.sampling import BLOCK
+from lipdesign.validation import fmt
 
 #: Unary reports are bit-packed, n * ceil(k / 8) bytes; ``perturb`` refuses to build more than this (2 GiB) in one
 #: call. Perturb fewer users per call, or use OLH / HadamardResponse, whose reports are O(1).
@@ -135,3 +140,76 @@ class PackedBitReports:
     def report_bytes(self):
         """Bytes per report: the k bits packed, ceil(k / 8)."""
         return (self.k + 7) // 8
+
+
+class UnaryOracleReports(PackedBitReports):
+    """Reports of a pure unary oracle (OUE, L-UE): packed bits whose column sums are the support counts."""
+
+    def empty_reports(self) -> npt.NDArray[np.uint8]:
+        return np.zeros((0, self.report_bytes), dtype=np.uint8)
+
+    def _checked(self, reports: npt.ArrayLike) -> tuple[npt.NDArray[Any], bool]:
+        """(reports, packed): bit-packed (n, ceil(k / 8)) uint8, or the unpacked (n, k) bits of earlier versions."""
+        reports = np.asarray(reports)
+        if reports.ndim == 2 and reports.shape[1] == self.report_bytes and reports.dtype == np.uint8:
+            check_spare_bits(reports, self.k)
+            return reports, True
+        if reports.ndim != 2 or reports.shape[1] != self.k:
+            raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {self.report_bytes}) "
+                                  f"uint8, k = {self.k} bits packed 8 to a byte (or the unpacked (n, {self.k}) bits)")
+        if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
+            raise ValidationError(f"reports has dtype {reports.dtype}; reports are bits (packed uint8)")
+        if reports.size and reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
+            row, column = np.argwhere((reports < 0) | (reports > 1))[0]
+            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every entry of unpacked "
+                                  "reports must be a bit, 0 or 1")
+        return reports, False
+
+    def bits(self, reports: npt.ArrayLike, columns: npt.ArrayLike | None = None) -> npt.NDArray[np.uint8]:
+        """The 0/1 bits of ``reports``, packed or unpacked (checked).
+
+        Parameters
+        ----------
+        reports : array_like
+            Bit-packed uint8 reports (n, ceil(k / 8)), as ``perturb`` returns them, or unpacked (n, k) 0/1 ones.
+        columns : array_like of int, optional
+            The bit indices to read (audits read two); by default all k.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (n, k), or (n, len(columns)): bit j of report i at [i, j].
+
+        Raises
+        ------
+        ValidationError
+            If ``reports`` has neither form, a spare bit of the last byte is set, or an unpacked entry is not 0 or 1.
+
+        Examples
+        --------
+        >>> import lipdesign as ld
+        >>> import numpy as np
+        >>> oue = ld.mechanisms.OUE(1.0, 4)
+        >>> reports = np.array([[0b0101], [0b0010]], dtype=np.uint8)  # bits 0 and 2; bit 1
+        >>> oue.bits(reports)
+        array([[1, 0, 1, 0],
+               [0, 1, 0, 0]], dtype=uint8)
+        >>> oue.bits(reports, [0, 1])
+        array([[1, 0],
+               [0, 1]], dtype=uint8)
+        >>> oue.bits(oue.perturb([0, 1, 2], rng=1)).shape
+        (3, 4)
+        """
+        reports, packed = self._checked(reports)
+        columns = np.arange(self.k) if columns is None else np.asarray(columns, dtype=np.int64)
+        if not packed:
+            return reports[:, columns].astype(np.uint8)
+        return (reports[:, columns // 8] >> (columns % 8).astype(np.uint8)) & np.uint8(1)  # type: ignore[return-value]  # numpy's stubs: uint8 >> uint8 & uint8 is uint8
+
+    def _support(self, reports):
+        """Bit sums: over packed reports by ``bitsums.packed_column_sums`` (64-bit words, no unpacking), O(k) per
+        report."""
+        reports, packed = self._checked(reports)
+        if not packed:
+            return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
+        return packed_column_sums(reports, self.k), reports.shape[0]

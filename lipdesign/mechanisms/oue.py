@@ -7,13 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.audit_plan import AuditPlan
-from lipdesign.mechanisms.bit_reports import PackedBitReports, check_spare_bits, packed_bernoulli
-from lipdesign.mechanisms.bitsums import packed_column_sums
+from lipdesign.mechanisms.bit_reports import UnaryOracleReports, packed_bernoulli
 from lipdesign.mechanisms.oracle import MAX_K, PureProtocol
 from lipdesign.mechanisms.sampling import realized_probability
-from lipdesign.validation import fmt
 
 if TYPE_CHECKING:  # annotations only
     from typing import Self
@@ -21,7 +18,7 @@ if TYPE_CHECKING:  # annotations only
     import numpy.typing as npt
 
 
-class OUE(PackedBitReports, PureProtocol):
+class OUE(UnaryOracleReports, PureProtocol):
     """Optimised unary encoding over k values, eps-LDP (docs/math.md §8.3).
 
     One bit per value; the bit of the true value is 1 with probability p = 1/2, every other bit with q =
@@ -112,75 +109,6 @@ class OUE(PackedBitReports, PureProtocol):
 
     def _perturb(self, values, rng, user_ids):
         return packed_bernoulli(values, self.k, self.threshold, rng)
-
-    def empty_reports(self) -> npt.NDArray[np.uint8]:
-        return np.zeros((0, self.report_bytes), dtype=np.uint8)
-
-    def _checked(self, reports: npt.ArrayLike) -> tuple[npt.NDArray[Any], bool]:
-        """(reports, packed): bit-packed (n, ceil(k / 8)) uint8, or the unpacked (n, k) bits of earlier versions."""
-        reports = np.asarray(reports)
-        if reports.ndim == 2 and reports.shape[1] == self.report_bytes and reports.dtype == np.uint8:
-            check_spare_bits(reports, self.k)
-            return reports, True
-        if reports.ndim != 2 or reports.shape[1] != self.k:
-            raise ValidationError(f"reports has shape {reports.shape}; it must have shape (n, {self.report_bytes}) "
-                                  f"uint8, k = {self.k} bits packed 8 to a byte (or the unpacked (n, {self.k}) bits)")
-        if not (np.issubdtype(reports.dtype, np.integer) or reports.dtype == np.bool_):
-            raise ValidationError(f"reports has dtype {reports.dtype}; OUE reports are bits (packed uint8)")
-        if reports.size and reports.dtype != np.bool_ and (reports.min() < 0 or reports.max() > 1):
-            row, column = np.argwhere((reports < 0) | (reports > 1))[0]
-            raise ValidationError(f"reports[{row}, {column}] is {fmt(reports[row, column])}; every entry of unpacked "
-                                  "OUE reports must be a bit, 0 or 1")
-        return reports, False
-
-    def bits(self, reports: npt.ArrayLike, columns: npt.ArrayLike | None = None) -> npt.NDArray[np.uint8]:
-        """The 0/1 bits of ``reports``, packed or unpacked (checked).
-
-        Parameters
-        ----------
-        reports : array_like
-            Bit-packed uint8 reports (n, ceil(k / 8)), as ``perturb`` returns them, or unpacked (n, k) 0/1 ones.
-        columns : array_like of int, optional
-            The bit indices to read (audits read two); by default all k.
-
-        Returns
-        -------
-        numpy.ndarray
-            uint8 (n, k), or (n, len(columns)): bit j of report i at [i, j].
-
-        Raises
-        ------
-        ValidationError
-            If ``reports`` has neither form, a spare bit of the last byte is set, or an unpacked entry is not 0 or 1.
-
-        Examples
-        --------
-        >>> import lipdesign as ld
-        >>> import numpy as np
-        >>> oue = ld.mechanisms.OUE(1.0, 4)
-        >>> reports = np.array([[0b0101], [0b0010]], dtype=np.uint8)  # bits 0 and 2; bit 1
-        >>> oue.bits(reports)
-        array([[1, 0, 1, 0],
-               [0, 1, 0, 0]], dtype=uint8)
-        >>> oue.bits(reports, [0, 1])
-        array([[1, 0],
-               [0, 1]], dtype=uint8)
-        >>> oue.bits(oue.perturb([0, 1, 2], rng=1)).shape
-        (3, 4)
-        """
-        reports, packed = self._checked(reports)
-        columns = np.arange(self.k) if columns is None else np.asarray(columns, dtype=np.int64)
-        if not packed:
-            return reports[:, columns].astype(np.uint8)
-        return (reports[:, columns // 8] >> (columns % 8).astype(np.uint8)) & np.uint8(1)  # type: ignore[return-value]  # numpy's stubs: uint8 >> uint8 & uint8 is uint8
-
-    def _support(self, reports):
-        """Bit sums: over packed reports by ``bitsums.packed_column_sums`` (64-bit words, no unpacking), O(k) per
-        report."""
-        reports, packed = self._checked(reports)
-        if not packed:
-            return reports.sum(axis=0, dtype=np.int64), reports.shape[0]
-        return packed_column_sums(reports, self.k), reports.shape[0]
 
     def privacy_table(self) -> npt.NDArray[np.float64]:
         """The exact reduction of OUE's 2^k outputs to 2 rows x 4 (docs/math.md §8.3).
