@@ -30,7 +30,12 @@ clipped at 0 and renormalised as multi-freq-ldpy does, so the two can be compare
 microseconds per report, the median over the repetitions: client = perturbing the n users, server = aggregating and
 estimating their n reports. multi-freq-ldpy's clients take one user per Python call (its API has no batch call):
 they are timed over all n calls and divided by n; its servers take the list of the n reports. x: multi-freq-ldpy /
-lipdesign. z: (theirs - ours) / sqrt(se_theirs^2 + se_ours^2) on the MSE (positive: ours lower).
+lipdesign. z: (theirs - ours) / sqrt(se_theirs^2 + se_ours^2) on the MSE (positive: ours lower). "eps ours": our
+certified epsilon (exact verification of the realised sampler; longitudinal: one report / any number of memoised
+reports). "thrs eps_1" (longitudinal): the LDP level of one multi-freq-ldpy report as its client realises it,
+measured from ``--realised-calls`` reports of one value (``their_realised_eps``), beside the eps_1 it is given.
+lipdesign's longitudinal rows are one round of ``perturb_memoised`` with fresh device keys each repetition (made
+untimed: a device makes its key once).
 
 **Redrawn permanent layer.** multi-freq-ldpy's longitudinal clients take the user's value and return one report:
 they draw the "permanent" first layer again on every call (nothing is memoised, and the API has no place for a
@@ -42,7 +47,9 @@ highest success probability of any guess from the output of any eps_perm-LDP mec
 GRR's memoised permanent value), and "memo" = the success of the best guess from this protocol's own permanent layer
 if it were memoised (what infinitely many reports reveal at most). A recovered fraction above the first bound means
 the R reports together are not eps_perm-LDP: the unbounded-reports guarantee the library states does not hold
-through its API. R independent reports are R x eps_1-LDP by composition (printed).
+through its API. R independent reports are R x eps_1-LDP by composition (printed). The last column runs lipdesign's
+memoised reports the same way (one device key per user, R rounds of ``perturb_memoised``): they should stay within
+"memo".
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ import gc
 import gzip
 import importlib
 import importlib.util
+import inspect
 import math
 import os
 import platform
@@ -273,66 +281,150 @@ def our_class(module_name, *class_names):
     raise NotBuilt(NOT_BUILT)
 
 
-#: lipdesign's class names, tried in order, for each protocol (module, names).
+#: lipdesign's class names, tried in order, and the keyword arguments that pick the protocol, for each protocol.
 OUR_CLASSES = {
-    "SPL[GRR]": ("multi_attribute", "SPL", "Splitting"),
-    "SPL[OUE]": ("multi_attribute", "SPL", "Splitting"),
-    "SMP[GRR]": ("multi_attribute", "SMP", "Sampling"),
-    "SMP[OUE]": ("multi_attribute", "SMP", "Sampling"),
-    "RS+FD[GRR]": ("multi_attribute", "RSFD", "RSplusFD", "RandomSamplingFakeData"),
-    "RS+FD[OUE-z]": ("multi_attribute", "RSFD", "RSplusFD", "RandomSamplingFakeData"),
-    "RS+FD[OUE-r]": ("multi_attribute", "RSFD", "RSplusFD", "RandomSamplingFakeData"),
-    "L-GRR": ("longitudinal", "LongitudinalGRR", "LGRR"),
-    "L-OUE": ("longitudinal", "LongitudinalOUE", "LOUE"),
-    "L-OSUE": ("longitudinal", "LongitudinalOSUE", "LOSUE"),
-    "L-SUE": ("longitudinal", "LongitudinalSUE", "LSUE"),
-    "L-SOUE": ("longitudinal", "LongitudinalSOUE", "LSOUE"),
-    "L-OLH": ("longitudinal", "LongitudinalOLH", "LOLH"),
-    "dBitFlipPM": ("longitudinal", "DBitFlipPM", "dBitFlipPM"),
+    "SPL[GRR]": ("multi_attribute", ("SPL",), {}),
+    "SPL[OUE]": ("multi_attribute", ("SPL",), {"variant": "oue"}),
+    "SMP[GRR]": ("multi_attribute", ("SMP",), {}),
+    "SMP[OUE]": ("multi_attribute", ("SMP",), {"variant": "oue"}),
+    "RS+FD[GRR]": ("multi_attribute", ("RSFD",), {"variant": "grr"}),
+    "RS+FD[OUE-z]": ("multi_attribute", ("RSFD",), {"variant": "ue-zero"}),
+    "RS+FD[OUE-r]": ("multi_attribute", ("RSFD",), {"variant": "ue-random"}),
+    "L-GRR": ("longitudinal", ("LongitudinalGRR",), {}),
+    "L-OUE": ("longitudinal", ("LongitudinalUE",), {"variant": "oue"}),
+    "L-OSUE": ("longitudinal", ("LongitudinalUE",), {"variant": "osue"}),
+    "L-SUE": ("longitudinal", ("LongitudinalUE",), {"variant": "sue"}),
+    "L-SOUE": ("longitudinal", ("LongitudinalUE",), {"variant": "soue"}),
+    "L-OLH": ("longitudinal", ("LongitudinalOLH", "LongitudinalLH"), {}),
+    "dBitFlipPM": ("longitudinal", ("DBitFlipPM", "dBitFlipPM"), {}),
 }
 
 
-def timed_estimates(mechanism, perturb, k_list):
-    """A runner: perturb (timed as the client), then estimate from the reports (timed as the server)."""
+def timed_estimates(mechanism, perturb, prepare):
+    """A runner of one attribute: ``prepare(codes, rng)`` (untimed: the devices' keys, made once per device and
+    kept), then ``perturb(codes, prepared, rng)`` timed as the client, then ``estimate`` from the reports timed as
+    the server."""
     def run(codes, seed):
+        prepared = prepare(codes, np.random.default_rng([seed, 2]))
         gc.collect()
         start = time.perf_counter()
-        reports = perturb(codes, np.random.default_rng([seed, 1]))
+        reports = perturb(codes, prepared, np.random.default_rng([seed, 1]))
         middle = time.perf_counter()
         estimate = mechanism.estimate(reports)
         end = time.perf_counter()
-        values = estimate.values
-        if len(k_list) == 1:
-            values = [values]
-        return [np.asarray(v, dtype=float) for v in values], middle - start, end - middle
+        return [np.asarray(estimate.values, dtype=float)], middle - start, end - middle
     return run
 
 
 def ours_multi(protocol, ks, eps):
-    """lipdesign's multi-attribute protocol at eps over attributes of sizes ``ks``, or NotBuilt."""
-    module, *names = OUR_CLASSES[protocol]
+    """lipdesign's multi-attribute protocol at eps over attributes of sizes ``ks``, or NotBuilt (also when our class
+    has no parameter for the protocol's inner oracle, e.g. SPL with OUE inside)."""
+    module, names, options = OUR_CLASSES[protocol]
     cls = our_class(module, *names)
-    inner = protocol.split("[")[1].rstrip("]")
-    mechanism = cls(eps, list(ks), inner=inner)
+    accepted = inspect.signature(cls).parameters
+    missing = [name for name in options if name not in accepted]
+    if missing:
+        raise NotBuilt(f"lipdesign: {cls.__name__} has GRR inside only (no {missing[0]!r} parameter)")
+    mechanism = cls(eps, list(ks), **options)
     certified = f"{mechanism.verify().epsilon:.6f}"
-    return Ours(cls.__name__, certified, timed_estimates(mechanism, lambda c, rng: mechanism.perturb(c, rng=rng), ks))
+    offsets = np.cumsum(ks)[:-1]
+
+    def run(codes, seed):
+        gc.collect()
+        start = time.perf_counter()
+        reports = mechanism.perturb(codes, rng=np.random.default_rng([seed, 1]))
+        middle = time.perf_counter()
+        estimate = mechanism.estimate(reports)
+        end = time.perf_counter()
+        return np.split(np.asarray(estimate.values, dtype=float), offsets), middle - start, end - middle
+
+    return Ours(cls.__name__, certified, run)
+
+
+def our_long_mechanism(protocol, k, eps_perm, eps_1, dbits):
+    """lipdesign's longitudinal mechanism for ``protocol``: one report eps_1-LDP, any number of reports of one value
+    eps_perm-LDP (its ``epsilon`` and ``epsilon_permanent``), or NotBuilt."""
+    module, names, options = OUR_CLASSES[protocol]
+    cls = our_class(module, *names)
+    if protocol == "dBitFlipPM":
+        return cls(eps_perm, k, b=k, d=dbits)
+    return cls(eps_1, eps_perm, k, **options)
+
+
+def certified_text(mechanism):
+    """Our certified one-report epsilon and, when the mechanism has it, the unbounded one: "eps_1/eps_perm"."""
+    one = mechanism.verify().epsilon
+    if hasattr(mechanism, "permanent_certificate"):
+        return f"{one:.4g}/{mechanism.permanent_certificate().epsilon:.4g}"
+    return f"{one:.6f}"
 
 
 def ours_long(protocol, k, eps_perm, eps_1, dbits):
-    """lipdesign's longitudinal protocol (one round of memoised reports: ``perturb_memoised``), or NotBuilt."""
-    module, *names = OUR_CLASSES[protocol]
-    cls = our_class(module, *names)
+    """lipdesign's longitudinal protocol, one round of memoised reports (``perturb_memoised`` with fresh device keys
+    per repetition, made untimed: a device makes its key once), or NotBuilt."""
+    mechanism = our_long_mechanism(protocol, k, eps_perm, eps_1, dbits)
+    run = timed_estimates(mechanism,
+                          lambda codes, keys, rng: mechanism.perturb_memoised(codes[:, 0], keys, rng=rng),
+                          lambda codes, rng: mechanism.device_keys(len(codes), rng=rng))
+    return Ours(type(mechanism).__name__, certified_text(mechanism), run)
+
+
+def our_recovered(protocol, k, eps_perm, eps_1, dbits, values, reports_list, seed):
+    """The redraw table's figure for lipdesign: the share of users whose value the plurality of R memoised reports
+    (``perturb_memoised``, one key per user, R rounds) recovers, per R; or None when ours is not built or its
+    reports are not decoded here."""
+    try:
+        mechanism = our_long_mechanism(protocol, k, eps_perm, eps_1, dbits)
+    except NotBuilt:
+        return None
+    if protocol not in ("L-GRR", "L-OUE", "L-OSUE", "L-SUE", "L-SOUE"):
+        return None
+    rng = np.random.default_rng([seed, 4])
+    keys = mechanism.device_keys(len(values), rng=rng)
+    scores = np.zeros((len(values), k))
+    shares = {}
+    for r in range(1, max(reports_list) + 1):
+        reports = mechanism.perturb_memoised(values, keys, rng=rng)
+        if protocol == "L-GRR":
+            scores[np.arange(len(values)), reports] += 1
+        else:
+            scores += np.unpackbits(reports, axis=1, count=k, bitorder="little")
+        if r in reports_list:
+            guess = np.argmax(scores + rng.random(scores.shape) * 1e-9, axis=1)
+            shares[r] = float(np.mean(guess == values))
+    return [shares[r] for r in reports_list]
+
+
+def their_realised_eps(theirs, protocol, k, eps_perm, eps_1, dbits, calls, seed):
+    """multi-freq-ldpy's one report's LDP level as its client realises it, "eps +- se": ``calls`` reports of the value
+    0, the report probabilities estimated from them and the ratio that decides the level computed from those
+    (GRR and L-OLH: log(P (g - 1) / (1 - P)) with P the probability of reporting the value, g the report's range;
+    unary encodings: logit P - logit Q, P and Q the probabilities of a 1 on the value's bit and on another bit;
+    dBitFlipPM with d = 1: the larger of log(P / Q) and log((1 - Q) / (1 - P)), on the sampled bits)."""
+    client, _ = their_long(theirs, protocol, k, eps_perm, eps_1, dbits)
+    theirs.seed(seed)
+    reports = [client(0) for _ in range(calls)]
+    if protocol in ("L-GRR", "L-OLH"):
+        if protocol == "L-GRR":
+            hits, g = np.asarray(reports) == 0, k
+        else:
+            g = olh_g(eps_perm, eps_1)
+            hits = np.array([value == Encoded.xxh32("0", seed=int(s)).intdigest() % g for value, s in reports])
+        share = float(hits.mean())
+        return math.log(share * (g - 1) / (1 - share)), 1 / math.sqrt(calls * share * (1 - share))
+    bits = np.asarray(reports, dtype=float)
     if protocol == "dBitFlipPM":
-        mechanism = cls(eps_perm, k, b=k, d=dbits)
+        on, off = bits[:, 0], bits[:, 1:]
+        share_on, share_off = float(on[on >= 0].mean()), float(off[off >= 0].mean())
+        seen_on, seen_off = int((on >= 0).sum()), int((off >= 0).sum())
     else:
-        mechanism = cls(eps_perm, eps_1, k)
-    certified = f"{mechanism.verify().epsilon:.6f}"
-
-    def perturb(codes, rng):
-        keys = mechanism.device_keys(len(codes), rng=rng)
-        return mechanism.perturb_memoised(codes[:, 0], keys, rng=rng)
-
-    return Ours(cls.__name__, certified, timed_estimates(mechanism, perturb, [k]))
+        share_on, share_off = float(bits[:, 0].mean()), float(bits[:, 1:].mean())
+        seen_on, seen_off = calls, calls * (k - 1)
+    se = math.sqrt(1 / (seen_on * share_on * (1 - share_on)) + 1 / (seen_off * share_off * (1 - share_off)))
+    if protocol == "dBitFlipPM" and dbits == 1:
+        return max(math.log(share_on / share_off), math.log((1 - share_off) / (1 - share_on))), se
+    logit = lambda x: math.log(x / (1 - x))  # noqa: E731
+    return logit(share_on) - logit(share_off), se
 
 
 # ------------------------------------------------------------------------------------------------- the runs
@@ -346,6 +438,7 @@ class Row:
     ours: list = field(default_factory=list)  # (mse, mse clipped + normalised, client s, server s)
     ours_note: str = NOT_BUILT
     certified: str = "-"
+    realised: str = "-"  # multi-freq-ldpy's one report's realised epsilon (longitudinal), "eps +- se"
 
 
 def mean_se(values):
@@ -379,7 +472,7 @@ def print_row(row):
     t_client = float(np.median([x[1] for x in row.theirs])) if row.theirs else math.nan
     t_server = float(np.median([x[2] for x in row.theirs])) if row.theirs else math.nan
     eps_1 = fmt(row.eps_1, "g") if row.eps_1 is not None else "-"
-    line = (f"{row.protocol:<13} {row.eps:>4g} {eps_1:>5} {fmt(t_mse):>9} {fmt(t_se, '.1e'):>7} ")
+    line = (f"{row.protocol:<13} {row.eps:>4g} {eps_1:>5} {row.realised:>11} {fmt(t_mse):>9} {fmt(t_se, '.1e'):>7} ")
     if row.ours:
         o_mse, o_se = mean_se([x[0] for x in row.ours])
         c_mse, _ = mean_se([x[1] for x in row.ours])
@@ -396,8 +489,8 @@ def print_row(row):
     print(line, flush=True)
 
 
-HEADER = (f"{'protocol':<13} {'eps':>4} {'eps_1':>5} {'MSE thrs':>9} {'se':>7} {'MSE ours':>9} {'se':>7} "
-          f"{'ours c+n':>9} {'t/o':>6} {'z':>6} {'eps ours':>9} {'cli thrs':>8} {'cli ours':>8} {'x':>6} "
+HEADER = (f"{'protocol':<13} {'eps':>4} {'eps_1':>5} {'thrs eps_1':>11} {'MSE thrs':>9} {'se':>7} {'MSE ours':>9} "
+          f"{'se':>7} {'ours c+n':>9} {'t/o':>6} {'z':>6} {'eps ours':>9} {'cli thrs':>8} {'cli ours':>8} {'x':>6} "
           f"{'srv thrs':>8} {'srv ours':>8} {'x':>6}")
 
 
@@ -466,8 +559,10 @@ def redraw_table(theirs, protocols, epsilons, ratio, users, reports_list, k, dbi
           "the most any eps_perm-LDP output allows; 'memo' = the best guess from the protocol's own permanent layer "
           f"memoised (infinitely many reports). dBitFlipPM: b = K, d = {dbits}, eps_perm only (its eps_1 column: -).")
     columns = " ".join(f"{'R=' + str(r):>13}" for r in reports_list)
+    print("'ours R=...': lipdesign's memoised reports (perturb_memoised, one device key per user, R rounds) "
+          "decoded the same way, or '-' when ours is not built.")
     print(f"{'protocol':<11} {'eps_perm':>8} {'eps_1':>5} {columns} {'any LDP':>7} {'memo':>6} {'chance':>6} "
-          f"{'R eps_1 at R=' + str(rmax):>16}")
+          f"{'R eps_1 at R=' + str(rmax):>16} {'ours R=' + str(rmax):>12}")
     evidence = []
     for protocol in protocols:
         for eps in epsilons:
@@ -485,8 +580,10 @@ def redraw_table(theirs, protocols, epsilons, ratio, users, reports_list, k, dbi
             memo = bound_memoised(protocol, eps, eps_1, k, dbits)
             cells = " ".join(f"{s:.3f}+-{math.sqrt(s * (1 - s) / users):.3f}".rjust(13) for s in share)
             spent = rmax * (eps if protocol == "dBitFlipPM" else eps_1)
+            ours = our_recovered(protocol, k, eps, eps_1, dbits, values, reports_list, seed)
+            ours_text = "-" if ours is None else f"{ours[-1]:.3f}+-{math.sqrt(ours[-1] * (1 - ours[-1]) / users):.3f}"
             print(f"{protocol:<11} {eps:>8g} {('-' if protocol == 'dBitFlipPM' else format(eps_1, 'g')):>5} {cells} "
-                  f"{any_ldp:>7.3f} {memo:>6.3f} {1 / k:>6.3f} {spent:>16g}", flush=True)
+                  f"{any_ldp:>7.3f} {memo:>6.3f} {1 / k:>6.3f} {spent:>16g} {ours_text:>12}", flush=True)
             top = share[-1]
             z = (top - any_ldp) / max(math.sqrt(top * (1 - top) / users), 1e-12)
             evidence.append((protocol, eps, top, any_ldp, z))
@@ -529,6 +626,9 @@ def main(argv=None):
     parser.add_argument("--redraw-reports", default=None, help="R of the redraw table (default 1,10,30,100,300)")
     parser.add_argument("--redraw-k", type=int, default=4)
     parser.add_argument("--no-redraw", action="store_true")
+    parser.add_argument("--realised-calls", type=int, default=None,
+                        help="client calls that measure multi-freq-ldpy's realised one-report epsilon (default "
+                             "200,000; --quick: 20,000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="n = 10^5, R = 2, U = 300 reporting up to 100 times")
     args = parser.parse_args(argv)
@@ -537,6 +637,7 @@ def main(argv=None):
     redraw_users = args.redraw_users or (300 if args.quick else 2_000)
     redraw_reports = [int(r) for r in (args.redraw_reports or ("1,10,100" if args.quick else "1,10,30,100,300"))
                       .split(",")]
+    args.realised_calls = args.realised_calls or (20_000 if args.quick else 200_000)
     epsilons = [float(e) for e in args.epsilons.split(",")]
     protocols = [p for p in args.protocols.split(",") if p]
     unknown = sorted(set(protocols) - set(MULTI + LONG))
@@ -603,6 +704,10 @@ def main(argv=None):
                     row.ours_note = str(why)
                 except Exception as error:  # noqa: BLE001 - our adapter's failure is printed, theirs still runs
                     row.ours_note = f"lipdesign failed: {type(error).__name__}: {error}"[:160]
+                if theirs is not None and kind == "long":
+                    realised, se = their_realised_eps(theirs, protocol, long_k, eps, eps_1, args.dbits,
+                                                      args.realised_calls, args.seed)
+                    row.realised = f"{realised:.3f}+-{se:.3f}"
                 measure(row, pair, ours, items, our_codes, our_truths, n, repeats, theirs, args.seed)
                 print_row(row)
                 rows.append(row)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow  # about 10 s of CPU; the default suite skips it
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "many_rounds.py"
 TINY = ["--quick", "--n", "3000", "--repeats", "2", "--epsilons", "1,2", "--redraw-users", "40",
-        "--redraw-reports", "1,30", "--seed", "1"]
+        "--redraw-reports", "1,30", "--realised-calls", "3000", "--seed", "1"]
 
 
 def benchmark():
@@ -38,11 +38,14 @@ def test_every_protocol_prints_a_row_at_every_epsilon(capsys):
             pattern = rf"^{re.escape(protocol)} +{eps} "
             rows = [line for line in table.splitlines() if re.match(pattern, line)]
             assert len(rows) == (2 if protocol in module.LONG else 1), (protocol, eps)  # the MSE row (+ redraw)
-            mse = float(rows[0].split()[3])
+            mse = float(rows[0].split()[4])
             assert 0 < mse < 0.1, (protocol, eps)  # their MSE at n = 3,000
             row = [line for line in summary.splitlines() if re.match(pattern, line)]
             assert len(row) == 1, (protocol, eps)
-            assert module.NOT_BUILT in row[0] or re.search(r"\d\.\d{3}e-\d\d \+- ", row[0].split("+-", 1)[1]), row
+            assert "lipdesign: " in row[0] or re.search(r"\d\.\d{3}e-\d\d \+- ", row[0].split("+-", 1)[1]), row
+    for protocol in module.LONG:  # multi-freq-ldpy's realised one-report epsilon, "eps+-se"
+        row = next(line for line in table.splitlines() if re.match(rf"^{re.escape(protocol)} +1 ", line))
+        assert re.fullmatch(r"\d+\.\d{3}\+-\d+\.\d{3}", row.split()[3]), row
     assert "One user with value 0" in out
     assert "recover more users than any eps_perm-LDP output allows" in out
 
