@@ -16,6 +16,7 @@ __version__ = "0.3.0"
 
 _EXPORTS = {
     "Prior": "lipdesign.model",
+    "JointPrior": "lipdesign.model",
     "SecretModel": "lipdesign.model",
     "PriorSet": "lipdesign.model",
     "Range": "lipdesign.model",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:  # what a type checker reads for the lazy names below (nothing
     from lipdesign.mechanisms import Mechanism as Mechanism
     from lipdesign.mechanisms import TableMechanism as TableMechanism
     from lipdesign.mechanisms import verify as verify
+    from lipdesign.model import JointPrior as JointPrior
     from lipdesign.model import Prior as Prior
     from lipdesign.model import PriorSet as PriorSet
     from lipdesign.model import Range as Range

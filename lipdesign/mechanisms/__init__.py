@@ -5,12 +5,12 @@ One module per family, named as the field names it: ``table`` (designed and load
 "unary"), ``olh`` (OLH), ``local_hashing`` (local hashing designed under LIP, family "hashing"), ``hadamard``
 (Hadamard response), ``harmony_categorical`` (Harmony's categorical mechanism), ``numeric`` (Laplace, Duchi,
 Harmony's numeric mechanism), ``piecewise`` (Piecewise, Hybrid), ``harmony_mixed`` (Harmony's mixed tuples),
-``subset`` (subset selection under LDP and the LIP orbit at a uniform prior), ``class_lip`` (class-symmetric LIP
-designs, family "class-lip"). Shared by them: ``base`` (the contract), ``designed`` (what the designed families
-share), ``closed_forms`` (their closed forms), ``estimate`` (the estimate with its standard errors), ``oracle`` (the
-pure frequency oracles), ``sampling`` (the randomness), ``bit_reports`` and ``bitsums`` (bit-vector reports and
-their column sums), ``aggregate`` (the mergeable sufficient statistics), ``postprocess`` (the consistency step),
-``registry`` (the family ids).
+``multi_attribute`` (SPL, SMP and RS+FD over several categorical attributes), ``subset`` (subset selection under LDP
+and the LIP orbit at a uniform prior), ``class_lip`` (class-symmetric LIP designs, family "class-lip"). Shared by
+them: ``base`` (the contract), ``designed`` (what the designed families share), ``closed_forms`` (their closed
+forms), ``estimate`` (the estimate with its standard errors), ``oracle`` (the pure frequency oracles), ``sampling``
+(the randomness), ``bit_reports`` and ``bitsums`` (bit-vector reports and their column sums), ``aggregate`` (the
+mergeable sufficient statistics), ``postprocess`` (the consistency step), ``registry`` (the family ids).
 """
 
 from lipdesign.mechanisms.aggregate import Aggregate
@@ -28,6 +28,7 @@ from lipdesign.mechanisms.hashed_bits import HashedBitReports
 from lipdesign.mechanisms.heavy_hitters import PEM, PrefixHeavyHitters, TreeHist
 from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
+from lipdesign.mechanisms.multi_attribute import RSFD, SMP, SPL, leakage_summary
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.oue import OUE
@@ -51,7 +52,8 @@ from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 __all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "CountMeanSketchLIP", "DesignedMechanism",
            "Duchi", "Estimate", "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse", "HarmonyCategorical",
            "HarmonyMixed", "HarmonyNumeric", "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "Mechanism",
-           "OLH", "OUE", "PEM", "Piecewise", "PrefixHeavyHitters", "RAPPOR", "SHE", "SubsetLIP", "SubsetSelection",
+           "OLH", "OUE", "PEM", "Piecewise", "PrefixHeavyHitters", "RAPPOR", "RSFD", "SHE", "SMP", "SPL", "SubsetLIP",
+           "SubsetSelection", "leakage_summary",
            "TableMechanism", "TablePerturber", "THE", "TreeHist", "UnaryEncoding", "as_generator", "families",
            "family_class", "ibu_frequencies", "mmse_frequencies", "norm_sub", "posterior", "register",
            "unbiased_frequencies", "verify"]

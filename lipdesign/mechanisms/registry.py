@@ -18,6 +18,7 @@ from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
 from lipdesign.mechanisms.heavy_hitters import PEM, TreeHist
 from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
+from lipdesign.mechanisms.multi_attribute import RSFD, SMP, SPL
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
 from lipdesign.mechanisms.oue import OUE
@@ -144,8 +145,8 @@ def families() -> list[str]:
     >>> import lipdesign as ld
     >>> ld.mechanisms.families()
     ['class-lip', 'cms', 'cms-lip', 'duchi', 'grr', 'hadamard', 'harmony-categorical', 'harmony-mixed',
-     'harmony-numeric', 'hashing', 'hcms', 'hybrid', 'laplace', 'olh', 'oue', 'pem', 'piecewise', 'rappor', 'she',
-     'subset', 'subset-lip', 'table', 'the', 'treehist', 'unary']
+     'harmony-numeric', 'hashing', 'hcms', 'hybrid', 'laplace', 'olh', 'oue', 'pem', 'piecewise', 'rappor', 'rsfd',
+     'she', 'smp', 'spl', 'subset', 'subset-lip', 'table', 'the', 'treehist', 'unary']
     """
     return sorted(_FAMILIES)
 
@@ -188,6 +189,6 @@ def describe(family: str) -> list[tuple[str, Any, str]]:
 
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
              Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
-             ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch, CountMeanSketchLIP,
+             ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch, CountMeanSketchLIP, SPL, SMP, RSFD,
              PEM, TreeHist, THE, SHE):
     register(_cls)
