@@ -14,7 +14,7 @@ import lipdesign as ld
 from lipdesign import vectors
 from lipdesign.designer.classes import class_symmetric_design
 from lipdesign.errors import FormatError, ValidationError
-from lipdesign.mechanisms import GRR, OLH, OUE, HarmonyNumeric, Hybrid, Piecewise, TablePerturber
+from lipdesign.mechanisms import GRR, OLH, OUE, RSFD, SMP, HarmonyNumeric, Hybrid, Piecewise, TablePerturber
 from lipdesign.mechanisms.registry import families, family_class
 from lipdesign.mechanisms.sampling import secure_generator
 
@@ -29,7 +29,8 @@ MECHANISMS = [family_class(name).example() for name in families()] + [
     designed(), HarmonyNumeric(2.0, 5, coordinates="public", seed=11),
     OLH(2.0, 20, pool=16, seed=99),  # a public pool: reports (s, y)
     Piecewise(6.0, d=3), Hybrid(7.5, d=4),  # 2 and 3 attributes per report (epsilon >= 5)
-    class_symmetric_design(ld.Prior([0.3, 0.2, 0.2, 0.1, 0.1, 0.1]), 1.0)[0]]  # 3 classes, several orbits
+    class_symmetric_design(ld.Prior([0.3, 0.2, 0.2, 0.1, 0.1, 0.1]), 1.0)[0],  # 3 classes, several orbits
+    SMP(2.0, [2, 5, 3]), RSFD(1.0, [2, 9, 3], "ue-zero"), RSFD(2.0, [3, 2, 5], "ue-random")]  # multi-attribute
 IDS = [f"{m.family}-{i}" for i, m in enumerate(MECHANISMS)]
 
 
@@ -138,6 +139,14 @@ def test_words_per_report(case):
         elif family == "rappor":  # the cohort (none for one cohort), then m permanent and m instantaneous words
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["cohorts"] > 1) + 2 * parameters["m"]
+        elif family == "spl":  # a coin and a bounded integer per attribute
+            expected = 3 * len(n["k"])
+        elif family == "smp":  # a double for the attribute, then its coin and bounded integer
+            expected = 5
+        elif family == "rsfd":  # the attribute, the fakes (but "ue-zero"), then GRR's coin and integer or the bits
+            k, variant = n["k"], n["variant"]
+            fakes = 0 if variant == "ue-zero" else len(k)
+            expected = 1 + fakes + (3 if variant == "grr" else sum(2 * (size + 1) for size in k))
         elif family == "hcms":  # the row (none for one row), the coefficient, then one word
             expected = (document["mechanism"]["parameters"]["d"] > 1) + 2
         elif family in ("pem", "treehist"):  # the level and the row (none for one of either), then the oracle's
@@ -619,6 +628,42 @@ class Device:
             coordinate = self.public_index(n["seed"], self.case["user_id"], n["d"])
         sign = 1 if self.coin(self.plus(values[coordinate], n["exp_epsilon"])) else -1
         return {"coordinate": coordinate, "sign": sign}
+
+    def grr_value(self, x, k, alpha):
+        """§6: GRR's mixture, a coin then a bounded integer."""
+        keep = self.coin(alpha)
+        lie = self.below(k)
+        return x if keep else lie
+
+    def spl(self, values):
+        """§16: attribute after attribute, GRR at its alpha."""
+        n = self.numbers
+        return [self.grr_value(int(x), k, alpha) for x, k, alpha in zip(values, n["k"], n["alpha"])]
+
+    def smp(self, values):
+        """§16: the attribute from one double against the integer ends, then its GRR."""
+        n = self.numbers
+        m = self.u64() >> 11
+        j = sum(end <= m for end in n["ends"])
+        return {"attribute": j, "value": self.grr_value(int(values[j]), n["k"][j], n["alpha"][j])}
+
+    def rsfd(self, values):
+        """§16: the attribute drawn, the fake values (but "ue-zero"), then GRR on the drawn attribute, or per
+        attribute its k bits below q and its hot bit once more (p, or q for a "ue-zero" fake)."""
+        n = self.numbers
+        k, variant = n["k"], n["variant"]
+        drawn = self.below(len(k))
+        fakes = [] if variant == "ue-zero" else [self.below(size) for size in k]
+        if variant == "grr":
+            fakes[drawn] = self.grr_value(int(values[drawn]), k[drawn], n["alpha"][drawn])
+            return fakes
+        bits = []
+        for j, size in enumerate(k):
+            block = [int(self.coin(n["q"])) for _ in range(size)]
+            hot = int(values[j]) if j == drawn or variant == "ue-zero" else fakes[j]
+            block[hot] = int(self.coin(n["p"] if j == drawn or variant == "ue-random" else n["q"]))
+            bits += block
+        return self.packed(bits)
 
     def harmony_mixed(self, values):
         n = self.numbers
