@@ -30,7 +30,8 @@ clipped at 0 and renormalised as multi-freq-ldpy does, so the two can be compare
 microseconds per report, the median over the repetitions: client = perturbing the n users, server = aggregating and
 estimating their n reports. multi-freq-ldpy's clients take one user per Python call (its API has no batch call):
 they are timed over all n calls and divided by n; its servers take the list of the n reports. x: multi-freq-ldpy /
-lipdesign. z: (theirs - ours) / sqrt(se_theirs^2 + se_ours^2) on the MSE (positive: ours lower). "eps ours": our
+lipdesign; t/o: MSE theirs / ours unbiased; t/c: MSE theirs / ours c+n, and z: (theirs - ours c+n) /
+sqrt(se_theirs^2 + se_c+n^2) (positive: ours lower; with R = 5 the standard errors are rough). "eps ours": our
 certified epsilon (exact verification of the realised sampler; longitudinal: one report / any number of memoised
 reports). "thrs eps_1" (longitudinal): the LDP level of one multi-freq-ldpy report as its client realises it,
 measured from ``--realised-calls`` reports of one value (``their_realised_eps``), beside the eps_1 it is given.
@@ -467,31 +468,69 @@ def fmt(value, spec=".3e"):
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
+def ratio_z(theirs, ours):
+    """(theirs / ours, (theirs - ours) / sqrt(se_theirs^2 + se_ours^2)) of two (mean, se) pairs."""
+    (t, t_se), (o, o_se) = theirs, ours
+    spread = math.sqrt(t_se ** 2 + o_se ** 2) if not math.isnan(t_se + o_se) else math.nan
+    return (t / o if o else math.nan), ((t - o) / spread if spread and not math.isnan(spread) else math.nan)
+
+
+def summarise(row):
+    """The figures of one row: MSE (mean, se) and median times per report, theirs and ours."""
+    def median(values):
+        return float(np.median(values)) if values else math.nan
+    figures = {"theirs": mean_se([x[0] for x in row.theirs]), "t_cli": median([x[1] for x in row.theirs]),
+               "t_srv": median([x[2] for x in row.theirs])}
+    if row.ours:
+        figures.update(ours=mean_se([x[0] for x in row.ours]), clipped=mean_se([x[1] for x in row.ours]),
+                       o_cli=median([x[2] for x in row.ours]), o_srv=median([x[3] for x in row.ours]))
+        figures["raw"] = ratio_z(figures["theirs"], figures["ours"])
+        figures["like"] = ratio_z(figures["theirs"], figures["clipped"])
+    return figures
+
+
 def print_row(row):
-    t_mse, t_se = mean_se([x[0] for x in row.theirs])
-    t_client = float(np.median([x[1] for x in row.theirs])) if row.theirs else math.nan
-    t_server = float(np.median([x[2] for x in row.theirs])) if row.theirs else math.nan
+    f = summarise(row)
     eps_1 = fmt(row.eps_1, "g") if row.eps_1 is not None else "-"
+    (t_mse, t_se), t_cli, t_srv = f["theirs"], f["t_cli"], f["t_srv"]
     line = (f"{row.protocol:<13} {row.eps:>4g} {eps_1:>5} {row.realised:>11} {fmt(t_mse):>9} {fmt(t_se, '.1e'):>7} ")
     if row.ours:
-        o_mse, o_se = mean_se([x[0] for x in row.ours])
-        c_mse, _ = mean_se([x[1] for x in row.ours])
-        o_client = float(np.median([x[2] for x in row.ours]))
-        o_server = float(np.median([x[3] for x in row.ours]))
-        z = (t_mse - o_mse) / math.sqrt(t_se ** 2 + o_se ** 2) if row.theirs and t_se + o_se > 0 else math.nan
-        line += (f"{fmt(o_mse):>9} {fmt(o_se, '.1e'):>7} {fmt(c_mse):>9} {fmt(t_mse / o_mse, '.2f'):>6} "
-                 f"{fmt(z, '.1f'):>6} {row.certified:>9} {t_client * 1e6:8.2f} {o_client * 1e6:8.3f} "
-                 f"{fmt(t_client / o_client, '.1f'):>6} {t_server * 1e6:8.2f} {o_server * 1e6:8.3f} "
-                 f"{fmt(t_server / o_server, '.1f'):>6}")
+        (o_mse, o_se), (c_mse, c_se), o_cli, o_srv = f["ours"], f["clipped"], f["o_cli"], f["o_srv"]
+        line += (f"{fmt(o_mse):>9} {fmt(o_se, '.1e'):>7} {fmt(f['raw'][0], '.2f'):>5} {fmt(c_mse):>9} "
+                 f"{fmt(c_se, '.1e'):>7} {fmt(f['like'][0], '.2f'):>5} {fmt(f['like'][1], '.1f'):>5} "
+                 f"{row.certified:>9} {t_cli * 1e6:8.2f} {o_cli * 1e6:8.3f} {fmt(t_cli / o_cli, '.1f'):>6} "
+                 f"{t_srv * 1e6:8.2f} {o_srv * 1e6:8.3f} {fmt(t_srv / o_srv, '.1f'):>6}")
     else:
-        line += (f"{'-':>9} {'-':>7} {'-':>9} {'-':>6} {'-':>6} {'-':>9} {fmt(t_client * 1e6, '8.2f'):>8} "
-                 f"{'-':>8} {'-':>6} {fmt(t_server * 1e6, '8.2f'):>8} {'-':>8} {'-':>6}  {row.ours_note}")
+        line += (f"{'-':>9} {'-':>7} {'-':>5} {'-':>9} {'-':>7} {'-':>5} {'-':>5} {'-':>9} "
+                 f"{fmt(t_cli * 1e6, '8.2f'):>8} {'-':>8} {'-':>6} {fmt(t_srv * 1e6, '8.2f'):>8} {'-':>8} {'-':>6}  "
+                 f"{row.ours_note}")
     print(line, flush=True)
 
 
 HEADER = (f"{'protocol':<13} {'eps':>4} {'eps_1':>5} {'thrs eps_1':>11} {'MSE thrs':>9} {'se':>7} {'MSE ours':>9} "
-          f"{'se':>7} {'ours c+n':>9} {'t/o':>6} {'z':>6} {'eps ours':>9} {'cli thrs':>8} {'cli ours':>8} {'x':>6} "
-          f"{'srv thrs':>8} {'srv ours':>8} {'x':>6}")
+          f"{'se':>7} {'t/o':>5} {'ours c+n':>9} {'se':>7} {'t/c':>5} {'z':>5} {'eps ours':>9} {'cli thrs':>8} "
+          f"{'cli ours':>8} {'x':>6} {'srv thrs':>8} {'srv ours':>8} {'x':>6}")
+
+
+def print_summary(rows):
+    print("\nSummary (per protocol and eps): MSE mean +- se over the repetitions, theirs beside ours clipped and "
+          "renormalised as theirs is (t/c, z: like for like) and ours unbiased (t/o); microseconds per report, "
+          "x = theirs / ours")
+    print(f"{'protocol':<13} {'eps':>4} {'MSE theirs':>20} {'MSE ours c+n':>20} {'t/c':>5} {'z':>5} "
+          f"{'MSE ours unbiased':>20} {'t/o':>5} {'cli t':>7} {'cli o':>7} {'x':>6} {'srv t':>7} {'srv o':>7} "
+          f"{'x':>6}")
+    for row in rows:
+        f = summarise(row)
+        pair = lambda mean, se: f"{fmt(mean)} +- {fmt(se, '.1e')}"  # noqa: E731
+        head = f"{row.protocol:<13} {row.eps:>4g} {pair(*f['theirs']):>20} "
+        if row.ours:
+            print(head + f"{pair(*f['clipped']):>20} {fmt(f['like'][0], '.2f'):>5} {fmt(f['like'][1], '.1f'):>5} "
+                  f"{pair(*f['ours']):>20} {fmt(f['raw'][0], '.2f'):>5} {f['t_cli'] * 1e6:7.2f} "
+                  f"{f['o_cli'] * 1e6:7.3f} {fmt(f['t_cli'] / f['o_cli'], '.1f'):>6} {f['t_srv'] * 1e6:7.2f} "
+                  f"{f['o_srv'] * 1e6:7.3f} {fmt(f['t_srv'] / f['o_srv'], '.1f'):>6}")
+        else:
+            print(head + f"{row.ours_note:>20} {'-':>5} {'-':>5} {'-':>20} {'-':>5} {f['t_cli'] * 1e6:7.2f} "
+                  f"{'-':>7} {'-':>6} {f['t_srv'] * 1e6:7.2f} {'-':>7} {'-':>6}")
 
 
 # ------------------------------------------------------------------------------------------------- redraw
@@ -672,7 +711,8 @@ def main(argv=None):
     print(f"MSE: mean over each attribute's values of (estimate - the sample's frequency)^2, averaged over the "
           f"attributes; mean over R = {repeats} repetitions (fresh noise, the same users) and its standard error. "
           "Theirs: *_Aggregator_MI (clipped at 0, renormalised); ours: estimate(reports).values (unbiased), 'ours "
-          "c+n' the same clipped and renormalised. t/o: MSE theirs / ours; z: (theirs - ours) / sqrt(se_t^2 + se_o^2). "
+          "c+n' the same clipped and renormalised. t/o: MSE theirs / ours unbiased; t/c: theirs / ours c+n (like for "
+          "like) and z: (theirs - ours c+n) / sqrt(se_t^2 + se_c^2). "
           "Times: microseconds per report (client: perturbing the n users, one Python call per user on their side; "
           "server: aggregating + estimating), the median over the repetitions; x: theirs / ours.")
 
@@ -717,25 +757,7 @@ def main(argv=None):
         redraw_table(theirs, [p for p in LONG if p in protocols], epsilons, args.ratio, redraw_users, redraw_reports,
                      args.redraw_k, args.dbits, args.seed)
 
-    print("\nSummary (per protocol and eps; MSE mean +- se over the repetitions; times in microseconds per report)")
-    print(f"{'protocol':<13} {'eps':>4} {'MSE theirs':>20} {'MSE ours':>20} {'t/o':>6} {'z':>6} {'cli t':>7} "
-          f"{'cli o':>7} {'x':>6} {'srv t':>7} {'srv o':>7} {'x':>6}")
-    for row in rows:
-        t_mse, t_se = mean_se([x[0] for x in row.theirs])
-        t_cli = float(np.median([x[1] for x in row.theirs])) * 1e6 if row.theirs else math.nan
-        t_srv = float(np.median([x[2] for x in row.theirs])) * 1e6 if row.theirs else math.nan
-        theirs_text = f"{fmt(t_mse)} +- {fmt(t_se, '.1e')}"
-        if row.ours:
-            o_mse, o_se = mean_se([x[0] for x in row.ours])
-            o_cli = float(np.median([x[2] for x in row.ours])) * 1e6
-            o_srv = float(np.median([x[3] for x in row.ours])) * 1e6
-            z = (t_mse - o_mse) / math.sqrt(t_se ** 2 + o_se ** 2) if t_se + o_se > 0 else math.nan
-            print(f"{row.protocol:<13} {row.eps:>4g} {theirs_text:>20} {fmt(o_mse) + ' +- ' + fmt(o_se, '.1e'):>20} "
-                  f"{fmt(t_mse / o_mse, '.2f'):>6} {fmt(z, '.1f'):>6} {t_cli:7.2f} {o_cli:7.3f} "
-                  f"{fmt(t_cli / o_cli, '.1f'):>6} {t_srv:7.2f} {o_srv:7.3f} {fmt(t_srv / o_srv, '.1f'):>6}")
-        else:
-            print(f"{row.protocol:<13} {row.eps:>4g} {theirs_text:>20} {row.ours_note:>20} {'-':>6} {'-':>6} "
-                  f"{t_cli:7.2f} {'-':>7} {'-':>6} {t_srv:7.2f} {'-':>7} {'-':>6}")
+    print_summary(rows)
 
 
 if __name__ == "__main__":
