@@ -68,7 +68,7 @@ _EXPORTS = {
 #: Subpackages reachable as attributes (``ld.mechanisms.GRR``) without an explicit import. ``harmony`` and
 #: ``runtime`` are the old names (deprecated since 0.2.0, removed in 0.4.0).
 _SUBPACKAGES = ("designer", "domains", "engine", "harmony", "io", "learn", "mechanisms", "model", "reports",
-                "runtime", "testing", "vectors", "verification")
+                "rounds", "runtime", "testing", "vectors", "verification")
 
 #: Reachable for old code but left out of ``__all__`` (``from lipdesign import *`` would warn): removed in 0.4.0.
 _DEPRECATED = ("Histogram", "WeightedSum", "estimate_with_errors", "harmony", "runtime")
@@ -85,6 +85,7 @@ if TYPE_CHECKING:  # what a type checker reads for the lazy names below (nothing
     from lipdesign import mechanisms as mechanisms
     from lipdesign import model as model
     from lipdesign import reports as reports
+    from lipdesign import rounds as rounds
     from lipdesign import testing as testing
     from lipdesign import vectors as vectors
     from lipdesign import verification as verification

@@ -149,6 +149,10 @@ def test_words_per_report(case):
             expected = 1 + fakes + (3 if variant == "grr" else sum(2 * (size + 1) for size in k))
         elif family == "hcms":  # the row (none for one row), the coefficient, then one word
             expected = (document["mechanism"]["parameters"]["d"] > 1) + 2
+        elif family == "l-grr":  # two GRR stages: a keep word and the attempts' uniform draws each
+            expected = 2 * (1 + n["attempts"])
+        elif family == "l-ue":  # k permanent words, then k instantaneous words
+            expected = 2 * n["k"]
         elif family in ("pem", "treehist"):  # the level and the row (none for one of either), then the oracle's
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["max_bytes"] > 1) + (parameters["rows"] > 1) + (3 if family == "pem" else 2)
@@ -528,6 +532,25 @@ class Device:
         positive = bin(coefficient & bucket).count("1") % 2 == 0
         bit = int(positive) ^ int(self.u32() < self.numbers["flip_threshold"])
         return {"level": level, "row": row, "coefficient": coefficient, "bit": bit}
+
+    def grr_stage(self, x, threshold):
+        """§15: keep below the threshold, else the first uniform draw that Lemire's rule accepts, else keep."""
+        k, keep = self.numbers["k"], self.u32() < threshold
+        uniform = None
+        for word in [self.u32() for _ in range(self.numbers["attempts"])]:
+            if uniform is None and (word * k) % 2**32 >= 2**32 % k:
+                uniform = (word * k) >> 32
+        return x if keep or uniform is None else uniform
+
+    def l_grr(self, x):
+        return self.grr_stage(self.grr_stage(x, self.numbers["permanent_threshold"]),
+                              self.numbers["instantaneous_threshold"])
+
+    def l_ue(self, x):
+        """§15: each bit through the permanent channel, then all through the instantaneous one."""
+        (one, zero), (kept, other) = self.numbers["permanent_thresholds"], self.numbers["instantaneous_thresholds"]
+        permanent = [self.u32() < (one if j == x else zero) for j in range(self.numbers["k"])]
+        return self.packed([int(self.u32() < (kept if bit else other)) for bit in permanent])
 
     def rappor(self, text):
         """§12: the cohort, the Bloom filter, the permanent then the instantaneous response, packed."""

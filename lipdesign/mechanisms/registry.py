@@ -18,6 +18,7 @@ from lipdesign.mechanisms.harmony_mixed import HarmonyMixed
 from lipdesign.mechanisms.heavy_hitters import PEM, TreeHist
 from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
+from lipdesign.mechanisms.longitudinal import LongitudinalGRR, LongitudinalUE
 from lipdesign.mechanisms.multi_attribute import RSFD, SMP, SPL
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
@@ -190,5 +191,5 @@ def describe(family: str) -> list[tuple[str, Any, str]]:
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
              Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
              ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch, CountMeanSketchLIP, SPL, SMP, RSFD,
-             PEM, TreeHist, THE, SHE):
+             PEM, TreeHist, THE, SHE, LongitudinalGRR, LongitudinalUE):
     register(_cls)

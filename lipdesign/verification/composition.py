@@ -14,7 +14,7 @@ library only; mechanisms are read through their contract (``guarantee``, ``verif
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
@@ -251,9 +251,12 @@ class _Part:
     lip: float | None
     prior: Prior | None
     exact: bool
+    memoised: int = 0  # how many memoised releases of the mechanism this part stands for (docs/math.md §19.1)
 
     def describe(self, lip):
         figures = {"family": self.mechanism.family, "notion": self.mechanism.guarantee.notion, "LDP": self.ldp}
+        if self.memoised:
+            figures["memoised releases"] = self.memoised
         return figures if lip is None else {**figures, "LIP for X": lip}
 
 
@@ -300,6 +303,56 @@ def _parts(mechanisms):
                                   f"{list(named[0][1])}; their rows are combined value by value, so named labels "
                                   "must be the same in the same order (mechanisms without labels take the indices)")
     return parts
+
+
+def _memoised_flags(memoised, count):
+    if isinstance(memoised, bool):
+        return [memoised] * count
+    flags = list(memoised) if isinstance(memoised, (list, tuple)) else None
+    if flags is None or len(flags) != count or not all(isinstance(flag, bool) for flag in flags):
+        raise ValidationError(f"memoised is {fmt(memoised)}; it must be True, False or one bool per mechanism "
+                              f"({count})")
+    return flags
+
+
+def _permanent_epsilon(part, index):
+    """The certified epsilon of any number of memoised reports of one value (docs/math.md §16.5, §19.1): the
+    permanent stage's certificate, or one report's for a mechanism whose memoised reports repeat exactly."""
+    mechanism = part.mechanism
+    certify = getattr(mechanism, "permanent_certificate", None)
+    if certify is None and hasattr(mechanism, "perturb_memoised"):
+        return part.ldp  # one-time reports: every round sends the same report
+    if certify is None:
+        raise ValidationError(f"memoised[{index}] is True and mechanisms[{index}] ({mechanism.family}) draws fresh "
+                              "reports every round; only families with perturb_memoised memoise")
+    certificate = certify()
+    epsilon, passed = ((certificate.epsilon, certificate.passed) if isinstance(certificate, Certificate) else
+                       (certificate["epsilon"], certificate["passed"]))
+    if not passed:
+        raise ValidationError(f"mechanisms[{index}] fails its own unbounded-reports claim; it cannot be composed")
+    return epsilon
+
+
+def _grouped(parts, flags):
+    """Memoised releases of one mechanism merged into one part of LDP epsilon min(R eps, eps_permanent), R the
+    releases (docs/math.md §19.1); the other parts as they are."""
+    merged: list[_Part] = []
+    groups: dict[str, tuple[int, int, int]] = {}  # fingerprint -> (position in merged, releases, first index)
+    for index, (part, flag) in enumerate(zip(parts, flags)):
+        if not flag:
+            merged.append(part)
+        elif part.mechanism.fingerprint in groups:
+            position, count, first = groups[part.mechanism.fingerprint]
+            groups[part.mechanism.fingerprint] = (position, count + 1, first)
+        else:
+            groups[part.mechanism.fingerprint] = (len(merged), 1, index)
+            merged.append(part)
+    for position, count, first in groups.values():
+        part = merged[position]
+        ldp = min(_sum_up([part.ldp] * count), _permanent_epsilon(part, first))
+        repeats = not hasattr(part.mechanism, "permanent_certificate")  # every round sends the same report
+        merged[position] = replace(part, ldp=ldp, lip=part.lip if repeats else None, memoised=count)
+    return merged
 
 
 def _labels(mechanism):
@@ -496,7 +549,7 @@ def _bound(parts, prior):
 
 
 def compose(mechanisms: Iterable[Mechanism], prior: Prior | npt.ArrayLike | None = None, *, notion: str | None = None,
-            max_entries: int = MAX_JOINT_ENTRIES) -> JointCertificate:
+            max_entries: int = MAX_JOINT_ENTRIES, memoised: bool | Sequence[bool] = False) -> JointCertificate:
     """JointCertificate of releasing every mechanism in ``mechanisms`` on the same input, with independent
     randomness (docs/math.md §13). ``notion``: "LDP" or "LIP" (LIP for X at ``prior``); default the mechanisms'
     common notion (a mix of LDP and LIP parts needs it said). ``prior`` (LIP only): a Prior or probabilities,
@@ -518,6 +571,10 @@ def compose(mechanisms: Iterable[Mechanism], prior: Prior | npt.ArrayLike | None
         ``"LDP"`` or ``"LIP"``; default the mechanisms' common notion.
     max_entries : int, default MAX_JOINT_ENTRIES
         The largest product table (rows x joint outputs) computed exactly under LIP; 0 never builds it.
+    memoised : bool or sequence of bool, default False
+        Which releases are memoised reports (``perturb_memoised``) of one value: True for all, or one bool per
+        mechanism. The memoised releases of one mechanism count together as min(R eps, eps_permanent) (docs/math.md
+        §19.1), never more than its permanent response reveals.
 
     Returns
     -------
@@ -562,9 +619,16 @@ def compose(mechanisms: Iterable[Mechanism], prior: Prior | npt.ArrayLike | None
     lipdesign.errors.ValidationError: notion is None and the mechanisms are under both LDP and LIP; ...
     >>> round(ld.compose([ldp, lip], notion="LDP").epsilon, 4)
     2.1972
+
+    Thirty memoised rounds of L-GRR count as its permanent response, not as thirty reports:
+
+    >>> rounds = ld.mechanisms.LongitudinalGRR(0.5, 2.0, k=4)
+    >>> round(ld.compose([rounds] * 30).epsilon, 4), round(ld.compose([rounds] * 30, memoised=True).epsilon, 4)
+    (15.0, 2.0)
     """
     max_entries = integer(max_entries, "max_entries", low=0)  # 0: never build the product table
     parts = _parts(mechanisms)
+    parts = _grouped(parts, _memoised_flags(memoised, len(parts)))
     kind = _joint_kind(parts, notion)
     tables = _input_tables(parts)
     exact = all(part.exact for part in parts)
@@ -639,6 +703,7 @@ class Ledger:
         self.total = total
         self.prior = prior
         self._releases: list[Mechanism] = []
+        self._memoised: list[bool] = []  # whether each release was a memoised report (docs/math.md §19.1)
 
     @property
     def releases(self) -> tuple[Mechanism, ...]:
@@ -651,13 +716,15 @@ class Ledger:
         """
         return tuple(self._releases)
 
-    def joint(self, mechanisms: Iterable[Mechanism]) -> JointCertificate:
+    def joint(self, mechanisms: Iterable[Mechanism], memoised: bool | Sequence[bool] = False) -> JointCertificate:
         """The JointCertificate of ``mechanisms`` under the ledger's notion and prior.
 
         Parameters
         ----------
         mechanisms : iterable of Mechanism
             The releases (those spent are not added: pass ``[*ledger.releases, ...]`` for them).
+        memoised : bool or sequence of bool, default False
+            Which of them are memoised reports (``compose``).
 
         Returns
         -------
@@ -677,7 +744,8 @@ class Ledger:
         >>> round(ledger.joint([mechanism, mechanism]).epsilon, 4)
         2.1972
         """
-        return compose(mechanisms, None if self.total.kind == "LDP" else self.prior, notion=self.total.kind)
+        return compose(mechanisms, None if self.total.kind == "LDP" else self.prior, notion=self.total.kind,
+                       memoised=memoised)
 
     @property
     def spent(self) -> float:
@@ -688,7 +756,7 @@ class Ledger:
         float
             The epsilon of ``joint(releases)``.
         """
-        return self.joint(self._releases).epsilon if self._releases else 0.0
+        return self.joint(self._releases, self._memoised).epsilon if self._releases else 0.0
 
     @property
     def remaining(self) -> float:
@@ -703,7 +771,8 @@ class Ledger:
         value = float(left)
         return max(0.0, math.nextafter(value, -math.inf) if value > left else value)
 
-    def fits(self, mechanisms: Mechanism | list[Mechanism] | tuple[Mechanism, ...]) -> bool:
+    def fits(self, mechanisms: Mechanism | list[Mechanism] | tuple[Mechanism, ...], *, memoised: bool = False
+             ) -> bool:
         """Whether releasing ``mechanisms`` (one mechanism or a list) after the ones spent keeps the joint epsilon
         within the total.
 
@@ -711,6 +780,8 @@ class Ledger:
         ----------
         mechanisms : Mechanism, or list or tuple of Mechanism
             The releases considered (nothing is recorded).
+        memoised : bool, default False
+            They are memoised reports of the same value (docs/math.md §19.1).
 
         Returns
         -------
@@ -726,9 +797,10 @@ class Ledger:
         (True, False)
         """
         mechanisms = list(mechanisms) if isinstance(mechanisms, (list, tuple)) else [mechanisms]
-        return self.joint([*self._releases, *mechanisms]).epsilon <= self.total.epsilon
+        flags = [*self._memoised, *[memoised] * len(mechanisms)]
+        return self.joint([*self._releases, *mechanisms], flags).epsilon <= self.total.epsilon
 
-    def spend(self, mechanism: Mechanism) -> JointCertificate:
+    def spend(self, mechanism: Mechanism, *, memoised: bool = False) -> JointCertificate:
         """Record one release of ``mechanism`` and return the new joint certificate; ValidationError, recording
         nothing, if it would exceed the total.
 
@@ -736,6 +808,11 @@ class Ledger:
         ----------
         mechanism : Mechanism
             The mechanism released once more.
+        memoised : bool, default False
+            The release is a memoised report (``perturb_memoised``) of the value the earlier memoised releases of
+            this mechanism reported: one round of a longitudinal collection. Those releases together count
+            min(R eps, eps_permanent), never more than the permanent response reveals (docs/math.md §19.1). A
+            device whose value changed starts a new memo: record that as another ledger's release, or not memoised.
 
         Returns
         -------
@@ -762,16 +839,18 @@ class Ledger:
         >>> len(ledger.releases)
         2
         """
-        certificate = self.joint([*self._releases, mechanism])
+        certificate = self.joint([*self._releases, mechanism], [*self._memoised, bool(memoised)])
         if certificate.epsilon > self.total.epsilon:
             raise ValidationError(f"mechanism is {mechanism!r}; releasing it would bring the joint {self.total.kind} "
                                   f"epsilon to {certificate.epsilon:.12g} ({certificate.method}), above the total "
                                   f"{self.total.epsilon:g} (spent so far: {self.spent:.12g})")
         self._releases.append(mechanism)
+        self._memoised.append(bool(memoised))
         return certificate
 
-    def reports_allowed(self, mechanism: Mechanism) -> int | float:
-        """How many more reports of ``mechanism`` fit within the total (math.inf for one that reveals nothing).
+    def reports_allowed(self, mechanism: Mechanism, *, memoised: bool = False) -> int | float:
+        """How many more reports of ``mechanism`` fit within the total (math.inf for one that reveals nothing, or for
+        memoised reports whose permanent response fits).
 
         The joint epsilon never decreases with another report (dropping a report is post-processing), so the
         count is found by doubling and bisection.
@@ -780,6 +859,8 @@ class Ledger:
         ----------
         mechanism : Mechanism
             The mechanism to be reported again.
+        memoised : bool, default False
+            The reports are memoised reports of one value (docs/math.md §19.1).
 
         Returns
         -------
@@ -797,17 +878,29 @@ class Ledger:
 
         >>> ld.Ledger(ld.LDP(2.0)).reports_allowed(mechanism)
         1
+
+        Memoised rounds of L-GRR fit without end once its permanent response does:
+
+        >>> rounds = ld.mechanisms.LongitudinalGRR(0.5, 2.0, k=4)
+        >>> ledger = ld.Ledger(ld.LDP(3.0))
+        >>> ledger.reports_allowed(rounds), ledger.reports_allowed(rounds, memoised=True)
+        (6, inf)
         """
-        if not self.fits([mechanism]):
+        if not self.fits([mechanism], memoised=memoised):
             return 0
-        if compose([mechanism], notion="LDP").epsilon == 0:  # its reports do not depend on the input
+        one = compose([mechanism], notion="LDP").epsilon
+        if one == 0:  # its reports do not depend on the input
             return math.inf
+        if memoised:  # past ceil(eps_permanent / eps) + 1 releases the group's epsilon no longer grows
+            enough = math.ceil(_permanent_epsilon(_part(mechanism, 0), 0) / one) + 1
+            if self.fits([mechanism] * enough, memoised=True):
+                return math.inf
         low, high = 1, 2
-        while self.fits([mechanism] * high):
+        while self.fits([mechanism] * high, memoised=memoised):
             low, high = high, 2 * high
         while high - low > 1:  # low fits, high does not
             middle = (low + high) // 2
-            low, high = (middle, high) if self.fits([mechanism] * middle) else (low, middle)
+            low, high = (middle, high) if self.fits([mechanism] * middle, memoised=memoised) else (low, middle)
         return low
 
     def __repr__(self):
