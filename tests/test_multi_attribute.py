@@ -227,3 +227,19 @@ def test_the_secret_model_is_the_conditional_of_the_tuple():
             index[j] = a
             expected[tuple(index)] = slab / slab.sum()
             assert np.allclose(secret.conditional[a], expected.ravel())
+
+
+def test_the_designs_are_certified_and_beat_their_ldp_protocol():
+    from lipdesign.designer.multi_attribute import design_smp, design_spl
+
+    prior = joint_prior()
+    designs = ((design_spl(prior, 1.0), SPL(1.0, [2, 3, 2])), (design_smp(prior, 1.0), SMP(1.0, [2, 3, 2])))
+    for design, baseline in designs:
+        assert all(row.through_tuple.exact and row.through_tuple.passed for row in design.leakage)
+        assert max(row.through_tuple.epsilon for row in design.leakage) <= 1.0
+        assert design.total_variance < baseline.total_variance(prior)
+        # the baseline is 1-LDP, hence 1-LIP for every attribute (docs/math.md §20.2)
+        assert max(row.through_tuple.epsilon for row in baseline.attribute_leakage(prior)) <= 1.0
+    smp = design_smp(prior, 1.0).mechanism
+    weights = [1 / (p / pi - q / pi) for pi, (p, q) in zip(smp.realised_probabilities, smp.support)]
+    assert np.allclose(np.array(smp.realised_probabilities, dtype=float), np.array(weights) / sum(weights), atol=1e-6)
