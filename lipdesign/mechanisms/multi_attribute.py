@@ -155,7 +155,26 @@ class AttributeLeakage:
 
 
 def leakage_summary(leakage: Sequence[AttributeLeakage]) -> str:
-    """The lines of ``AttributeLeakage.summary``, one per attribute."""
+    """What the reports reveal about each attribute, one line per attribute (``AttributeLeakage.summary``).
+
+    Parameters
+    ----------
+    leakage : sequence of AttributeLeakage
+        What ``attribute_leakage`` returns.
+
+    Returns
+    -------
+    str
+        The lines, joined.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> prior = ld.JointPrior([[0.4, 0.1], [0.1, 0.4]], names=["a", "b"])
+    >>> print(ld.mechanisms.leakage_summary(ld.mechanisms.SMP(1.0, [2, 2]).attribute_leakage(prior)))
+    a: LIP <= 0.620115 through the tuple, <= 0.32472 through the others' reports (exact: the largest ...)
+    b: LIP <= 0.620115 through the tuple, <= 0.32472 through the others' reports (exact: the largest ...)
+    """
     return "\n".join(row.summary() for row in leakage)
 
 

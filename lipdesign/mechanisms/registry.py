@@ -146,8 +146,8 @@ def families() -> list[str]:
     >>> import lipdesign as ld
     >>> ld.mechanisms.families()
     ['class-lip', 'cms', 'cms-lip', 'duchi', 'grr', 'hadamard', 'harmony-categorical', 'harmony-mixed',
-     'harmony-numeric', 'hashing', 'hcms', 'hybrid', 'laplace', 'olh', 'oue', 'pem', 'piecewise', 'rappor', 'rsfd',
-     'she', 'smp', 'spl', 'subset', 'subset-lip', 'table', 'the', 'treehist', 'unary']
+     'harmony-numeric', 'hashing', 'hcms', 'hybrid', 'l-grr', 'l-ue', 'laplace', 'olh', 'oue', 'pem', 'piecewise',
+     'rappor', 'rsfd', 'she', 'smp', 'spl', 'subset', 'subset-lip', 'table', 'the', 'treehist', 'unary']
     """
     return sorted(_FAMILIES)
 
