@@ -139,9 +139,12 @@ def test_vectors(mechanism: Mechanism, n: int = DEFAULT_CASES, seed: int = 0) ->
         case["report"] = _report(mechanism, value, case.get("user_id"), stream)
         case["words"] = [f"{word:08x}" for word in stream.words[begin:stream.used]]
         cases.append(case)
-    return {"format": FORMAT, "format_version": FORMAT_VERSION, "lipdesign_version": __version__,
-            "family": mechanism.family, "fingerprint": mechanism.fingerprint, "mechanism": mechanism.to_dict(),
-            "stream": STREAM, "device": mechanism.device_numbers(), "cases": cases}
+    document = {"format": FORMAT, "format_version": FORMAT_VERSION, "lipdesign_version": __version__,
+                "family": mechanism.family, "fingerprint": mechanism.fingerprint, "mechanism": mechanism.to_dict(),
+                "stream": STREAM, "device": mechanism.device_numbers(), "cases": cases}
+    if _memoises(mechanism):
+        document["memo"] = _memo_cases(mechanism, n, seed)
+    return document
 
 
 def check_vectors(mechanism: Mechanism, vectors: Mapping[str, Any]) -> list[str]:
@@ -197,6 +200,18 @@ def check_vectors(mechanism: Mechanism, vectors: Mapping[str, Any]) -> list[str]
             failures.append(f"case {index}: drew {stream.used} words, the vector records {len(words)}")
         elif report != case["report"]:
             failures.append(f"case {index}: report {report}, the vector records {case['report']}")
+    if _memoises(mechanism):
+        memo = vectors.get("memo")
+        if not isinstance(memo, list) or not all(isinstance(case, dict) and {"key", "input", "permanent"} <= set(case)
+                                                 for case in memo):
+            raise FormatError("vectors['memo'] must be a list of objects with 'key', 'input' and 'permanent' (the "
+                              "memoised permanent responses, docs/runtime.md §9)")
+        for index, case in enumerate(memo):
+            value = _case_input(mechanism, case, index)
+            permanent = _permanent(mechanism, value, _key(case, index))
+            if permanent != case["permanent"]:
+                failures.append(f"memo case {index}: permanent response {permanent}, the vector records "
+                                f"{case['permanent']}")
     return failures
 
 
@@ -336,6 +351,41 @@ def _report(mechanism, value, user_id, stream):
     if reports.dtype.names:
         return {name: report[name].item() for name in reports.dtype.names}
     return report.tolist()
+
+
+def _memoises(mechanism):
+    """Whether ``mechanism`` memoises a permanent response per device and value (``permanent(values, keys)``)."""
+    return callable(getattr(mechanism, "permanent", None)) and callable(getattr(mechanism, "device_keys", None))
+
+
+def _memo_cases(mechanism, n, seed):
+    """One memo case per input of the cases: a device key (32 bytes, hex, from ``numpy.random.default_rng(seed)``)
+    and the permanent response ``mechanism.permanent`` gives for the input under that key (docs/runtime.md §9)."""
+    keys = mechanism.device_keys(n, rng=np.random.default_rng(seed))
+    return [{"key": key.astype("<u4").tobytes().hex(),
+             "input": value.tolist() if isinstance(value, np.ndarray | np.generic) else value,
+             "permanent": _permanent(mechanism, np.asarray(value), key)}
+            for value, key in zip(_inputs(mechanism, n, seed), keys)]
+
+
+def _permanent(mechanism, value, key):
+    """The JSON form of the permanent response of one device (``key``, uint32 (8,)) for ``value``."""
+    domain = mechanism.input_domain
+    values = np.array([domain.labels[int(value)]]) if domain.kind == "categorical" else np.asarray(value)[None]
+    permanent = np.asarray(mechanism.permanent(values, key[None, :]))[0]
+    return permanent.astype(int).tolist() if permanent.dtype == np.bool_ else permanent.tolist()
+
+
+def _key(case, index):
+    key = case["key"]
+    try:
+        raw = bytes.fromhex(key) if isinstance(key, str) else b""
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise FormatError(f"vectors['memo'][{index}]['key'] is {fmt(key)}; it must be 64 hex digits (a 256-bit "
+                          "device key)")
+    return np.frombuffer(raw, dtype="<u4").astype(np.uint32)
 
 
 def _checked_document(vectors, mechanism):

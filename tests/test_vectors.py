@@ -4,11 +4,13 @@
 numbers, the mechanism's parameters and each case's words (no lipdesign sampling code), and must produce every
 recorded report from exactly the recorded words."""
 
+import hashlib
 import json
 import math
 
 import numpy as np
 import pytest
+from test_rappor import chacha20_reference
 
 import lipdesign as ld
 from lipdesign import vectors
@@ -93,6 +95,48 @@ def test_device_reproduces_every_case(case):
         device = Device(document, recorded)
         assert device.report() == recorded["report"], index
         assert device.used == len(recorded["words"]), index
+
+
+MEMOISED = ("l-grr", "l-ue", "rappor")
+
+
+def test_memoising_families_record_memo_cases_and_a_device_reproduces_them(case):
+    """Families that memoise a permanent response record, per case, a device key and that response (docs/runtime.md
+    §9). A device written from docs/runtime.md §12 and §15 (hashlib's BLAKE2b, the reference ChaCha20 of
+    tests/test_rappor.py, then the permanent stage fed the stream's words) reproduces every one; a changed response
+    is reported by check_vectors."""
+    mechanism, document = case
+    assert ("memo" in document) == (mechanism.family in MEMOISED), "a memoising family needs its device recipe here"
+    if mechanism.family not in MEMOISED:
+        return
+    assert len(document["memo"]) == len(document["cases"])
+    for recorded in document["memo"]:
+        key = bytes.fromhex(recorded["key"])
+        key_words = [int.from_bytes(key[4 * i:4 * i + 4], "little") for i in range(8)]
+        value = recorded["input"]
+        data = value.encode() if isinstance(value, str) else value.to_bytes(8, "little")
+        person = bytes.fromhex(document["fingerprint"])[:16]
+        nonce = int.from_bytes(hashlib.blake2b(data, digest_size=8, key=key, person=person).digest(), "little")
+        stream = [word for block in range(8) for word in chacha20_reference(key_words, block, nonce)]
+        device = Device(document, {"words": [f"{word:08x}" for word in stream], "input": value})
+        if mechanism.family == "l-grr":
+            permanent = device.grr_stage(value, document["device"]["permanent_threshold"])
+        elif mechanism.family == "l-ue":
+            one, zero = document["device"]["permanent_thresholds"]
+            permanent = [int(device.u32() < (one if j == value else zero)) for j in range(document["device"]["k"])]
+        else:
+            cohort = (chacha20_reference(key_words, 2**63, 0)[0] * document["mechanism"]["parameters"]["cohorts"]) >> 32
+            filter_bits = device.filter_bits(cohort, value)
+            threshold = document["device"]["permanent_threshold"]
+            permanent = [1 if u < threshold else 0 if u < 2 * threshold else int(i in filter_bits)
+                         for i, u in enumerate(device.u32() for _ in range(document["mechanism"]["parameters"]["m"]))]
+        assert permanent == recorded["permanent"]
+    wrong = json.loads(json.dumps(document))
+    first = wrong["memo"][0]["permanent"]
+    wrong["memo"][0]["permanent"] = [1 - first[0], *first[1:]] if isinstance(first, list) else first + 1
+    assert vectors.check_vectors(mechanism, wrong) == [
+        f"memo case 0: permanent response {document['memo'][0]['permanent']}, the vector records "
+        f"{wrong['memo'][0]['permanent']}"]
 
 
 def test_words_per_report(case):
@@ -552,15 +596,17 @@ class Device:
         permanent = [self.u32() < (one if j == x else zero) for j in range(self.numbers["k"])]
         return self.packed([int(self.u32() < (kept if bit else other)) for bit in permanent])
 
+    def filter_bits(self, cohort, text):
+        """§12: the bits of the value's Bloom filter in its cohort."""
+        m, h = self.parameters["m"], self.parameters["h"]
+        return {((self.string_hash(self.key(cohort * h + j), text) >> 32) * m) >> 32 for j in range(h)}
+
     def rappor(self, text):
         """§12: the cohort, the Bloom filter, the permanent then the instantaneous response, packed."""
         parameters, n = self.parameters, self.numbers
-        m, h = parameters["m"], parameters["h"]
+        m = parameters["m"]
         cohort = self.below(parameters["cohorts"])
-        filter_bits = set()
-        for j in range(h):
-            z = self.string_hash(self.key(cohort * h + j), text)
-            filter_bits.add(((z >> 32) * m) >> 32)
+        filter_bits = self.filter_bits(cohort, text)
         threshold = n["permanent_threshold"]
         permanent = []
         for i in range(m):
