@@ -26,6 +26,7 @@ PAGES = {
     "lipdesign.io": "io.rst",
     "lipdesign.learn": "learn.rst",
     "lipdesign.designer": "designer.rst",
+    "lipdesign.rounds": "rounds.rst",
 }
 
 
