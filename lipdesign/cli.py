@@ -44,6 +44,13 @@ EXAMPLES = {
                   ["lipdesign aggregate grr.json reports.parquet -o aggregate.json"]),
     "estimate": ("aggregate.json from `lipdesign aggregate --help`",
                  ["lipdesign estimate grr.json aggregate.json --json"]),
+    "rounds": ("an L-GRR mechanism; printf writes two rounds of four devices' values, perturbed with one key file",
+               ["lipdesign mechanism l-grr --epsilon 1 -p epsilon_permanent=2 -p k=4 -o l-grr.json",
+                "printf 'device,value\\n0,0\\n1,1\\n2,3\\n3,1\\n' > round1.csv",
+                "printf 'device,value\\n0,0\\n1,2\\n2,3\\n3,1\\n' > round2.csv",
+                "lipdesign perturb l-grr.json round1.csv -o round1.parquet --keys devices.key --seed 1",
+                "lipdesign perturb l-grr.json round2.csv -o round2.parquet --keys devices.key --seed 2",
+                "lipdesign rounds l-grr.json round1.parquet round2.parquet --change"]),
     "demo": ("writes the folder lipdesign-demo", ["lipdesign demo --out lipdesign-demo"]),
     "heavy-hitters": ("printf writes a text file of strings, one per line",
                       ["printf 'the\\nof\\nthe\\nand\\nthe\\n' > words.txt",
@@ -429,8 +436,11 @@ def _perturb(args):
                               "users of a simulation come in blocks of that many, each with its own stream)")
     with _Progress(args, "reports") as progress:
         done = perturb_file(mechanism, args.values, args.output, seed=args.seed, start=args.start,
-                            progress=progress.count)
+                            progress=progress.count, keys=args.keys)
     print(f"wrote {done} reports of {mechanism.family} mechanism {mechanism.fingerprint} to {args.output}")
+    if args.keys is not None:
+        print(f"memoised: each device's permanent response comes from its key, derived from {args.keys} (keep the "
+              "file secret; every round's file of this mechanism takes the same --keys)")
     if args.seed is not None:
         following = start + -(-done // BLOCK_ROWS) * BLOCK_ROWS
         print(f"simulation seed {args.seed}: users {start}..{start + done - 1}; the next file of this simulation "
@@ -505,6 +515,21 @@ def _estimate(args):
         print(result.summary(args.level))
     for message in dict.fromkeys(str(warning.message) for warning in caught):
         print(f"lipdesign: warning: {message}", file=sys.stderr)
+
+
+def _rounds(args):
+    from lipdesign.io import load
+    from lipdesign.reports import read_reports
+    from lipdesign.rounds import average, change
+
+    mechanism = load(args.mechanism)
+    rounds = [read_reports(path, mechanism) for path in args.reports]
+    if args.change and len(rounds) != 2:
+        raise ValidationError(f"reports has {len(rounds)} files; --change compares two rounds: give the earlier "
+                              "round's file, then the later one's")
+    result = (change if args.change else average)(mechanism, *([rounds] if not args.change else rounds),
+                                                  aligned=not args.unaligned)
+    print(result.summary(args.level))
 
 
 def _heavy_hitters(args):
@@ -726,6 +751,11 @@ def build_parser():
                          help="with --seed: the index of this file's first user in the simulation, a multiple of "
                               "65536 (default 0); give each file of one simulation its own range (perturb prints "
                               "the next file's --start)")
+    command.add_argument("--keys", default=None, metavar="FILE",
+                         help="memoise the permanent response (l-grr, l-ue, rappor): a key file, made on first use "
+                              "and bound to this mechanism; the values file then needs a column 'device' (int64 "
+                              "ids), and each device's memo key is derived from the file's secret and its id. Give "
+                              "each round's file the same --keys (and, with --seed, its own seed)")
     command.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     command.set_defaults(run=_perturb, inputs=("mechanism", "values"), output_format=("output", "Parquet"))
     command = add_command("aggregate", help="aggregate report files (streaming, any number, local or Dask) into an "
@@ -754,6 +784,19 @@ def build_parser():
                               "the strings to decode over, one per line (UTF-8, at most the mechanism's max_bytes "
                               "each)")
     command.set_defaults(run=_estimate, inputs=("mechanism", "aggregate", "candidates"))
+    command = add_command("rounds", help="the change between two rounds, or the average of several, of the same "
+                                         "devices' reports, with standard errors that count each device's rounds "
+                                         "being dependent")
+    command.add_argument("mechanism", help=MECHANISM_HELP + " (l-grr or l-ue), whose reports these are")
+    command.add_argument("reports", nargs="+", help="one report file per round (Parquet or NPY), in round order")
+    which = command.add_mutually_exclusive_group(required=True)
+    which.add_argument("--change", action="store_true", help="the later round's frequencies minus the earlier's")
+    which.add_argument("--average", action="store_true", help="the average of the rounds' frequencies")
+    command.add_argument("--unaligned", action="store_true",
+                         help="the files' rows are not the same devices in the same order (standard errors are "
+                              "then the bound sum |w| SE, valid whatever the dependence)")
+    command.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    command.set_defaults(run=_rounds, inputs=("mechanism", "reports"))
     command = add_command("plot", help="plot accuracy against epsilon of a spec's design (or of a mechanism JSON) "
                                        "beside its LDP counterparts and the lower bound, as a PNG")
     command.add_argument("input", help="spec file or mechanism JSON")

@@ -13,6 +13,7 @@ file, chunk by chunk (``lipdesign perturb`` runs it).
 
 from __future__ import annotations
 
+import inspect
 import logging
 import numbers
 import warnings
@@ -376,13 +377,15 @@ def _input_columns(mechanism):
     return [f"value_{j}" for j in range(domain.d)]
 
 
-def _csv_types(mechanism):
+def _csv_types(mechanism, memoised=False):
     """The CSV column types ``perturb_file`` reads, never inferred for what identifies a value or a user: a
     categorical ``value`` is text when the mechanism has labels (matched exactly, docs/math.md §1) and an integer
-    index when it has none; ``user_id`` is an integer."""
+    index when it has none; ``user_id`` and ``device`` are integers."""
     import pyarrow as pa
 
     types = {"user_id": pa.int64()} if mechanism.uses_user_ids else {}
+    if memoised:
+        types["device"] = pa.int64()
     domain = mechanism.input_domain
     if domain.kind == "categorical":
         types["value"] = pa.int64() if isinstance(domain.labels, range) else pa.string()
@@ -487,6 +490,34 @@ def _check_perturb_file_arguments(mechanism, values_path, reports_path, seed, st
     return seed, int(start)
 
 
+def _master_key(mechanism, keys, create=True):
+    """The master key of the key file ``keys`` for ``mechanism`` (made if missing and ``create``; None if missing
+    otherwise), or the ValidationError of a mechanism that does not memoise or of a file bound to another."""
+    from lipdesign.io.device_keys import master_key
+
+    if not callable(getattr(mechanism, "perturb_memoised", None)):
+        raise ValidationError(f"keys is {str(keys)!r}; {mechanism.family} draws fresh reports every round and keeps "
+                              "no memo (l-grr, l-ue and rappor memoise their permanent response)")
+    if not create and not Path(keys).exists():
+        return None
+    return master_key(keys, mechanism, create=create)
+
+
+def _memoised(mechanism, values, memo, devices, seed, first):
+    """Memoised reports of a chunk: each device's key derived from the master key and its id; the instantaneous
+    stage from the default cryptographic stream, or, seeded, from the generator of each block of users."""
+    from lipdesign.mechanisms.memo import derived_keys
+
+    keys = derived_keys(memo, devices)
+    accepts_rng = "rng" in inspect.signature(mechanism.perturb_memoised).parameters
+    if seed is None or not accepts_rng:
+        return mechanism.perturb_memoised(values, keys, rng=None) if accepts_rng else \
+            mechanism.perturb_memoised(values, keys)
+    return np.concatenate([mechanism.perturb_memoised(values[i:i + BLOCK_ROWS], keys[i:i + BLOCK_ROWS],
+                                                      rng=block_generator(seed, (first + i) // BLOCK_ROWS))
+                           for i in range(0, len(values), BLOCK_ROWS)])
+
+
 def _placed(mechanism, values, values_path, done):
     """The ValidationError of the first bad value of a chunk that starts after ``done`` data rows, placed in the
     file: its data row (from 1) and, in a CSV with its header line, its line."""
@@ -510,7 +541,8 @@ def _placed(mechanism, values, values_path, done):
 
 def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], reports_path: str | os.PathLike[str], *,
                  seed: int | None = None, start: int | None = None,
-                 progress: Callable[[int, int | None], object] | None = None) -> int:
+                 progress: Callable[[int, int | None], object] | None = None,
+                 keys: str | os.PathLike[str] | None = None) -> int:
     """Perturb every value of a CSV or Parquet file into a Parquet report file of ``mechanism``, one chunk of rows at
     a time (what ``lipdesign perturb`` runs).
 
@@ -539,6 +571,12 @@ def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], repo
     progress : callable or None
         Called as ``progress(done, total)`` with ``done = 0`` once the file is open, then after every chunk: the
         reports written so far and the rows of the file (None for a CSV, whose length is not known in advance).
+    keys : str or path, optional
+        A key file (``lipdesign.io.device_keys``; made when it does not exist) for a mechanism that memoises its
+        permanent response (``perturb_memoised``: ``l-grr``, ``l-ue``, ``rappor``, ...). The file then needs a
+        column ``device`` (int64 ids): each device's memo key is derived from the file's master key and its id
+        (docs/runtime.md §15), so the same device and value give the same permanent response in every round's
+        file. A key file made for another mechanism is refused.
 
     Returns
     -------
@@ -583,13 +621,17 @@ def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], repo
     lipdesign.errors.ValidationError: bad.csv, data row 3 (line 4): values contains 3; it must be an index in 0..2
     """
     seed, start = _check_perturb_file_arguments(mechanism, values_path, reports_path, seed, start, progress)
+    if keys is not None:
+        _master_key(mechanism, keys, create=False)  # a key file of another mechanism is refused before any work
     rows = _perturb_rows(mechanism, seed is not None)
-    names, batches, total = _input_batches(values_path, rows, _csv_types(mechanism))
-    columns = _input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else [])
+    names, batches, total = _input_batches(values_path, rows, _csv_types(mechanism, keys is not None))
+    columns = (_input_columns(mechanism) + (["user_id"] if mechanism.uses_user_ids else []) +
+               (["device"] if keys is not None else []))
     missing = [name for name in columns if name not in names]
     if missing:
         raise ValidationError(f"{values_path} has columns {names}; {mechanism.family} reads column(s) "
                               f"{', '.join(columns)} (missing: {', '.join(missing)})")
+    memo = None if keys is None else _master_key(mechanism, keys)
     partial = Path(f"{reports_path}.partial")
     done = 0
     try:
@@ -598,13 +640,16 @@ def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], repo
                 progress(0, total)
             for chunk in _chunks(batches, rows):
                 arrays = [chunk.column(name).to_numpy() for name in columns]
+                devices = arrays.pop() if memo is not None else None
                 user_ids = arrays.pop() if mechanism.uses_user_ids else None
                 values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
                 try:  # checked here first, so that a bad value is placed in the file, not in a block
                     mechanism.input_domain.validate(values)
                 except ValidationError:
                     raise _placed(mechanism, values, values_path, done) from None
-                if seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
+                if memo is not None:
+                    reports = _memoised(mechanism, values, memo, devices, seed, start + done)
+                elif seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
                     reports = mechanism.perturb(values, user_ids=user_ids)
                 else:
                     reports = perturb_blocks(mechanism, values, seed, start=start + done, user_ids=user_ids)

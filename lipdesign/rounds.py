@@ -39,6 +39,10 @@ def _checked(mechanism: Any, rounds: Any, weights: Any) -> tuple[list[Any], npt.
     return list(rounds), weights
 
 
+def _names(mechanism):
+    return [str(label) for label in mechanism.input_domain.labels]
+
+
 def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayLike, *, aligned: bool = True
             ) -> Estimate:
     """The estimate of sum_r weights[r] f_r, with f_r round r's frequencies, and its standard errors (docs/math.md
@@ -87,6 +91,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
         values = sum(w * estimate.values for w, estimate in zip(weights, estimates))
         errors = sum(abs(w) * estimate.standard_errors for w, estimate in zip(weights, estimates))
         return Estimate(values, errors, n=min(estimate.n for estimate in estimates), method="unbiased",
+                        names=_names(mechanism),
                         note="rounds not aligned by device: standard errors are the bound sum |w| SE (docs/math.md "
                              "§19.5)")
     terms = [mechanism.user_terms(reports) for reports in rounds]
@@ -99,6 +104,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
         raise ValidationError(f"rounds have {n} report each; a standard error needs at least two devices")
     combined = sum(w * term for w, term in zip(weights, terms))
     return Estimate(combined.mean(axis=0), combined.std(axis=0, ddof=1) / np.sqrt(n), n=n, method="unbiased",
+                    names=_names(mechanism),
                     note="rounds aligned by device: standard errors from each device's combination (docs/math.md "
                          "§19.5)")
 

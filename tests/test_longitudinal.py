@@ -376,3 +376,63 @@ def test_memoised_rounds_count_once_in_compose_and_the_ledger():
         ld.compose([grr, grr], memoised=True)
     with pytest.raises(ld.ValidationError, match="memoised is"):
         ld.compose([mechanism, mechanism], memoised=[True])
+
+
+# ----------------------------------------------------------------------------------- files and the command line
+def test_perturb_file_memoises_with_a_key_file(tmp_path):
+    """perturb_file with a key file: the reports are perturb_memoised's with each device's key derived from the
+    file's master key and its id (BLAKE2b, docs/runtime.md §15) and the seeded block's instantaneous stream; a key
+    file is bound to its mechanism; a file without devices and a family without a memo are refused, and nothing is
+    created by a refused run."""
+    from lipdesign.engine import block_generator
+    from lipdesign.io.device_keys import master_key
+
+    mechanism = LongitudinalUE(1.0, 2.0, 5, variant="sue")
+    values, devices = np.array([0, 4, 2, 2, 1]), np.array([10, 11, 12, 13, 14])
+    path = tmp_path / "round.csv"
+    path.write_text("device,value\n" + "".join(f"{d},{v}\n" for d, v in zip(devices, values)))
+    keys = tmp_path / "devices.key"
+    ld.perturb_file(mechanism, path, tmp_path / "one.parquet", seed=3, keys=keys)
+    master = master_key(keys, mechanism, create=False)
+    derived = np.stack([np.frombuffer(hashlib.blake2b(int(d).to_bytes(8, "little"), digest_size=32, key=master,
+                                                      person=b"lipdesign.device").digest(), dtype="<u4")
+                        for d in devices]).astype(np.uint32)
+    expected = mechanism.perturb_memoised(values, derived, rng=block_generator(3, 0))
+    assert np.array_equal(ld.read_reports(tmp_path / "one.parquet", mechanism), expected)
+    assert np.array_equal(mechanism.permanent(values, derived), mechanism.permanent(values, derived))
+    assert oct(keys.stat().st_mode & 0o777) == "0o600"
+    other = LongitudinalUE(1.0, 2.5, 5, variant="sue")
+    with pytest.raises(ld.ValidationError, match="reusing a permanent key across mechanisms is refused"):
+        ld.perturb_file(other, path, tmp_path / "two.parquet", keys=keys)
+    bare = tmp_path / "bare.csv"
+    bare.write_text("value\n0\n1\n")
+    with pytest.raises(ld.ValidationError, match=r"missing: device"):
+        ld.perturb_file(mechanism, bare, tmp_path / "three.parquet", keys=tmp_path / "new.key")
+    assert not (tmp_path / "new.key").exists()
+    with pytest.raises(ld.ValidationError, match="grr draws fresh reports every round"):
+        ld.perturb_file(ld.mechanisms.GRR(1.0, 5), path, tmp_path / "four.parquet", keys=tmp_path / "g.key")
+
+
+def test_the_rounds_command_estimates_the_change_and_refuses_bad_input(tmp_path, capsys):
+    from lipdesign.cli import main
+
+    mechanism = LongitudinalGRR(1.0, 2.0, 3)
+    mechanism.to_json(tmp_path / "m.json")
+    rng = np.random.default_rng(0)
+    before = rng.choice(3, size=4000, p=[0.6, 0.3, 0.1])
+    after = np.where(rng.random(4000) < 0.2, 2, before)  # a fifth of the devices move to value 2
+    for name, values in (("r1", before), ("r2", after)):
+        (tmp_path / f"{name}.csv").write_text("device,value\n" + "".join(f"{i},{v}\n" for i, v in enumerate(values)))
+        assert main(["perturb", str(tmp_path / "m.json"), str(tmp_path / f"{name}.csv"), "-o",
+                     str(tmp_path / f"{name}.parquet"), "--keys", str(tmp_path / "k.key"), "-q"]) in (0, None)
+    capsys.readouterr()
+    assert main(["rounds", str(tmp_path / "m.json"), str(tmp_path / "r1.parquet"), str(tmp_path / "r2.parquet"),
+                 "--change"]) in (0, None)
+    printed = capsys.readouterr().out
+    truth = np.bincount(after, minlength=3) / 4000 - np.bincount(before, minlength=3) / 4000
+    rows = [line.split() for line in printed.splitlines() if line.strip()[:2] in ("0:", "1:", "2:")]
+    estimates, errors = [float(row[1]) for row in rows], [float(row[3]) for row in rows]
+    assert all(abs(e - t) < 5 * s for e, t, s in zip(estimates, truth, errors)), printed
+    assert main(["rounds", str(tmp_path / "m.json"), str(tmp_path / "r1.parquet"), "--change"]) == 2
+    error = capsys.readouterr().err
+    assert "--change compares two rounds" in error and len(error.strip().splitlines()) == 1

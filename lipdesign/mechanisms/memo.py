@@ -21,7 +21,7 @@ import numpy as np
 from lipdesign.chacha import stream_words
 from lipdesign.errors import ValidationError
 from lipdesign.mechanisms.sampling import as_generator
-from lipdesign.validation import integer
+from lipdesign.validation import fmt, integer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from lipdesign.mechanisms.sampling import RandomSource
 
 WORD = 2**32
+
+#: The BLAKE2b personalisation of ``derived_keys`` (16 bytes).
+DEVICE_PERSON = b"lipdesign.device"
 
 
 def device_keys(n: int, rng: RandomSource = None) -> npt.NDArray[np.uint32]:
@@ -56,6 +59,39 @@ def device_keys(n: int, rng: RandomSource = None) -> npt.NDArray[np.uint32]:
     (3, 8)
     """
     return as_generator(rng).integers(0, WORD, size=(integer(n, "n"), 8), dtype=np.uint32)
+
+
+def derived_keys(master: bytes, devices: npt.ArrayLike) -> npt.NDArray[np.uint32]:
+    """Device keys derived from one secret master key, for simulations and gateways that perturb on devices'
+    behalf (docs/runtime.md §15): device d's key is BLAKE2b-256 of d (8 bytes, little-endian) keyed by ``master`` and
+    personalised with ``DEVICE_PERSON``. Distinct devices get independent keys; the master key never leaves the
+    key file.
+
+    Parameters
+    ----------
+    master : bytes
+        The master key, 32 bytes.
+    devices : array_like of int
+        Device ids, 0 to 2^63 - 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint32 (n, 8).
+
+    Examples
+    --------
+    >>> from lipdesign.mechanisms.memo import derived_keys
+    >>> keys = derived_keys(bytes(32), [0, 1, 0])
+    >>> keys.shape, bool((keys[0] == keys[2]).all()), bool((keys[0] == keys[1]).all())
+    ((3, 8), True, False)
+    """
+    ids = np.asarray(devices)
+    if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or (ids.size and ids.min() < 0):
+        raise ValidationError(f"devices is {fmt(devices)}; device ids are integers 0 to 2^63 - 1, one per value")
+    digests = b"".join(hashlib.blake2b(int(device).to_bytes(8, "little"), digest_size=32, key=master,
+                                       person=DEVICE_PERSON).digest() for device in ids.tolist())
+    return np.frombuffer(digests, dtype="<u4").reshape(len(ids), 8).astype(np.uint32)
 
 
 def checked_keys(keys: npt.ArrayLike, n: int | None = None) -> npt.NDArray[np.uint32]:
@@ -85,4 +121,4 @@ def memo_words(fingerprint: str, values: Sequence[bytes], keys: npt.NDArray[np.u
     return stream_words(keys, memo_nonces(fingerprint, values, keys), count)
 
 
-__all__ = ["checked_keys", "device_keys", "memo_nonces", "memo_words"]
+__all__ = ["DEVICE_PERSON", "checked_keys", "derived_keys", "device_keys", "memo_nonces", "memo_words"]
