@@ -330,7 +330,17 @@ def _permanent_epsilon(part, index):
                        (certificate["epsilon"], certificate["passed"]))
     if not passed:
         raise ValidationError(f"mechanisms[{index}] fails its own unbounded-reports claim; it cannot be composed")
+    if isinstance(certificate, Certificate) and certificate.notion != "LDP":  # an LIP claim: its LDP figure caps LDP
+        return mechanism.verified_epsilons()["permanent LDP"]
     return epsilon
+
+
+def _memoised_lip(part, count):
+    """LIP for X of ``count`` memoised reports: one report's, or, for more, the permanent stage's at the same prior
+    (docs/math.md §19.1; a mechanism whose memoised reports repeat exactly: one report's)."""
+    if part.lip is None or count == 1 or not hasattr(part.mechanism, "permanent_certificate"):
+        return part.lip
+    return part.mechanism.verified_epsilons()["permanent LIP for X"]
 
 
 def _grouped(parts, flags):
@@ -350,8 +360,7 @@ def _grouped(parts, flags):
     for position, count, first in groups.values():
         part = merged[position]
         ldp = min(_sum_up([part.ldp] * count), _permanent_epsilon(part, first))
-        repeats = not hasattr(part.mechanism, "permanent_certificate")  # every round sends the same report
-        merged[position] = replace(part, ldp=ldp, lip=part.lip if repeats else None, memoised=count)
+        merged[position] = replace(part, ldp=ldp, lip=_memoised_lip(part, count), memoised=count)
     return merged
 
 
