@@ -373,6 +373,8 @@ def _permanent(mechanism, value, key):
     domain = mechanism.input_domain
     values = np.array([domain.labels[int(value)]]) if domain.kind == "categorical" else np.asarray(value)[None]
     permanent = np.asarray(mechanism.permanent(values, key[None, :]))[0]
+    if permanent.dtype.names:  # a record (l-olh's (a, b, y)): its fields in order
+        return [permanent[name].item() for name in permanent.dtype.names]
     return permanent.astype(int).tolist() if permanent.dtype == np.bool_ else permanent.tolist()
 
 

@@ -97,7 +97,7 @@ def test_device_reproduces_every_case(case):
         assert device.used == len(recorded["words"]), index
 
 
-MEMOISED = ("l-grr", "l-ue", "rappor")
+MEMOISED = ("l-grr", "l-ue", "rappor", "l-olh", "dbitflip")
 
 
 def test_memoising_families_record_memo_cases_and_a_device_reproduces_them(case):
@@ -114,6 +114,9 @@ def test_memoising_families_record_memo_cases_and_a_device_reproduces_them(case)
         key = bytes.fromhex(recorded["key"])
         key_words = [int.from_bytes(key[4 * i:4 * i + 4], "little") for i in range(8)]
         value = recorded["input"]
+        if mechanism.family in ("l-olh", "dbitflip"):
+            assert hashed_memo(document, key, value) == recorded["permanent"]
+            continue
         data = value.encode() if isinstance(value, str) else value.to_bytes(8, "little")
         person = bytes.fromhex(document["fingerprint"])[:16]
         nonce = int.from_bytes(hashlib.blake2b(data, digest_size=8, key=key, person=person).digest(), "little")
@@ -137,6 +140,28 @@ def test_memoising_families_record_memo_cases_and_a_device_reproduces_them(case)
     assert vectors.check_vectors(mechanism, wrong) == [
         f"memo case 0: permanent response {document['memo'][0]['permanent']}, the vector records "
         f"{wrong['memo'][0]['permanent']}"]
+
+
+def hashed_memo(document, key, value):
+    """docs/runtime.md §15 for l-olh and dbitflip: the first words from the stream of the fixed memo string (the hash,
+    or the sampled indices), then the permanent stage from the stream of the bucket's 8 bytes."""
+    key_words = [int.from_bytes(key[4 * i:4 * i + 4], "little") for i in range(8)]
+    person = bytes.fromhex(document["fingerprint"])[:16]
+
+    def stream(data):
+        nonce = int.from_bytes(hashlib.blake2b(data, digest_size=8, key=key, person=person).digest(), "little")
+        return [f"{word:08x}" for block in range(8) for word in chacha20_reference(key_words, block, nonce)]
+
+    n = document["device"]
+    if document["family"] == "l-olh":
+        a, b = Device(document, {"words": stream(b"l-olh hash"), "input": value}).hash_of()
+        bucket = (a * value + b) % n["prime"] % n["g"]
+        device = Device(document, {"words": stream(bucket.to_bytes(8, "little")), "input": value})
+        return [a, b, device.grr_stage(bucket, n["permanent_threshold"], n["g"])]
+    indices = Device(document, {"words": stream(b"dbitflip indices"), "input": value}).sampled()
+    bucket = value * n["buckets"] // n["k"]
+    device = Device(document, {"words": stream(bucket.to_bytes(8, "little")), "input": value})
+    return indices + [int(device.u32() < (2**32 - n["threshold"] if j == bucket else n["threshold"])) for j in indices]
 
 
 def test_words_per_report(case):
@@ -197,6 +222,10 @@ def test_words_per_report(case):
             expected = 2 * (1 + n["attempts"])
         elif family == "l-ue":  # k permanent words, then k instantaneous words
             expected = 2 * n["k"]
+        elif family == "l-olh":  # the hash's a and b (the attempts each), then two GRR stages
+            expected = 2 * n["attempts"] + 2 * (1 + n["attempts"])
+        elif family == "dbitflip":  # the attempts of each of d Fisher-Yates steps, then d bits
+            expected = n["d"] * (n["attempts"] + 1)
         elif family in ("pem", "treehist"):  # the level and the row (none for one of either), then the oracle's
             parameters = document["mechanism"]["parameters"]
             expected = (parameters["max_bytes"] > 1) + (parameters["rows"] > 1) + (3 if family == "pem" else 2)
@@ -577,9 +606,10 @@ class Device:
         bit = int(positive) ^ int(self.u32() < self.numbers["flip_threshold"])
         return {"level": level, "row": row, "coefficient": coefficient, "bit": bit}
 
-    def grr_stage(self, x, threshold):
-        """§15: keep below the threshold, else the first uniform draw that Lemire's rule accepts, else keep."""
-        k, keep = self.numbers["k"], self.u32() < threshold
+    def grr_stage(self, x, threshold, k=None):
+        """§15: keep below the threshold, else the first uniform draw that Lemire's rule accepts, else keep (k values,
+        by default the device numbers' k)."""
+        k, keep = k or self.numbers["k"], self.u32() < threshold
         uniform = None
         for word in [self.u32() for _ in range(self.numbers["attempts"])]:
             if uniform is None and (word * k) % 2**32 >= 2**32 % k:
@@ -600,6 +630,42 @@ class Device:
         """§12: the bits of the value's Bloom filter in its cohort."""
         m, h = self.parameters["m"], self.parameters["h"]
         return {((self.string_hash(self.key(cohort * h + j), text) >> 32) * m) >> 32 for j in range(h)}
+
+    def attempts(self, m, count):
+        """§15: a value in 0..m-1 from ``count`` words, the first accepted by Lemire's rule, else the last one's."""
+        products = [self.u32() * m for _ in range(count)]
+        accepted = [z for z in products if z % 2**32 >= 2**32 % m]
+        return (accepted[0] if accepted else products[-1]) >> 32
+
+    def hash_of(self):
+        """§15 (l-olh): a = 1 + a value in 0..P-2, then b a value in 0..P-1."""
+        prime, count = self.numbers["prime"], self.numbers["attempts"]
+        a = 1 + self.attempts(prime - 1, count)
+        return a, self.attempts(prime, count)
+
+    def l_olh(self, x):
+        """§15: the hash, the bucket, then the two GRR stages over the g buckets."""
+        n = self.numbers
+        a, b = self.hash_of()
+        bucket = (a * x + b) % n["prime"] % n["g"]
+        permanent = self.grr_stage(bucket, n["permanent_threshold"], n["g"])
+        return {"a": a, "b": b, "y": self.grr_stage(permanent, n["instantaneous_threshold"], n["g"])}
+
+    def sampled(self):
+        """§15 (dbitflip): d distinct buckets by a partial Fisher-Yates shuffle of 0..buckets-1."""
+        n = self.numbers
+        pool = list(range(n["buckets"]))
+        for i in range(n["d"]):
+            t = i + self.attempts(n["buckets"] - i, n["attempts"])
+            pool[i], pool[t] = pool[t], pool[i]
+        return pool[:n["d"]]
+
+    def dbitflip(self, x):
+        """§15: the sampled indices, then one bit per index: 1 below 2^32 - T for the value's bucket, below T else."""
+        n = self.numbers
+        indices, bucket = self.sampled(), x * n["buckets"] // n["k"]
+        return indices + [int(self.u32() < (2**32 - n["threshold"] if j == bucket else n["threshold"]))
+                          for j in indices]
 
     def rappor(self, text):
         """§12: the cohort, the Bloom filter, the permanent then the instantaneous response, packed."""

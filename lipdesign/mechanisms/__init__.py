@@ -29,6 +29,7 @@ from lipdesign.mechanisms.heavy_hitters import PEM, PrefixHeavyHitters, TreeHist
 from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.longitudinal import LongitudinalGRR, LongitudinalUE
+from lipdesign.mechanisms.longitudinal_hashed import DBitFlipPM, LongitudinalOLH
 from lipdesign.mechanisms.multi_attribute import RSFD, SMP, SPL, leakage_summary
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
@@ -50,10 +51,11 @@ from lipdesign.mechanisms.table import (
 )
 from lipdesign.mechanisms.unary_encoding import UnaryEncoding
 
-__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "CountMeanSketchLIP", "DesignedMechanism",
-           "Duchi", "Estimate", "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse", "HarmonyCategorical",
+__all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "CountMeanSketchLIP", "DBitFlipPM",
+           "DesignedMechanism", "Duchi", "Estimate", "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse",
+           "HarmonyCategorical",
            "HarmonyMixed", "HarmonyNumeric", "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "LongitudinalGRR",
-           "LongitudinalUE", "Mechanism",
+           "LongitudinalOLH", "LongitudinalUE", "Mechanism",
            "OLH", "OUE", "PEM", "Piecewise", "PrefixHeavyHitters", "RAPPOR", "RSFD", "SHE", "SMP", "SPL", "SubsetLIP",
            "SubsetSelection", "leakage_summary",
            "TableMechanism", "TablePerturber", "THE", "TreeHist", "UnaryEncoding", "as_generator", "families",

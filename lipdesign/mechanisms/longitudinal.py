@@ -290,7 +290,7 @@ class Memoised(PureProtocol):
         probabilities = probability_vector(getattr(prior, "probabilities", prior), "prior", length=self.k)
         exact = [Fraction(float(p)) for p in probabilities]
         total = sum(exact)
-        ratio, side, value = type(self)._lip_ratio(*keep_lie, [p / total for p in exact])
+        ratio, side, value = self._lip_ratio(*keep_lie, [p / total for p in exact])
         return Certificate("LIP", claim, log_upper(ratio), bool(ratio <= _ratio_bound(claim)), True,
                            {"side": side, "value": value, "prior": probabilities.tolist()})
 
