@@ -100,8 +100,9 @@ class LongitudinalOLH(Memoised):
     The hash is public and independent of the value, so the LDP ratio of a report (a, b, y) is that of the GRR over
     g buckets: one report is exactly ``epsilon``-LDP (the realised chained GRR, ``stages``), and any number of
     reports of values in one bucket, memoised, are ``epsilon_permanent``-LDP (the permanent GRR; the hash never
-    changes, so rounds reveal nothing through new hashes). A device's whole history costs ``epsilon_permanent`` per
-    distinct bucket its values fall in, at most g of them. Both are certified exactly from the realised thresholds.
+    changes, so rounds reveal nothing through new hashes). Between histories that hold buckets in the same rounds, a
+    device's history costs ``epsilon_permanent`` per distinct bucket, at most g of them. Both are certified exactly
+    from the realised thresholds.
 
     LIP at a prior (``certificate_at``, ``permanent_certificate_at``): a valid bound, not the exact LIP of the hash
     family: the worst posterior ratio over every partition of the k values into g buckets (docs/math.md §19.6),
@@ -338,9 +339,11 @@ class DBitFlipPM(Memoised):
 
     One report is exactly ``epsilon``-LDP, and so is any number of reports while the bucket does not change (they
     are the same report): there is no instantaneous stage (``epsilon_permanent`` equals ``epsilon``). Each distinct
-    bucket a device ever holds costs another ``epsilon``. With d = 1 only one of two buckets' bits is ever reported,
-    so the certified epsilon is about epsilon / 2 (the published parameters, kept). The LIP certificates at a prior
-    are exact: the worst posterior ratio over every report, from the buckets' prior masses (docs/math.md §19.7).
+    bucket a device ever holds costs another ``epsilon`` between histories that change bucket in the same rounds;
+    whether the bucket changed is not hidden (the report changes exactly when it does). With d = 1 only one of two
+    buckets' bits is ever reported, so the certified epsilon is about epsilon / 2 (the published parameters, kept).
+    The LIP certificates at a prior are exact: the worst posterior ratio over every report, from the buckets' prior
+    masses (docs/math.md §19.7).
 
     The estimate is of the buckets' frequencies: f_j = (buckets / (n d)) sum over the devices that sampled j of
     (bit - q) / (p - q), unbiased, with the variance of docs/math.md §19.7.
@@ -418,7 +421,8 @@ class DBitFlipPM(Memoised):
     def guarantee(self) -> Guarantee:
         return Guarantee("LDP", self.epsilon, EXACT_TABLE,
                          "one report, and any number of reports of one bucket (memoised: the same report); each "
-                         "distinct bucket a device holds costs another epsilon (docs/math.md §19.7)")
+                         "distinct bucket a device holds costs another epsilon, and a change of bucket is visible "
+                         "(docs/math.md §19.7)")
 
     @property
     def report_bits(self) -> int:
