@@ -345,6 +345,23 @@ def test_l_olh_rounds_variance_matches_simulation():
     assert np.all((0.68 < ratio) & (ratio < 1.38)), ratio  # chi-square(149) / 149 at about 1e-4 either side
 
 
+# ------------------------------------------------------------------------------------ budgets and many rounds
+def test_memoised_rounds_count_the_permanent_certificate_and_rounds_combine():
+    """compose counts 30 memoised rounds as the permanent certificate (docs/math.md §19.1), 30 fresh ones as 30
+    reports; ld.rounds estimates a change of bucket of a quarter of the devices within 4 standard errors."""
+    for mechanism in (LongitudinalOLH(0.5, 2.0, 6), DBitFlipPM(1.0, 8, 4, 2)):
+        permanent = mechanism.permanent_certificate().epsilon
+        assert ld.compose([mechanism] * 30, memoised=True).epsilon == permanent
+        assert ld.compose([mechanism] * 30).epsilon == pytest.approx(30 * mechanism.verify().epsilon, rel=1e-12)
+    flip = DBitFlipPM(2.0, 8, 4, 2)
+    n = 40_000
+    keys = flip.device_keys(n, rng=9)
+    before = np.zeros(n, dtype=int)
+    after = np.where(np.arange(n) < n // 4, 7, 0)  # a quarter move from bucket 0 to bucket 3
+    change = ld.rounds.change(flip, flip.perturb_memoised(before, keys), flip.perturb_memoised(after, keys))
+    assert np.all(np.abs(change.values - [-0.25, 0.0, 0.0, 0.25]) < 4 * change.standard_errors)
+
+
 # --------------------------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("build", "match"), [
     (lambda: LongitudinalOLH(2.0, 1.0, 4), "epsilon is 2.0; one report's guarantee is at most"),
