@@ -40,6 +40,9 @@ def _checked(mechanism: Any, rounds: Any, weights: Any) -> tuple[list[Any], npt.
 
 
 def _names(mechanism):
+    """What each entry of the estimate is: the mechanism's estimand names (dBitFlipPM's buckets), else its labels."""
+    if callable(getattr(mechanism, "estimand_names", None)):
+        return list(mechanism.estimand_names())
     return [str(label) for label in mechanism.input_domain.labels]
 
 

@@ -144,7 +144,7 @@ def test_the_conformance_suite_reports_every_failing_check(monkeypatch):
 def test_the_registry_holds_every_family_under_a_stable_id():
     assert registry.families() == ["class-lip", "cms", "cms-lip", "dbitflip", "duchi", "grr", "hadamard",
                                    "harmony-categorical", "harmony-mixed", "harmony-numeric", "hashing", "hcms",
-                                   "hybrid", "l-grr", "l-olh", "l-ue", "laplace", "olh",
+                                   "hybrid", "l-grr", "l-olh", "l-table", "l-ue", "laplace", "olh",
                                    "oue", "pem", "piecewise", "rappor", "rsfd", "she", "smp", "spl", "subset",
                                    "subset-lip", "table", "the",
                                    "treehist", "unary"]

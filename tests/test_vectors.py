@@ -15,6 +15,7 @@ from test_rappor import chacha20_reference
 import lipdesign as ld
 from lipdesign import vectors
 from lipdesign.designer.classes import class_symmetric_design
+from lipdesign.designer.longitudinal import design_longitudinal
 from lipdesign.errors import FormatError, ValidationError
 from lipdesign.mechanisms import GRR, OLH, OUE, RSFD, SMP, HarmonyNumeric, Hybrid, Piecewise, TablePerturber
 from lipdesign.mechanisms.registry import families, family_class
@@ -32,7 +33,8 @@ MECHANISMS = [family_class(name).example() for name in families()] + [
     OLH(2.0, 20, pool=16, seed=99),  # a public pool: reports (s, y)
     Piecewise(6.0, d=3), Hybrid(7.5, d=4),  # 2 and 3 attributes per report (epsilon >= 5)
     class_symmetric_design(ld.Prior([0.3, 0.2, 0.2, 0.1, 0.1, 0.1]), 1.0)[0],  # 3 classes, several orbits
-    SMP(2.0, [2, 5, 3]), RSFD(1.0, [2, 9, 3], "ue-zero"), RSFD(2.0, [3, 2, 5], "ue-random")]  # multi-attribute
+    SMP(2.0, [2, 5, 3]), RSFD(1.0, [2, 9, 3], "ue-zero"), RSFD(2.0, [3, 2, 5], "ue-random"),  # multi-attribute
+    design_longitudinal([0.4, 0.3, 0.2, 0.1], 0.5, 1.5, rounds=30)]  # a designed pair that refills
 IDS = [f"{m.family}-{i}" for i, m in enumerate(MECHANISMS)]
 
 
@@ -97,7 +99,7 @@ def test_device_reproduces_every_case(case):
         assert device.used == len(recorded["words"]), index
 
 
-MEMOISED = ("l-grr", "l-ue", "rappor", "l-olh", "dbitflip")
+MEMOISED = ("l-grr", "l-ue", "rappor", "l-olh", "dbitflip", "l-table")
 
 
 def test_memoising_families_record_memo_cases_and_a_device_reproduces_them(case):
@@ -124,6 +126,8 @@ def test_memoising_families_record_memo_cases_and_a_device_reproduces_them(case)
         device = Device(document, {"words": [f"{word:08x}" for word in stream], "input": value})
         if mechanism.family == "l-grr":
             permanent = device.grr_stage(value, document["device"]["permanent_threshold"])
+        elif mechanism.family == "l-table":
+            permanent = device.cumulative_draw(document["device"]["permanent_counts"][value], device.u32())
         elif mechanism.family == "l-ue":
             one, zero = document["device"]["permanent_thresholds"]
             permanent = [int(device.u32() < (one if j == value else zero)) for j in range(document["device"]["k"])]
@@ -222,6 +226,8 @@ def test_words_per_report(case):
             expected = 2 * (1 + n["attempts"])
         elif family == "l-ue":  # k permanent words, then k instantaneous words
             expected = 2 * n["k"]
+        elif family == "l-table":  # the permanent word, the keep word and the refill's word
+            expected = 3
         elif family == "l-olh":  # the hash's a and b (the attempts each), then two GRR stages
             expected = 2 * n["attempts"] + 2 * (1 + n["attempts"])
         elif family == "dbitflip":  # the attempts of each of d Fisher-Yates steps, then d bits
@@ -615,6 +621,22 @@ class Device:
             if uniform is None and (word * k) % 2**32 >= 2**32 % k:
                 uniform = (word * k) >> 32
         return x if keep or uniform is None else uniform
+
+    @staticmethod
+    def cumulative_draw(counts, u):
+        """§15: the j with counts[0] + ... + counts[j - 1] <= u < counts[0] + ... + counts[j]."""
+        total = 0
+        for j, count in enumerate(counts):
+            total += count
+            if u < total:
+                return j
+        raise AssertionError("counts must sum to 2^32")
+
+    def l_table(self, x):
+        permanent = self.cumulative_draw(self.numbers["permanent_counts"][x], self.u32())
+        keep = self.u32() < self.numbers["keep"]
+        refill = self.cumulative_draw(self.numbers["refill_counts"], self.u32())
+        return permanent if keep else refill
 
     def l_grr(self, x):
         return self.grr_stage(self.grr_stage(x, self.numbers["permanent_threshold"]),

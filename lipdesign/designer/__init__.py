@@ -19,9 +19,11 @@ from lipdesign.designer.baselines import fixed_protocols, subset_selection_varia
 from lipdesign.designer.bounds import per_bin_bound, uniform_prior_optimum
 from lipdesign.designer.compare import Comparison, compare
 from lipdesign.designer.design import FAMILIES, design
+from lipdesign.designer.longitudinal import design_longitudinal
 from lipdesign.designer.rays import MAX_RAYS, extreme_rays
 from lipdesign.designer.repair import exact_repair
 from lipdesign.designer.sketch import sketch_design
 
-__all__ = ["FAMILIES", "MAX_RAYS", "Comparison", "compare", "design", "exact_repair", "extreme_rays", "fixed_protocols",
-           "per_bin_bound", "sketch_design", "subset_selection_variance", "uniform_prior_optimum"]
+__all__ = ["FAMILIES", "MAX_RAYS", "Comparison", "compare", "design", "design_longitudinal", "exact_repair",
+           "extreme_rays", "fixed_protocols", "per_bin_bound", "sketch_design", "subset_selection_variance",
+           "uniform_prior_optimum"]

@@ -30,6 +30,7 @@ from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.longitudinal import LongitudinalGRR, LongitudinalUE
 from lipdesign.mechanisms.longitudinal_hashed import DBitFlipPM, LongitudinalOLH
+from lipdesign.mechanisms.longitudinal_table import LongitudinalTable
 from lipdesign.mechanisms.multi_attribute import RSFD, SMP, SPL, leakage_summary
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
@@ -55,7 +56,7 @@ __all__ = ["Aggregate", "AuditPlan", "ClassSymmetricLIP", "CountMeanSketch", "Co
            "DesignedMechanism", "Duchi", "Estimate", "GRR", "Guarantee", "HadamardCountMeanSketch", "HadamardResponse",
            "HarmonyCategorical",
            "HarmonyMixed", "HarmonyNumeric", "HashedBitReports", "Hybrid", "Laplace", "LocalHashing", "LongitudinalGRR",
-           "LongitudinalOLH", "LongitudinalUE", "Mechanism",
+           "LongitudinalOLH", "LongitudinalTable", "LongitudinalUE", "Mechanism",
            "OLH", "OUE", "PEM", "Piecewise", "PrefixHeavyHitters", "RAPPOR", "RSFD", "SHE", "SMP", "SPL", "SubsetLIP",
            "SubsetSelection", "leakage_summary",
            "TableMechanism", "TablePerturber", "THE", "TreeHist", "UnaryEncoding", "as_generator", "families",

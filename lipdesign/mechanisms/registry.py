@@ -20,6 +20,7 @@ from lipdesign.mechanisms.histogram import SHE, THE
 from lipdesign.mechanisms.local_hashing import LocalHashing
 from lipdesign.mechanisms.longitudinal import LongitudinalGRR, LongitudinalUE
 from lipdesign.mechanisms.longitudinal_hashed import DBitFlipPM, LongitudinalOLH
+from lipdesign.mechanisms.longitudinal_table import LongitudinalTable
 from lipdesign.mechanisms.multi_attribute import RSFD, SMP, SPL
 from lipdesign.mechanisms.numeric import Duchi, HarmonyNumeric, Laplace
 from lipdesign.mechanisms.olh import OLH
@@ -147,8 +148,9 @@ def families() -> list[str]:
     >>> import lipdesign as ld
     >>> ld.mechanisms.families()
     ['class-lip', 'cms', 'cms-lip', 'dbitflip', 'duchi', 'grr', 'hadamard', 'harmony-categorical', 'harmony-mixed',
-     'harmony-numeric', 'hashing', 'hcms', 'hybrid', 'l-grr', 'l-olh', 'l-ue', 'laplace', 'olh', 'oue', 'pem',
-     'piecewise', 'rappor', 'rsfd', 'she', 'smp', 'spl', 'subset', 'subset-lip', 'table', 'the', 'treehist', 'unary']
+     'harmony-numeric', 'hashing', 'hcms', 'hybrid', 'l-grr', 'l-olh', 'l-table', 'l-ue', 'laplace', 'olh', 'oue',
+     'pem', 'piecewise', 'rappor', 'rsfd', 'she', 'smp', 'spl', 'subset', 'subset-lip', 'table', 'the', 'treehist',
+     'unary']
     """
     return sorted(_FAMILIES)
 
@@ -192,5 +194,6 @@ def describe(family: str) -> list[tuple[str, Any, str]]:
 for _cls in (TableMechanism, UnaryEncoding, LocalHashing, GRR, OUE, OLH, HadamardResponse, HarmonyCategorical, Laplace,
              Duchi, HarmonyNumeric, Piecewise, Hybrid, HarmonyMixed, SubsetSelection, SubsetLIP,
              ClassSymmetricLIP, RAPPOR, CountMeanSketch, HadamardCountMeanSketch, CountMeanSketchLIP, SPL, SMP, RSFD,
-             PEM, TreeHist, THE, SHE, LongitudinalGRR, LongitudinalUE, LongitudinalOLH, DBitFlipPM):
+             PEM, TreeHist, THE, SHE, LongitudinalGRR, LongitudinalUE, LongitudinalOLH, DBitFlipPM,
+             LongitudinalTable):
     register(_cls)
