@@ -436,3 +436,14 @@ def test_the_rounds_command_estimates_the_change_and_refuses_bad_input(tmp_path,
     assert main(["rounds", str(tmp_path / "m.json"), str(tmp_path / "r1.parquet"), "--change"]) == 2
     error = capsys.readouterr().err
     assert "--change compares two rounds" in error and len(error.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("mechanism", [LongitudinalGRR(1.0, 2.0, 4), LongitudinalUE(1.0, 2.0, 4, variant="soue"),
+                                       ld.mechanisms.LongitudinalTable.example()],
+                         ids=["l-grr", "l-soue", "l-table"])
+def test_the_running_samplers_pass_their_audit(mechanism):
+    """ld.audit (docs/math.md §14) on 100,000 reports per population: the empirical epsilon bound within the claim
+    (under LIP at the prior for l-table) and the report classes' distribution the table's."""
+    result = ld.audit(mechanism, reports=100_000, rng=1)
+    assert result.passed, result.summary()
+    assert result.empirical_epsilon > 0.8 * mechanism.epsilon  # the audit has the power to see the claim

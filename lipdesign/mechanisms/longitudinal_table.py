@@ -148,6 +148,8 @@ class LongitudinalTable(Mechanism):
             raise ValidationError(f"prior has {self.prior.k} values; it must have one per row of the permanent table "
                                   f"({self.k})")
         self.input_domain = Categorical(self.k)
+        #: One report's claim, for X at ``prior`` (what ``ld.audit`` tests).
+        self.notion = LIP(self.epsilon)
         for certificate in (self.certificate, self.permanent_certificate()):
             if not certificate.passed:
                 raise ValidationError(f"permanent, keep and refill realise {certificate.summary()}; the tables do not "
@@ -396,7 +398,7 @@ class LongitudinalTable(Mechanism):
             The inputs, the table and the identity classifier.
         """
         return AuditPlan(np.arange(self.k), self.table, lambda reports: np.asarray(reports, dtype=np.int64),
-                         [f"x={x}" for x in range(self.k)], [f"y={y}" for y in range(self.m)])
+                         [f"x={x}" for x in range(self.k)], [f"y={y}" for y in range(self.m)], np.eye(self.k))
 
     def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads (docs/runtime.md §15): the permanent table and the refill distribution as
