@@ -225,8 +225,8 @@ def _fixed_families():
 
     def fixed(family):
         names = [name for name, _, _ in describe(family)]
-        if {"on", "off"} <= set(names):  # per-cell thresholds designed at a prior (cms-lip): `lipdesign design`
-            return False
+        if {"on", "off"} <= set(names) or {"permanent", "refill"} <= set(names):  # tables designed at a prior
+            return False  # (cms-lip, l-table): `lipdesign design`, ld.designer.design_longitudinal
         return names[0] == "epsilon" or ("epsilon" not in names and family_class(family).design_family is None)
 
     return [family for family in families() if fixed(family)]
