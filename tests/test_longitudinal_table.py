@@ -79,6 +79,8 @@ def test_the_designs_beat_l_osue_at_the_same_budgets(one_round, thirty_rounds):
     f = np.array(PRIOR)
     assert one_round.variance(f).sum() < osue.variance(f).sum() / 4
     assert thirty_rounds.rounds_variance(f, 1, 30).sum() < osue.rounds_variance(f, 1, 30).sum() / 4
+    grr = ld.mechanisms.LongitudinalGRR(0.5, 1.0, 3)  # the design includes L-GRR's shape at LIP levels: never worse
+    assert thirty_rounds.rounds_variance(f, 1, 30).sum() <= grr.rounds_variance(f, 1, 30).sum()
     # and more rounds favour fresh noise over the one-round design's repeated reports
     assert thirty_rounds.rounds_variance(f, 1, 30).sum() < one_round.rounds_variance(f, 1, 30).sum() / 2
 

@@ -30,17 +30,31 @@ SPLITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
 MARGINS = (1e-7, 1e-5, 1e-3)
 
 
-def _permanent(prior: Prior, level: float) -> npt.NDArray[np.float64]:
-    """The LIP-optimal table for the population histogram at ``level`` (``ld.design``), on the 2^-32 grid and within
-    ``level`` exactly."""
-    from lipdesign.designer.design import design
-
+def _on_grid_within(tables: Callable[[float], npt.NDArray[np.float64]], prior: Prior, level: float, what: str
+                    ) -> npt.NDArray[np.float64]:
+    """``tables(margin)`` rounded to the 2^-32 grid, for the first margin whose rounded table is ``level``-LIP at the
+    prior exactly."""
     for margin in MARGINS:
-        table = on_grid(design(prior, LIP(level * (1 - margin)), Frequencies(), baselines=False).table)
+        table = on_grid(tables(margin))
         if verify_table(np.vectorize(Fraction, otypes=[object])(table), LIP(level), prior).passed:
             return table
-    raise ValidationError(f"epsilon_permanent share {fmt(level)}: the designed table rounded to 32-bit words exceeds "
-                          "it even with a margin of 1e-3")
+    raise ValidationError(f"epsilon_permanent share {fmt(level)}: the {what} rounded to 32-bit words exceeds it even "
+                          f"with a margin of {MARGINS[-1]:g}")
+
+
+def _permanents(prior: Prior, level: float) -> dict[str, npt.NDArray[np.float64]]:
+    """The permanent tables tried at ``level``: ``ld.design``'s LIP-optimal table for the population histogram, and
+    randomized response at LDP ``level`` (LIP at most ``level`` at every prior), both on the 2^-32 grid."""
+    from lipdesign.designer.design import design
+
+    def rr(margin):
+        keep = np.exp(level * (1 - margin))
+        return (np.eye(prior.k) * (keep - 1) + 1) / (keep + prior.k - 1)
+
+    return {"designed table": _on_grid_within(
+                lambda margin: design(prior, LIP(level * (1 - margin)), Frequencies(), baselines=False).table,
+                prior, level, "designed table"),
+            "randomized response": _on_grid_within(rr, prior, level, "randomized response")}
 
 
 def _keep(permanent: npt.NDArray[np.float64], refill: npt.NDArray[np.float64], prior: Prior, epsilon: float) -> int:
@@ -69,11 +83,13 @@ def design_longitudinal(prior: Prior | npt.ArrayLike, epsilon: float, epsilon_pe
     unbiased (GLS) estimate averaged over ``rounds`` rounds of unchanged values, at the prior
     (``LongitudinalTable.rounds_variance``; one round: ``ld.Frequencies``'s figure).
 
-    For each permanent level L, epsilon itself and s epsilon_permanent for s in ``splits`` (L >= epsilon): Q1 is
-    ``ld.design``'s LIP-optimal table at L, rounded to 32-bit words and verified; the instantaneous stage keeps Q1's
-    output with the largest probability a whose one-report table a Q1 + (1 - a) r is epsilon-LIP, exactly, with
-    r = P Q1 (rounded): refilling from the permanent output's own distribution leaves Pr[y] unchanged, so every
-    posterior ratio moves toward 1 by the factor a. The level with the smallest figure wins.
+    For each permanent level L, epsilon itself and s epsilon_permanent for s in ``splits`` (L >= epsilon), Q1 is
+    ``ld.design``'s LIP-optimal table at L or randomized response at LDP L, rounded to 32-bit words and verified;
+    the instantaneous stage keeps Q1's output with the largest probability a whose one-report table
+    a Q1 + (1 - a) r is epsilon-LIP, exactly, with r either P Q1 (refilling from the permanent output's own
+    distribution leaves Pr[y] unchanged, so every posterior ratio moves toward 1 by the factor a) or uniform (as
+    L-GRR does). The candidate with the smallest figure wins; randomized response refilled uniformly is L-GRR with
+    its stages set by LIP at the prior, so the design is never worse than that.
 
     For one round the optimum is the level epsilon with a = 1: every epsilon-LIP one-report table is a feasible
     pair (Q1 itself, Q2 the identity), so no pair beats the best epsilon-LIP table, and that pair's unbounded
@@ -123,16 +139,18 @@ def design_longitudinal(prior: Prior | npt.ArrayLike, epsilon: float, epsilon_pe
                     reverse=True)
     best: tuple[float, LongitudinalTable] | None = None
     for level in levels:
-        permanent = _permanent(prior, level)
-        refill = on_grid(prior.probabilities @ permanent)[0]
-        pair = LongitudinalTable(epsilon, epsilon_permanent, permanent, _keep(permanent, refill, prior, epsilon),
-                                 refill, prior)
-        figure = float(pair.rounds_variance(prior.probabilities, 1, rounds).sum())
-        if progress is not None:
-            progress(f"permanent level {level:.6g}: keep {pair.keep / WORD:.6f}, n x variance of the {rounds}-round "
-                     f"average {figure:.6g}")
-        if best is None or figure < best[0]:
-            best = (figure, pair)
+        for name, permanent in _permanents(prior, level).items():
+            refills = {"its output distribution": on_grid(prior.probabilities @ permanent)[0],
+                       "uniform": on_grid(np.full((1, permanent.shape[1]), 1.0 / permanent.shape[1]))[0]}
+            for refill_name, refill in refills.items():
+                pair = LongitudinalTable(epsilon, epsilon_permanent, permanent,
+                                         _keep(permanent, refill, prior, epsilon), refill, prior)
+                figure = float(pair.rounds_variance(prior.probabilities, 1, rounds).sum())
+                if progress is not None:
+                    progress(f"permanent level {level:.6g}, {name}, refilled from {refill_name}: keep "
+                             f"{pair.keep / WORD:.6f}, n x variance of the {rounds}-round average {figure:.6g}")
+                if best is None or figure < best[0]:
+                    best = (figure, pair)
     assert best is not None  # levels is not empty
     return best[1]
 
