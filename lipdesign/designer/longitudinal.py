@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -22,6 +22,8 @@ from lipdesign.verification import verify_table
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+    from lipdesign.mechanisms.table import TableMechanism
 
 #: The permanent levels tried, as shares of epsilon_permanent (those at least epsilon).
 SPLITS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
@@ -51,9 +53,10 @@ def _permanents(prior: Prior, level: float) -> dict[str, npt.NDArray[np.float64]
         keep = np.exp(level * (1 - margin))
         return (np.eye(prior.k) * (keep - 1) + 1) / (keep + prior.k - 1)
 
-    return {"designed table": _on_grid_within(
-                lambda margin: design(prior, LIP(level * (1 - margin)), Frequencies(), baselines=False).table,
-                prior, level, "designed table"),
+    def designed(margin):  # family "rr": a TableMechanism, whose table is Q
+        return cast("TableMechanism", design(prior, LIP(level * (1 - margin)), Frequencies(), baselines=False)).table
+
+    return {"designed table": _on_grid_within(designed, prior, level, "designed table"),
             "randomized response": _on_grid_within(rr, prior, level, "randomized response")}
 
 
@@ -64,7 +67,7 @@ def _keep(permanent: npt.NDArray[np.float64], refill: npt.NDArray[np.float64], p
 
     def passes(threshold: int) -> bool:
         keep = Fraction(threshold, WORD)
-        return verify_table(keep * q1 + (1 - keep) * r[None, :], LIP(epsilon), prior).passed
+        return bool(verify_table(keep * q1 + (1 - keep) * r[None, :], LIP(epsilon), prior).passed)
 
     low, high = 0, WORD  # passes(0): every row is r
     if passes(high):

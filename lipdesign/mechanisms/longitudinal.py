@@ -28,6 +28,7 @@ from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.bit_reports import UnaryOracleReports
 from lipdesign.mechanisms.memo import WORD, checked_keys, device_keys, memo_words
 from lipdesign.mechanisms.oracle import PureProtocol, pure_estimate, pure_variance
+from lipdesign.mechanisms.rr import grr_audit_plan
 from lipdesign.mechanisms.sampling import as_generator, index_reports
 from lipdesign.model import PriorSet
 from lipdesign.notions import LDP
@@ -582,9 +583,7 @@ class LongitudinalGRR(Memoised):
         AuditPlan
             The inputs, the ``privacy_table`` and the classifier of reports into its columns.
         """
-        table = self.privacy_table()
-        names = ["y=0", "y=1", "other"][:table.shape[1]]
-        return AuditPlan(np.array([0, 1]), table, lambda reports: np.minimum(reports, 2), ["x=0", "x=1"], names)
+        return grr_audit_plan(self.privacy_table())
 
     def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads (docs/runtime.md §15): the two stages' keep thresholds on 32-bit words.

@@ -143,6 +143,13 @@ def grr_certificate(epsilon: float, alpha: float, size: int) -> Certificate:
     return verify_table(grr_reduced_table(alpha, size, exact=True), LDP(epsilon), exact=True)
 
 
+def grr_audit_plan(table: npt.NDArray[np.float64]) -> AuditPlan:
+    """The audit plan of a GRR table's 2 x 3 reduction (``grr_reduced_table``): inputs 0 and 1; classes y = 0, y = 1
+    and any other output."""
+    names = ["y=0", "y=1", "other"][:table.shape[1]]
+    return AuditPlan(np.array([0, 1]), table, lambda reports: np.minimum(reports, 2), ["x=0", "x=1"], names)
+
+
 def full_table_size(k: int, max_k: int) -> None:
     if k > max_k:
         raise ValidationError(f"k is {k}; the full table has O(k^2) entries, so it is built for k <= {max_k} "
@@ -328,9 +335,7 @@ class GRR(PureProtocol):
         AuditPlan
             The inputs, the ``privacy_table`` and the classifier of reports into its columns.
         """
-        table = self.privacy_table()
-        names = ["y=0", "y=1", "other"][:table.shape[1]]
-        return AuditPlan(np.array([0, 1]), table, lambda reports: np.minimum(reports, 2), ["x=0", "x=1"], names)
+        return grr_audit_plan(self.privacy_table())
 
     def device_numbers(self) -> dict[str, Any]:
         """The numbers a device reads (docs/runtime.md §5): the keep probability as realised.
