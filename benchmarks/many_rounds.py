@@ -16,10 +16,10 @@ the drawn sample's own frequencies.
 attribute) and SMP (one attribute sampled, full eps) with GRR and with OUE inside; RS+FD (one attribute sampled,
 fake data for the others, amplified epsilon) with GRR, OUE on zero vectors (OUE-z) and OUE on a random value (OUE-r).
 Longitudinal (one attribute, ``--long-attribute``, default education, k = 16; one round of reports): L-GRR, L-OUE,
-L-OSUE, L-SUE, L-SOUE, L-OLH, each with multi-freq-ldpy's two budgets: eps_perm (its "upper bound of privacy
-guarantee (infinity reports)", the permanent layer) = eps and eps_1 (its "lower bound ... (a single report)") =
-``--ratio`` x eps (default 0.5); dBitFlipPM (Ding et al. 2017) at eps_perm = eps with b = k buckets and ``--dbits``
-bits (default 1).
+L-OSUE, L-SUE, L-SOUE, L-OLH (ours with multi-freq-ldpy's g), each with multi-freq-ldpy's two budgets: eps_perm
+(its "upper bound of privacy guarantee (infinity reports)", the permanent layer) = eps and eps_1 (its "lower bound
+... (a single report)") = ``--ratio`` x eps (default 0.5); dBitFlipPM (Ding et al. 2017) at eps_perm = eps with
+b = k buckets and ``--dbits`` bits (default 1).
 
 **Figures**, per protocol and eps: MSE = mean over the attribute's k values of (estimated frequency - the drawn
 sample's frequency)^2, averaged over the attributes (one attribute for the longitudinal ones), over R repetitions:
@@ -296,8 +296,8 @@ OUR_CLASSES = {
     "L-OSUE": ("longitudinal", ("LongitudinalUE",), {"variant": "osue"}),
     "L-SUE": ("longitudinal", ("LongitudinalUE",), {"variant": "sue"}),
     "L-SOUE": ("longitudinal", ("LongitudinalUE",), {"variant": "soue"}),
-    "L-OLH": ("longitudinal", ("LongitudinalOLH", "LongitudinalLH"), {}),
-    "dBitFlipPM": ("longitudinal", ("DBitFlipPM", "dBitFlipPM"), {}),
+    "L-OLH": ("longitudinal_hashed", ("LongitudinalOLH",), {}),
+    "dBitFlipPM": ("longitudinal_hashed", ("DBitFlipPM",), {}),
 }
 
 
@@ -348,7 +348,9 @@ def our_long_mechanism(protocol, k, eps_perm, eps_1, dbits):
     module, names, options = OUR_CLASSES[protocol]
     cls = our_class(module, *names)
     if protocol == "dBitFlipPM":
-        return cls(eps_perm, k, b=k, d=dbits)
+        return cls(eps_perm, k, buckets=k, d=dbits)
+    if protocol == "L-OLH":  # multi-freq-ldpy's g (ours defaults to round(e^eps_perm) + 1)
+        return cls(eps_1, eps_perm, k, g=olh_g(eps_perm, eps_1))
     return cls(eps_1, eps_perm, k, **options)
 
 
