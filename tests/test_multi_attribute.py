@@ -243,3 +243,66 @@ def test_the_designs_are_certified_and_beat_their_ldp_protocol():
     smp = design_smp(prior, 1.0).mechanism
     weights = [1 / (p / pi - q / pi) for pi, (p, q) in zip(smp.realised_probabilities, smp.support)]
     assert np.allclose(np.array(smp.realised_probabilities, dtype=float), np.array(weights) / sum(weights), atol=1e-6)
+
+
+def test_recalibration_brackets_the_largest_epsilon_with_exact_certificates():
+    """The recalibrated protocol passes its exact certificate at the target, the failing end fails it, the bracket is
+    tight; and the LIP at the target is brute force (the product table summed tuple by tuple)."""
+    from lipdesign.designer.multi_attribute import recalibrate
+
+    prior = joint_prior()
+    for build, high in ((lambda eps: SPL(eps, [2, 3, 2]), 6.0), (lambda eps: SMP(eps, [2, 3, 2]), 2.0),
+                        (lambda eps: RSFD(eps, [2, 3, 2]), 10.0)):
+        result = recalibrate(build, prior, 1.0, high)
+        assert all(row.through_tuple.passed and row.through_tuple.exact for row in result.leakage)
+        assert result.failing_epsilon is not None and result.epsilon < result.failing_epsilon
+        assert result.failing_epsilon - result.epsilon < 1e-6 * result.epsilon
+        failing = build(result.failing_epsilon).attribute_leakage(prior, 1.0)
+        assert not all(row.through_tuple.passed for row in failing)
+        mechanism = result.mechanism
+        if mechanism.family == "spl":
+            supports = [grr_pq(b, k) for b, k in zip(mechanism.budgets, mechanism.k)]
+
+            def probability(x, y, supports=supports):
+                return math.prod(p if xi == yi else q for xi, yi, (p, q) in zip(x, y, supports))
+
+            expected = brute_lip(prior, probability, itertools.product(range(2), range(3), range(2)))
+            assert expected.max() == pytest.approx(1.0, abs=1e-7)
+        assert result.total_variance == pytest.approx(mechanism.total_variance(prior))
+    # nominal SPL at eps = 1 is far below 1-LIP here, so its recalibrated epsilon is larger and its variance lower
+    nominal = SPL(1.0, [2, 3, 2])
+    spl = recalibrate(lambda eps: SPL(eps, [2, 3, 2]), prior, 1.0, 6.0)
+    assert spl.epsilon > 1.0 and spl.total_variance < nominal.total_variance(prior)
+
+
+def test_compare_labels_nominal_recalibrated_and_design_rows():
+    from lipdesign.designer.multi_attribute import compare_multi_attribute
+
+    prior = ld.JointPrior([[0.3, 0.1, 0.05], [0.05, 0.2, 0.3]], names=["a", "b"])
+    rows = compare_multi_attribute(prior, 1.0)
+    settings = {(row["name"], row["setting"]) for row in rows}
+    for name in ("SPL", "SMP", "RS+FD[GRR]", "RS+FD[OUE-z]", "RS+FD[OUE-r]"):
+        assert {(name, "nominal"), (name, "recalibrated")} <= settings
+    for row in rows:
+        assert row["ldp_epsilon"] == pytest.approx(row["mechanism"].verify().epsilon)
+        if row["setting"] != "nominal":
+            assert row["max_lip"] <= 1.0
+    nominal_rsfd = next(row for row in rows if row["name"] == "RS+FD[GRR]" and row["setting"] == "nominal")
+    assert nominal_rsfd["parameter"] == 1.0
+    assert len(compare_multi_attribute(prior, 1.0, recalibrated=False)) == 7
+
+
+
+@pytest.mark.parametrize("variant", ["grr", "ue-zero", "ue-random"])
+def test_rsfd_pair_bound_is_above_the_exact_lip_and_below_the_amplified_epsilon(variant):
+    """The valid bound used past the cap (RS+FD as a post-processing of (j, y_j), docs/math.md §20.4) against the exact
+    product-table figure where both can be computed."""
+    prior = joint_prior()
+    rsfd = RSFD(1.0, [2, 3, 2], variant)
+    exact = rsfd.attribute_leakage(prior)
+    bound = rsfd._bounded_leakage(prior, rsfd.amplified)
+    for row, limit in zip(exact, bound):
+        assert row.method.startswith("exact") and limit.method.startswith("valid bound: RS+FD")
+        assert row.through_tuple.epsilon <= limit.through_tuple.epsilon + 1e-12
+        assert row.through_others.epsilon <= limit.through_others.epsilon + 1e-12
+        assert limit.through_tuple.epsilon <= rsfd.amplified + 1e-9

@@ -12,6 +12,7 @@ import numpy as np
 
 from lipdesign.errors import InfeasibleError, ValidationError
 from lipdesign.mechanisms.multi_attribute import (
+    MAX_TUPLE_ENTRIES,
     RSFD,
     SMP,
     SPL,
@@ -26,6 +27,8 @@ from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.notions import LIP
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from lipdesign.mechanisms.multi_attribute import AttributeLeakage
     from lipdesign.model import JointPrior
 
@@ -205,22 +208,163 @@ def design_smp(prior: JointPrior, epsilon: float) -> MultiAttributeDesign:
     return MultiAttributeDesign(mechanism, epsilon, prior, leakage, mechanism.total_variance(prior))
 
 
-def compare_multi_attribute(prior: JointPrior, epsilon: float) -> list[dict[str, Any]]:
-    """The total variance of SPL, SMP and RS+FD (GRR, UE-zero, UE-random) at ``epsilon`` beside the LIP designs,
-    with every attribute's LIP at ``prior`` (largest over attributes, exact or a valid bound), docs/math.md §20.7.
+#: Recalibration (``recalibrate``): floating-point bisection steps on the protocol's epsilon, then the bracket is
+#: widened by this relative margin on each side and both ends are certified exactly.
+RECALIBRATION_STEPS = 60
+RECALIBRATION_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class Recalibration:
+    """An LDP protocol run at the largest epsilon whose every attribute is at most ``target``-LIP through the tuple at
+    a joint prior (``recalibrate``, docs/math.md §20.8).
+
+    Parameters
+    ----------
+    mechanism : MultiAttribute
+        The protocol at ``epsilon``.
+    epsilon : float
+        The protocol's own epsilon parameter (RS+FD: the paper's eps), the lower end of the certified bracket.
+    target : float
+        The per-attribute LIP level.
+    leakage : list of AttributeLeakage
+        Every attribute's certificates at ``epsilon`` against ``target`` (all pass).
+    failing_epsilon : float or None
+        The upper end of the bracket, at which some attribute's certificate fails (None: the top of the protocol's
+        range passes).
+    total_variance : float
+        The per-user total variance at the prior's marginals.
+    """
+
+    mechanism: MultiAttribute
+    epsilon: float
+    target: float
+    leakage: list[AttributeLeakage]
+    failing_epsilon: float | None
+    total_variance: float
+
+    @property
+    def exact(self) -> bool:
+        """Whether every attribute's certificate is exact (not a valid bound)."""
+        return all(row.method.startswith("exact") for row in self.leakage)
+
+
+def _largest_lip(mechanism: MultiAttribute, prior: JointPrior) -> float:
+    """The largest attribute LIP through the tuple: in floating point on the product table where it fits, else the
+    family's certificate (exact for SMP, a valid bound otherwise)."""
+    if math.prod(mechanism.k) * mechanism._outputs() <= MAX_TUPLE_ENTRIES:
+        return float(mechanism.attribute_lip(prior).max())
+    return max(row.through_tuple.epsilon for row in mechanism.attribute_leakage(prior))
+
+
+def recalibrate(build: Callable[[float], MultiAttribute], prior: JointPrior, target: float,
+                high: float) -> Recalibration:
+    """The largest epsilon in (0, ``high``] at which ``build(epsilon)`` keeps every attribute ``target``-LIP through
+    the tuple at ``prior`` (docs/math.md §20.8): bisection in floating point on the product table (or the family's
+    certificate past ``MAX_TUPLE_ENTRIES``), then the bracket [lo (1 - 1e-9), hi (1 + 1e-9)] certified exactly at
+    both ends, the lower end stepped down until its certificates pass.
+
+    Parameters
+    ----------
+    build : callable
+        Epsilon -> the protocol (e.g. ``lambda eps: SPL(eps, k)``); every attribute's LIP must grow with epsilon.
+    prior : JointPrior
+        The joint prior.
+    target : float
+        The per-attribute LIP level.
+    high : float
+        The largest epsilon tried (the protocol's range, or a bound from eps-LIP implying 2 eps-LDP).
+
+    Returns
+    -------
+    Recalibration
+        The protocol at the lower end, its certificates, the failing upper end and the total variance.
+
+    Raises
+    ------
+    InfeasibleError
+        No epsilon passed exact certification.
+
+    Examples
+    --------
+    >>> import lipdesign as ld
+    >>> from lipdesign.designer.multi_attribute import recalibrate
+    >>> prior = ld.JointPrior([[0.4, 0.1], [0.1, 0.4]], names=["a", "b"])
+    >>> result = recalibrate(lambda eps: ld.mechanisms.SPL(eps, [2, 2]), prior, 1.0, 4.0)
+    >>> round(result.epsilon, 6), round(max(row.through_tuple.epsilon for row in result.leakage), 6)
+    (1.894992, 1.0)
+    >>> result.failing_epsilon > result.epsilon, result.exact
+    (True, True)
+    """
+    target = _checked(prior, target)
+    high = float(high)
+    low, top = 0.0, high
+    if _largest_lip(build(high), prior) <= target:
+        low = high
+    else:
+        for _ in range(RECALIBRATION_STEPS):
+            middle = (low + top) / 2
+            low, top = (middle, top) if _largest_lip(build(middle), prior) <= target else (low, middle)
+            if low > 0 and top - low <= RECALIBRATION_MARGIN * low:
+                break
+        if low == 0.0:
+            raise InfeasibleError(f"target is {target:g}; no epsilon down to {top:.3g} keeps every attribute "
+                                  f"{target:g}-LIP")
+    epsilon = low if low == high else low * (1 - RECALIBRATION_MARGIN)
+    for _ in range(REPAIR_STEPS):  # the lower end: stepped down until every exact certificate passes
+        mechanism = build(epsilon)
+        leakage = mechanism.attribute_leakage(prior, target)
+        if all(row.through_tuple.passed for row in leakage):
+            break
+        top, epsilon = epsilon, epsilon * REPAIR_FACTOR
+    else:
+        raise InfeasibleError(f"target is {target:g}; no epsilon passed exact verification after {REPAIR_STEPS} "
+                              "steps")
+    failing = None
+    while epsilon < high:  # the upper end: certified to fail (the float bracket is wider than rounding)
+        upper = min(high, max(top, epsilon) * (1 + RECALIBRATION_MARGIN))
+        upper_leakage = build(upper).attribute_leakage(prior, target)
+        if not all(row.through_tuple.passed for row in upper_leakage):
+            failing = upper
+            break
+        mechanism, epsilon, leakage, top = build(upper), upper, upper_leakage, upper * (1 + 2.0**-20)
+    return Recalibration(mechanism, epsilon, target, leakage, failing, mechanism.total_variance(prior))
+
+
+def protocols(k: Sequence[int]) -> list[tuple[str, Callable[[float], MultiAttribute], float]]:
+    """The LDP protocols compared (docs/math.md §20.7): name, epsilon -> mechanism, and the top of its epsilon range."""
+    return [("SPL", lambda eps: SPL(eps, k), 30.0), ("SMP", lambda eps: SMP(eps, k), 30.0),
+            ("RS+FD[GRR]", lambda eps: RSFD(eps, k), 10.0),
+            ("RS+FD[OUE-z]", lambda eps: RSFD(eps, k, "ue-zero"), 10.0),
+            ("RS+FD[OUE-r]", lambda eps: RSFD(eps, k, "ue-random"), 10.0)]
+
+
+def compare_multi_attribute(prior: JointPrior, epsilon: float, recalibrated: bool = True) -> list[dict[str, Any]]:
+    """The total variance of SPL, SMP and RS+FD (GRR, UE-zero, UE-random) beside the LIP designs at ``epsilon``, with
+    every attribute's LIP at ``prior`` (largest over attributes, exact or a valid bound), docs/math.md §20.7-§20.8.
+
+    Each protocol appears at its nominal epsilon (``epsilon`` as its own parameter: its per-attribute LIP may be
+    above ``epsilon``, RS+FD[GRR], or below, SPL and SMP) and, with ``recalibrated``, at the largest epsilon whose
+    every attribute is ``epsilon``-LIP at the prior (``recalibrate``): the same per-attribute guarantee as the
+    designs.
 
     Parameters
     ----------
     prior : JointPrior
         The joint prior.
     epsilon : float
-        The LDP epsilon of the protocols (RS+FD: the paper's) and the LIP claim of the designs.
+        The nominal epsilon of the protocols (RS+FD: the paper's) and the per-attribute LIP level of the designs and
+        the recalibrated protocols.
+    recalibrated : bool, default True
+        Add the recalibrated rows.
 
     Returns
     -------
     list of dict
-        Per mechanism: ``name``, ``mechanism``, ``total_variance`` (per user), ``max_lip`` (the largest attribute
-        LIP through the tuple) and ``exact`` (whether every figure is exact).
+        Per row: ``name``, ``setting`` ("nominal", "recalibrated" or "LIP design"), ``mechanism``,
+        ``parameter`` (the protocol's epsilon parameter; None for a design), ``ldp_epsilon`` (the exact LDP
+        certificate of the tuple), ``total_variance`` (per user), ``max_lip`` (the largest attribute LIP through the
+        tuple) and ``exact`` (whether every LIP figure is exact, not a valid bound).
 
     Examples
     --------
@@ -228,22 +372,33 @@ def compare_multi_attribute(prior: JointPrior, epsilon: float) -> list[dict[str,
     >>> from lipdesign.designer.multi_attribute import compare_multi_attribute
     >>> prior = ld.JointPrior([[0.4, 0.1], [0.1, 0.4]], names=["a", "b"])
     >>> rows = compare_multi_attribute(prior, 1.0)
-    >>> [row["name"] for row in rows]
-    ['SPL', 'SMP', 'RS+FD[GRR]', 'RS+FD[OUE-z]', 'RS+FD[OUE-r]', 'LIP-SPL', 'LIP-SMP']
+    >>> [(row["name"], row["setting"]) for row in rows][:3]
+    [('SPL', 'nominal'), ('SPL', 'recalibrated'), ('SMP', 'nominal')]
+    >>> [row["name"] for row in rows if row["setting"] == "LIP design"]
+    ['LIP-SPL', 'LIP-SMP']
+    >>> all(row["max_lip"] <= 1.0 for row in rows if row["setting"] != "nominal")
+    True
     """
     epsilon = _checked(prior, epsilon)
     k = list(prior.k)
-    mechanisms: list[tuple[str, MultiAttribute]] = [
-        ("SPL", SPL(epsilon, k)), ("SMP", SMP(epsilon, k)), ("RS+FD[GRR]", RSFD(epsilon, k)),
-        ("RS+FD[OUE-z]", RSFD(epsilon, k, "ue-zero")), ("RS+FD[OUE-r]", RSFD(epsilon, k, "ue-random")),
-        ("LIP-SPL", design_spl(prior, epsilon).mechanism), ("LIP-SMP", design_smp(prior, epsilon).mechanism)]
     rows = []
-    for name, mechanism in mechanisms:
-        leakage = mechanism.attribute_leakage(prior, epsilon)
-        rows.append({"name": name, "mechanism": mechanism, "total_variance": mechanism.total_variance(prior),
-                     "max_lip": max(row.through_tuple.epsilon for row in leakage),
-                     "exact": all(row.method.startswith("exact") for row in leakage)})
+
+    def row(name, setting, mechanism, parameter, leakage):
+        return {"name": name, "setting": setting, "mechanism": mechanism, "parameter": parameter,
+                "ldp_epsilon": mechanism.verify().epsilon, "total_variance": mechanism.total_variance(prior),
+                "max_lip": max(line.through_tuple.epsilon for line in leakage),
+                "exact": all(line.method.startswith("exact") for line in leakage)}
+
+    for name, build, high in protocols(k):
+        mechanism = build(epsilon)
+        rows.append(row(name, "nominal", mechanism, epsilon, mechanism.attribute_leakage(prior, epsilon)))
+        if recalibrated:
+            result = recalibrate(build, prior, epsilon, high)
+            rows.append(row(name, "recalibrated", result.mechanism, result.epsilon, result.leakage))
+    for name, design in (("LIP-SPL", design_spl(prior, epsilon)), ("LIP-SMP", design_smp(prior, epsilon))):
+        rows.append(row(name, "LIP design", design.mechanism, None, design.leakage))
     return rows
 
 
-__all__ = ["MultiAttributeDesign", "compare_multi_attribute", "design_smp", "design_spl"]
+__all__ = ["MultiAttributeDesign", "Recalibration", "compare_multi_attribute", "design_smp", "design_spl", "protocols",
+           "recalibrate"]

@@ -54,6 +54,10 @@ MAX_TUPLE_ENTRIES = MAX_VERIFY_ENTRIES
 #: SPL keeps the counts of every pair of reported values (``pair_estimate``); their cells together are at most this.
 MAX_PAIR_CELLS = 2**22
 
+#: RS+FD with UE bounds an attribute's LIP from the pair tables over 2^k bit vectors up to this k (docs/math.md
+#: §20.4); past it, by the tuple's LDP epsilon.
+MAX_UE_PAIR_BITS = 12
+
 #: RS+FD's perturbation of the attribute drawn, and its fake data for the others (docs/math.md §20.5).
 RSFD_VARIANTS = ("grr", "ue-zero", "ue-random")
 
@@ -1156,8 +1160,9 @@ class RSFD(MultiAttribute):
 
     def _bounded_leakage(self, prior, claim):
         """RS+FD is a post-processing of (j, y_j) with j uniform (fake data is independent of the tuple given j),
-        whose LIP is exact from the pair tables (GRR); for UE the LDP epsilon of the tuple."""
-        if self.variant != "grr":
+        whose LIP is exact from the pair tables (GRR: k_j x k_j; UE: k_j x 2^k_j while every k_j is at most
+        ``MAX_UE_PAIR_BITS``, else the LDP epsilon of the tuple), docs/math.md §20.4."""
+        if self.variant != "grr" and max(self.k) > MAX_UE_PAIR_BITS:
             whole = self._bound(self.certificate.epsilon, claim, TUPLE_LDP_BOUND)
             return [AttributeLeakage(name, whole, whole, TUPLE_LDP_BOUND) for name in prior.names]
         tables = self._attribute_tables(True)
