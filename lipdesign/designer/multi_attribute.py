@@ -25,9 +25,12 @@ from lipdesign.mechanisms.multi_attribute import (
 from lipdesign.mechanisms.rr import grr_mixing_probability
 from lipdesign.mechanisms.sampling import implemented_exp
 from lipdesign.notions import LIP
+from lipdesign.validation import MAX_EPSILON
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    import numpy.typing as npt
 
     from lipdesign.mechanisms.multi_attribute import AttributeLeakage
     from lipdesign.model import JointPrior
@@ -96,9 +99,32 @@ def _certified(make, budgets, prior, epsilon):
     raise InfeasibleError(f"epsilon is {epsilon:g}; no design passed exact verification after {REPAIR_STEPS} repairs")
 
 
+def _tight(largest: Callable[[npt.NDArray[np.float64]], float], shares: npt.NDArray[np.float64], epsilon: float,
+           top: float) -> npt.NDArray[np.float64]:
+    """``shares`` scaled by the largest factor whose split keeps every attribute ``epsilon``-LIP (bisection; the LIP
+    grows with every budget, docs/math.md §20.7), no budget above ``top``."""
+    low, high = 0.0, top / float(shares.max())
+    if largest(high * shares) <= epsilon:
+        return high * shares
+    for _ in range(BISECTION_STEPS):
+        middle = (low + high) / 2
+        low, high = (middle, high) if largest(middle * shares) <= epsilon else (low, middle)
+    return np.maximum(low * shares, SPL_FLOOR)
+
+
+#: The smallest budget ``design_spl`` gives an attribute.
+SPL_FLOOR = 1e-3
+
+
 def design_spl(prior: JointPrior, epsilon: float) -> MultiAttributeDesign:
     """SPL's budget split minimising the total variance subject to every attribute's LIP through the tuple being at
     most ``epsilon`` at ``prior`` (docs/math.md §20.7), certified exactly.
+
+    SLSQP on the logarithms of the budgets with the logarithm of the total variance as objective and one smooth
+    constraint per attribute, value and joint report (the log posterior ratio within +-``epsilon``), from d + 1
+    starts: the equal split and the d splits with one attribute's share doubled, each scaled up until the largest
+    attribute LIP reaches ``epsilon``. The best feasible point (starts included) is certified exactly, and scaled
+    down by 1 - 2^-20 at a time if rounding left a constraint above ``epsilon``.
 
     Parameters
     ----------
@@ -131,23 +157,44 @@ def design_spl(prior: JointPrior, epsilon: float) -> MultiAttributeDesign:
     from scipy.optimize import minimize
 
     epsilon = _checked(prior, epsilon)
-    k = list(prior.k)
-    total = 2.0 * epsilon * prior.d  # eps-LIP per attribute bounds no budget above 2 eps (docs/math.md §2)
+    k, d = list(prior.k), prior.d
+    top = min(2.0 * epsilon, MAX_EPSILON)  # eps-LIP of X_j bounds GRR_j's budget by 2 eps (docs/math.md §2)
 
     def make(budgets):
-        return SPL(math.fsum(budgets), k, budgets=list(budgets))
+        budgets = np.maximum(np.asarray(budgets, dtype=float), SPL_FLOOR)
+        total = math.fsum(budgets)
+        if total > MAX_EPSILON:  # outside SPL's range: evaluated scaled into it (the constraint below excludes it)
+            budgets = budgets * (MAX_EPSILON / total) * (1 - 2.0**-40)
+            total = math.fsum(budgets)
+        return SPL(total, k, budgets=list(budgets))
 
-    def variance(budgets):
-        return make(np.maximum(budgets, 1e-3)).total_variance(prior)
+    def lips(budgets):
+        return tuple_lip(make(budgets).tuple_table(), prior)
 
-    def slack(budgets):
-        return epsilon - tuple_lip(make(np.maximum(budgets, 1e-3)).tuple_table(), prior)
+    def largest(budgets):
+        return float(lips(budgets).max())
 
-    start = np.full(prior.d, epsilon / prior.d)
-    result = minimize(variance, start, method="SLSQP", bounds=[(1e-3, min(total, 30.0))] * prior.d,
-                      constraints=[{"type": "ineq", "fun": slack}], options={"maxiter": 200, "ftol": 1e-10})
-    budgets = result.x if result.success and (slack(result.x) >= -1e-9).all() else start
-    mechanism, leakage = _certified(make, [float(b) for b in np.maximum(budgets, 1e-3)], prior, epsilon)
+    conditionals = np.vstack([prior.secret(j).conditional for j in range(d)])  # (sum k, K)
+
+    def ratios(x):  # per attribute, value and joint report, the log posterior ratio: smooth in x (docs/math.md §20.7)
+        table = make(np.exp(x)).tuple_table()
+        logs = np.log((conditionals @ table) / (prior.flat.probabilities @ table)).ravel()
+        return np.concatenate([epsilon - logs, epsilon + logs])
+
+    constraints = [{"type": "ineq", "fun": ratios},
+                   {"type": "ineq", "fun": lambda x: MAX_EPSILON - np.exp(x).sum()}]
+    starts = [_tight(largest, np.full(d, 1.0 / d), epsilon, top)]
+    starts += [_tight(largest, np.where(np.arange(d) == j, 2.0, 1.0) / (d + 1), epsilon, top) for j in range(d)]
+    best, best_variance = starts[0], make(starts[0]).total_variance(prior)
+    for start in starts:
+        result = minimize(lambda x: math.log(make(np.exp(x)).total_variance(prior)), np.log(start), method="SLSQP",
+                          bounds=[(math.log(SPL_FLOOR), math.log(top))] * d, constraints=constraints,
+                          options={"maxiter": 200, "ftol": 1e-12})
+        for candidate in (start, np.exp(result.x)):
+            variance = make(candidate).total_variance(prior)
+            if largest(candidate) <= epsilon + 1e-9 and candidate.sum() <= MAX_EPSILON and variance < best_variance:
+                best, best_variance = candidate, variance
+    mechanism, leakage = _certified(make, [float(b) for b in np.maximum(best, SPL_FLOOR)], prior, epsilon)
     return MultiAttributeDesign(mechanism, epsilon, prior, leakage, mechanism.total_variance(prior))
 
 
