@@ -332,7 +332,8 @@ def test_mechanism_help_lists_every_family_and_one_familys_parameters(capsys):
     (["mechanism", "grr", "--epsilon", 1],
      "k is missing; pass -p k=VALUE (integer in 2..4611686018427387903); grr takes -p k and --epsilon"),
     (["mechanism", "harmony-mixed", "--epsilon", 1], "attributes is missing; pass -p attributes=VALUE (list of"),
-    (["mechanism", "unary", "--epsilon", 1], "family is 'unary'; it must be one of class-lip, cms, dbitflip, duchi, grr,"),
+    (["mechanism", "unary", "--epsilon", 1],
+     "family is 'unary'; it must be one of class-lip, cms, dbitflip, duchi, grr,"),
 ])
 def test_bad_or_missing_parameters_exit_2_with_one_line_naming_them(args, message, capsys, tmp_path):
     code, out, err = run_main(capsys, *args, "-o", tmp_path / "m.json")
