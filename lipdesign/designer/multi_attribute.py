@@ -76,7 +76,8 @@ class MultiAttributeDesign:
             The lines.
         """
         return (f"{self.mechanism!r}\nLIP claim {self.epsilon:g} per attribute at the joint prior (LDP of the tuple: "
-                f"{self.mechanism.verify().epsilon:.6g}; eps-LIP implies at most 2 eps-LDP, docs/math.md §2)\n"
+                f"{self.mechanism.verify().epsilon:.6g}; LIP per attribute protects each attribute, not the tuple, so "
+                f"this can exceed 2 eps, docs/math.md §20.7)\n"
                 f"total variance per user {self.total_variance:.6g}\n{leakage_summary(self.leakage)}")
 
 
