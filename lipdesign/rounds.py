@@ -8,7 +8,8 @@ each device's combination of its per-round terms (``Memoised.user_terms``), whos
 standard error whatever the dependence, when the rounds' reports are aligned by device (row i is the same device
 in every round). These standard errors treat the devices as a sample of the population, so they also count how
 the devices' own values vary (f (1 - f) / n more than the variance given the values, for an average of unchanged
-values). Unaligned rounds get the bound sum_r |c_r| SE_r, valid under any dependence (Cauchy-Schwarz). Numpy only.
+values). Unaligned rounds get the bound sum_r abs(c_r) SE_r, valid under any dependence (Cauchy-Schwarz). Numpy
+only.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
     aligned : bool, default True
         Row i of every round is the same device: the standard error is the sample standard deviation of the
         devices' combined terms over sqrt(n), which counts the dependence of a device's rounds. False: rounds of
-        any devices, the bound sum_r |weights[r]| SE_r (valid whatever the dependence, and larger).
+        any devices, the bound sum_r abs(weights[r]) SE_r (valid whatever the dependence, and larger).
 
     Returns
     -------
@@ -95,7 +96,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
         errors = sum(abs(w) * estimate.standard_errors for w, estimate in zip(weights, estimates))
         return Estimate(values, errors, n=min(estimate.n for estimate in estimates), method="unbiased",
                         names=_names(mechanism),
-                        note="rounds not aligned by device: standard errors are the bound sum |w| SE (docs/math.md "
+                        note="rounds not aligned by device: standard errors are the bound sum abs(w) SE (docs/math.md "
                              "§19.5)")
     terms = [mechanism.user_terms(reports) for reports in rounds]
     sizes = {len(term) for term in terms}

@@ -411,7 +411,6 @@ class HashedBitReports(StringMechanism):
 
     # -- memoisation on the device (docs/math.md §16.5): one key per device, no table of past answers --------
 
-    #: One secret key per device (``lipdesign.mechanisms.memo.device_keys``).
     device_keys = staticmethod(device_keys)
 
     def device_cohorts(self, keys: npt.ArrayLike) -> npt.NDArray[np.int64]:

@@ -297,7 +297,6 @@ class Memoised(PureProtocol):
 
     # -- device side ----------------------------------------------------------------------------------------------
 
-    #: One secret key per device (``lipdesign.mechanisms.memo.device_keys``).
     device_keys = staticmethod(device_keys)
 
     def _chunk(self) -> int:

@@ -264,7 +264,6 @@ class LongitudinalTable(Mechanism):
 
     # -- device side --------------------------------------------------------------------------------------------
 
-    #: One secret key per device (``lipdesign.mechanisms.memo.device_keys``).
     device_keys = staticmethod(device_keys)
 
     def _instantaneous(self, permanent, rng):
