@@ -414,5 +414,9 @@ class LongitudinalTable(Mechanism):
     def display_name(self) -> str:
         return "LIP-designed pair"
 
+    def __repr__(self) -> str:
+        return (f"LongitudinalTable(LIP eps={self.epsilon:g}, eps_permanent={self.epsilon_permanent:g} at the prior, "
+                f"k={self.k}, {self.m} outputs, keep={self.keep / WORD:.4g})")
+
 
 __all__ = ["LongitudinalTable", "on_grid", "word_counts"]
