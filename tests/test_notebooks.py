@@ -16,9 +16,10 @@ pytest.importorskip("ipykernel", reason="ipykernel is needed for the python3 ker
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 300
 
-#: Notebooks that take over a minute to execute here: run with the slow tests (`python -m pytest -m slow`), so the
-#: default suite stays near 10 minutes on 2 cores (02-harmony: 88 s, its accuracy tables over many mechanisms).
-SLOW_NOTEBOOKS = {"02-harmony.ipynb"}
+#: Notebooks that take a minute or so to execute here: run with the slow tests (`python -m pytest -m slow`), so the
+#: default suite stays near 11 minutes on 2 cores (02-harmony: 88 s, its accuracy tables over many mechanisms;
+#: 07-many-rounds-many-attributes: 44 s, its designs and 30 memoised rounds of five families).
+SLOW_NOTEBOOKS = {"02-harmony.ipynb", "07-many-rounds-many-attributes.ipynb"}
 
 
 def test_notebooks_exist():
