@@ -527,6 +527,8 @@ def _rounds(args):
     if args.change and len(rounds) != 2:
         raise ValidationError(f"reports has {len(rounds)} files; --change compares two rounds: give the earlier "
                               "round's file, then the later one's")
+    if len(rounds) < 2:
+        raise ValidationError("reports has 1 file; --average needs at least two rounds' files")
     result = (change if args.change else average)(mechanism, *([rounds] if not args.change else rounds),
                                                   aligned=not args.unaligned)
     print(result.summary(args.level))
