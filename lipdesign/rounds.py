@@ -40,6 +40,12 @@ def _checked(mechanism: Any, rounds: Any, weights: Any) -> tuple[list[Any], npt.
     return list(rounds), weights
 
 
+def _kind(weights):
+    """An average (non-negative weights summing to 1) estimates frequencies, whose intervals lie in [0, 1]; any other
+    combination, a change among them, is a "combination", its intervals not clipped."""
+    return "frequencies" if np.all(weights >= 0) and np.isclose(weights.sum(), 1.0) else "combination"
+
+
 def _names(mechanism):
     """What each entry of the estimate is: the mechanism's estimand names (dBitFlipPM's buckets), else its labels."""
     if callable(getattr(mechanism, "estimand_names", None)):
@@ -95,7 +101,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
         values = sum(w * estimate.values for w, estimate in zip(weights, estimates))
         errors = sum(abs(w) * estimate.standard_errors for w, estimate in zip(weights, estimates))
         return Estimate(values, errors, n=min(estimate.n for estimate in estimates), method="unbiased",
-                        names=_names(mechanism),
+                        kind=_kind(weights), names=_names(mechanism),
                         note="rounds not aligned by device: standard errors are the bound sum abs(w) SE (docs/math.md "
                              "§19.5)")
     terms = [mechanism.user_terms(reports) for reports in rounds]
@@ -108,7 +114,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
         raise ValidationError(f"rounds have {n} report each; a standard error needs at least two devices")
     combined = sum(w * term for w, term in zip(weights, terms))
     return Estimate(combined.mean(axis=0), combined.std(axis=0, ddof=1) / np.sqrt(n), n=n, method="unbiased",
-                    names=_names(mechanism),
+                    kind=_kind(weights), names=_names(mechanism),
                     note="rounds aligned by device: standard errors from each device's combination (docs/math.md "
                          "§19.5)")
 

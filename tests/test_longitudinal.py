@@ -447,3 +447,29 @@ def test_the_running_samplers_pass_their_audit(mechanism):
     result = ld.audit(mechanism, reports=100_000, rng=1)
     assert result.passed, result.summary()
     assert result.empirical_epsilon > 0.8 * mechanism.epsilon  # the audit has the power to see the claim
+
+
+def test_thresholds_that_cannot_meet_a_claim_are_refused():
+    """At k = 1048322 the two rejected uniform draws alone keep the value with probability rho = 5.9e-8, more than a
+    0.01-LDP stage allows: the realised epsilon would be 0.0597, so the mechanism is refused (a review found it was
+    built and its memoised reports sent at 0.0597 while claiming 0.01)."""
+    k = 1048322
+    rho = Fraction(WORD % k, WORD) ** ATTEMPTS
+    assert float(rho) > math.expm1(0.01) / (math.exp(0.01) + k - 1)  # the target alpha lies below rho
+    for epsilon, permanent, field in ((0.01, 0.01, "epsilon_permanent"), (0.01, 30.0, "epsilon")):
+        with pytest.raises(ld.ValidationError, match=f"^{field} is 0.01 with k = {k}; on 32-bit words the sampler "
+                                                     "realises 0.0596"):
+            LongitudinalGRR(epsilon, permanent, k)
+
+
+def test_a_change_is_not_clipped_to_frequencies():
+    """A change lies in [-1, 1]: its intervals are not clipped to [0, 1] (they were, a review found); an average's
+    still are."""
+    mechanism = LongitudinalGRR(1.0, 2.0, 3)
+    keys = mechanism.device_keys(20_000, rng=0)
+    before, after = np.zeros(20_000, dtype=int), np.where(np.arange(20_000) < 4000, 1, 0)
+    change = ld.rounds.change(mechanism, mechanism.perturb_memoised(before, keys, rng=1),
+                              mechanism.perturb_memoised(after, keys, rng=2))
+    low, high = change.confidence_interval(0.95)
+    assert change.kind == "combination" and low[0] < high[0] < 0 < low[1] < high[1]
+    assert ld.rounds.average(mechanism, [mechanism.perturb_memoised(before, keys, rng=3)] * 2).kind == "frequencies"

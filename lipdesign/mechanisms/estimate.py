@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 
-#: What an estimate estimates ("tuple": a mixed tuple's per-attribute means and frequencies, one flat vector).
-KINDS = ("frequencies", "mean", "sum", "tuple")
+#: What an estimate estimates ("tuple": a mixed tuple's per-attribute means and frequencies, one flat vector;
+#: "combination": a weighted sum of rounds' frequencies, such as a change, ``lipdesign.rounds``).
+KINDS = ("frequencies", "mean", "sum", "tuple", "combination")
 
 #: The note of an MMSE estimate (``shrinkage_note``).
 SHRINKAGE = ("MMSE: posterior means under the design prior, pulled toward it; biased when the population differs "
@@ -71,8 +72,9 @@ class Estimate(NDArrayOperatorsMixin):
         The number of reports the estimate is from.
     method : str
         The estimator that made it ("unbiased", "mle", "mmse", ...).
-    kind : {"frequencies", "mean", "sum", "tuple"}, default "frequencies"
-        What it estimates; "tuple" is a mixed tuple's per-attribute means and frequencies (see ``parts``).
+    kind : {"frequencies", "mean", "sum", "tuple", "combination"}, default "frequencies"
+        What it estimates; "tuple" is a mixed tuple's per-attribute means and frequencies (see ``parts``);
+        "combination" a weighted sum of rounds' frequencies (``lipdesign.rounds``), whose intervals are not clipped.
     names : sequence of str, optional
         A name per entry, used by ``summary`` and ``to_dict``; by default "0", "1", ...
     raw : array_like of float, optional

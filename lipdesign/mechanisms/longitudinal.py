@@ -172,7 +172,13 @@ class Memoised(PureProtocol):
                                   f"one's, epsilon_permanent = {fmt(self.epsilon_permanent)} (docs/math.md §19.1)")
 
     def _probabilities(self) -> None:
-        """Set p and q (floats, for the estimate) from the exact one-report support probabilities."""
+        """Set p and q (floats, for the estimate) from the exact one-report support probabilities, once both claims
+        are certified on the realised thresholds (a mechanism whose thresholds cannot meet them is never built)."""
+        for certificate, what in ((self.certificate, "epsilon"), (self.permanent_certificate(), "epsilon_permanent")):
+            if not certificate.passed:
+                raise ValidationError(f"{what} is {fmt(certificate.claimed_epsilon)} with k = {self.k}; on 32-bit "
+                                      f"words the sampler realises {certificate.epsilon:.6g}: use more epsilon or "
+                                      "fewer values")
         keep, lie = self._keep_lie
         self.p, self.q = float(keep), float(lie)
 
@@ -517,7 +523,8 @@ class LongitudinalGRR(Memoised):
         self._epsilons(epsilon, epsilon_permanent, k)
         bound = _ratio_bound(self.epsilon_permanent)
         self.permanent_threshold = grr_threshold((bound - 1) / (bound - 1 + self.k), self.k)
-        self.alpha_permanent = grr_alpha(self.permanent_threshold, self.k)
+        self.alpha_permanent = grr_alpha(self.permanent_threshold, self.k)  # above the target when it is below rho:
+        # _probabilities refuses the mechanism then (its certificate fails)
         bound = _ratio_bound(self.epsilon)
         self.instantaneous_threshold = (grr_threshold((bound - 1) / (bound - 1 + self.k) / self.alpha_permanent, self.k)
                                         if self.alpha_permanent else 0)
