@@ -434,13 +434,20 @@ def _perturb(args):
     if not 0 <= start < MAX_START or start % BLOCK_ROWS:
         raise ValidationError(f"--start is {start}; it must be a non-negative multiple of {BLOCK_ROWS} below 2^62 (the "
                               "users of a simulation come in blocks of that many, each with its own stream)")
+    from pathlib import Path
+
+    new_keys = args.keys is not None and not Path(args.keys).exists()
     with _Progress(args, "reports") as progress:
         done = perturb_file(mechanism, args.values, args.output, seed=args.seed, start=args.start,
                             progress=progress.count, keys=args.keys)
     print(f"wrote {done} reports of {mechanism.family} mechanism {mechanism.fingerprint} to {args.output}")
     if args.keys is not None:
-        print(f"memoised: each device's permanent response comes from its key, derived from {args.keys} (keep the "
-              "file secret; every round's file of this mechanism takes the same --keys)")
+        made = (f"created the new key file {args.keys}: every device draws new permanent responses (if earlier "
+                "rounds used another key file, their memos do not carry over)") if new_keys else \
+            f"read the key file {args.keys}"
+        print(f"memoised: {made}; each device's permanent response comes from its key, derived from that secret and "
+              "its device id (keep the file secret; give every round's file of this mechanism the same --keys, the "
+              "rows in the same device order for `lipdesign rounds`, and, with --seed, a seed of its own)")
     if args.seed is not None:
         following = start + -(-done // BLOCK_ROWS) * BLOCK_ROWS
         print(f"simulation seed {args.seed}: users {start}..{start + done - 1}; the next file of this simulation "
@@ -754,7 +761,8 @@ def build_parser():
                               "65536 (default 0); give each file of one simulation its own range (perturb prints "
                               "the next file's --start)")
     command.add_argument("--keys", default=None, metavar="FILE",
-                         help="memoise the permanent response (l-grr, l-ue, rappor): a key file, made on first use "
+                         help="memoise the permanent response (l-grr, l-ue, l-olh, dbitflip, l-table, rappor, "
+                              "cms-lip): a key file, made on first use "
                               "and bound to this mechanism; the values file then needs a column 'device' (int64 "
                               "ids), and each device's memo key is derived from the file's secret and its id. Give "
                               "each round's file the same --keys (and, with --seed, its own seed)")
@@ -789,7 +797,8 @@ def build_parser():
     command = add_command("rounds", help="the change between two rounds, or the average of several, of the same "
                                          "devices' reports, with standard errors that count each device's rounds "
                                          "being dependent")
-    command.add_argument("mechanism", help=MECHANISM_HELP + " (l-grr or l-ue), whose reports these are")
+    command.add_argument("mechanism",
+                         help=MECHANISM_HELP + " (l-grr, l-ue, l-olh, dbitflip or l-table), whose reports these are")
     command.add_argument("reports", nargs="+", help="one report file per round (Parquet or NPY), in round order")
     which = command.add_mutually_exclusive_group(required=True)
     which.add_argument("--change", action="store_true", help="the later round's frequencies minus the earlier's")

@@ -497,7 +497,8 @@ def _master_key(mechanism, keys, create=True):
 
     if not callable(getattr(mechanism, "perturb_memoised", None)):
         raise ValidationError(f"keys is {str(keys)!r}; {mechanism.family} draws fresh reports every round and keeps "
-                              "no memo (l-grr, l-ue and rappor memoise their permanent response)")
+                              "no memo (l-grr, l-ue, l-olh, dbitflip, l-table, rappor and cms-lip memoise their "
+                              "permanent response)")
     if not create and not Path(keys).exists():
         return None
     return master_key(keys, mechanism, create=create)

@@ -56,8 +56,13 @@ def _permanents(prior: Prior, level: float) -> dict[str, npt.NDArray[np.float64]
     def designed(margin):  # family "rr": a TableMechanism, whose table is Q
         return cast("TableMechanism", design(prior, LIP(level * (1 - margin)), Frequencies(), baselines=False)).table
 
-    return {"designed table": _on_grid_within(designed, prior, level, "designed table"),
-            "randomized response": _on_grid_within(rr, prior, level, "randomized response")}
+    tables = {}
+    for name, make in (("designed table", designed), ("randomized response", rr)):
+        try:
+            tables[name] = _on_grid_within(make, prior, level, name)
+        except ValidationError:  # on 32-bit words this candidate cannot meet the level: the others are tried
+            continue
+    return tables
 
 
 def _keep(permanent: npt.NDArray[np.float64], refill: npt.NDArray[np.float64], prior: Prior, epsilon: float) -> int:
@@ -154,7 +159,10 @@ def design_longitudinal(prior: Prior | npt.ArrayLike, epsilon: float, epsilon_pe
                              f"{pair.keep / WORD:.6f}, n x variance of the {rounds}-round average {figure:.6g}")
                 if best is None or figure < best[0]:
                     best = (figure, pair)
-    assert best is not None  # levels is not empty
+    if best is None:
+        raise ValidationError(f"epsilon_permanent is {fmt(epsilon_permanent)}; no permanent table rounded to 32-bit "
+                              "words meets any level tried (every one exceeds it even with a margin of "
+                              f"{MARGINS[-1]:g}): use smaller epsilons")
     return best[1]
 
 

@@ -820,8 +820,9 @@ class Ledger:
         memoised : bool, default False
             The release is a memoised report (``perturb_memoised``) of the value the earlier memoised releases of
             this mechanism reported: one round of a longitudinal collection. Those releases together count
-            min(R eps, eps_permanent), never more than the permanent response reveals (docs/math.md §19.1). A
-            device whose value changed starts a new memo: record that as another ledger's release, or not memoised.
+            min(R eps, eps_permanent), never more than the permanent response reveals (docs/math.md §19.1). The
+            ledger groups memoised releases by mechanism, not by value: once a device's value changes, its reports
+            on the new value draw a new permanent response, so record them with memoised=False (each at eps).
 
         Returns
         -------
