@@ -524,12 +524,23 @@ def _estimate(args):
         print(f"lipdesign: warning: {message}", file=sys.stderr)
 
 
+def _devices(digest):
+    return "not marked by device" if digest is None else f"devices {digest[:12]}..."
+
+
 def _rounds(args):
     from lipdesign.io import load
-    from lipdesign.reports import read_reports
+    from lipdesign.reports import open_reports, read_reports
     from lipdesign.rounds import average, change
 
     mechanism = load(args.mechanism)
+    if not args.unaligned:  # memoised files carry a digest of their device ids in row order: they must agree
+        digests = [(path, open_reports(path, mechanism).devices) for path in args.reports]
+        for path, digest in digests[1:]:
+            if digest != digests[0][1]:
+                raise ValidationError(f"reports holds {path}, whose rows are {_devices(digest)}, and "
+                                      f"{digests[0][0]}, whose rows are {_devices(digests[0][1])}; aligned rounds "
+                                      "need the same devices in the same row order (or pass --unaligned)")
     rounds = [read_reports(path, mechanism) for path in args.reports]
     if args.change and len(rounds) != 2:
         raise ValidationError(f"reports has {len(rounds)} files; --change compares two rounds: give the earlier "

@@ -648,8 +648,9 @@ def perturb_file(mechanism: Mechanism, values_path: str | os.PathLike[str], repo
                     mechanism.input_domain.validate(values)
                 except ValidationError:
                     raise _placed(mechanism, values, values_path, done) from None
-                if memo is not None:
+                if memo is not None and devices is not None:  # devices: the column read with a key file
                     reports = _memoised(mechanism, values, memo, devices, seed, start + done)
+                    writer.note_devices(devices)
                 elif seed is None:  # a deployment: the default cryptographic stream (docs/math.md §3.8)
                     reports = mechanism.perturb(values, user_ids=user_ids)
                 else:

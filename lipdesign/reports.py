@@ -21,6 +21,7 @@ buffer (``ReportFile.batches``): memory is bounded by the batch and the buffer, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,9 @@ MAX_BATCH_ROWS = 1 << 24
 
 #: Bytes that a reader buffers per column while it decodes pages (pyarrow's ``buffer_size``).
 READ_BUFFER_BYTES = 1 << 20
+
+#: The Parquet key of the digest of a memoised report file's device ids, in row order (``ReportWriter.note_devices``).
+DEVICES_KEY = "lipdesign.devices"
 
 _KEYS = {"format": b"lipdesign.format", "format_version": b"lipdesign.format_version",
          "family": b"lipdesign.family", "fingerprint": b"lipdesign.fingerprint", "layout": b"lipdesign.layout"}
@@ -157,7 +161,15 @@ class ReportWriter:
             integer(row_group_rows, "row_group_rows", low=1)
         self.schema = schema(mechanism)
         self.rows = 0
+        self._devices: Any = None  # BLAKE2b of the device ids in row order, when memoised reports note them
         self._writer = pq.ParquetWriter(self.path, self.schema, write_page_checksum=True)
+
+    def note_devices(self, devices: npt.ArrayLike) -> None:
+        """Record the device ids of the rows just written, in order (memoised reports, docs/math.md §19.5): the file
+        then carries a digest of the whole sequence, which ``lipdesign rounds`` compares across rounds."""
+        if self._devices is None:
+            self._devices = hashlib.blake2b(digest_size=16, person=b"lipdesign.rows")
+        self._devices.update(np.ascontiguousarray(devices, dtype="<i8").tobytes())
 
     def write(self, reports: npt.ArrayLike) -> None:
         """Add ``reports`` (the mechanism's report format, else ValidationError) as row groups."""
@@ -168,7 +180,9 @@ class ReportWriter:
         self.rows += reports.shape[0]
 
     def close(self) -> None:
-        """Finish the file (its footer is written here)."""
+        """Finish the file (its footer is written here, with the device digest if devices were noted)."""
+        if self._devices is not None:
+            self._writer.add_key_value_metadata({DEVICES_KEY: self._devices.hexdigest()})
         self._writer.close()
 
     def __enter__(self) -> Self:
@@ -248,7 +262,7 @@ class ReportFile:
             except ValueError as error:
                 raise FormatError(f"{self.path}: not an NPY array of reports ({error})") from None
             checked_reports(mechanism, array, field=str(self.path))
-            self.rows, self._sizes = array.shape[0], None
+            self.rows, self._sizes, self.devices = array.shape[0], None, None
         else:
             self.kind = "parquet"
             pa, pq = _arrow()
@@ -257,6 +271,8 @@ class ReportFile:
             except (pa.ArrowException, OSError) as error:
                 raise FormatError(f"{self.path}: not a Parquet file ({first_line(error)})") from None
             self._check(metadata.schema.to_arrow_schema())
+            #: The digest of the device ids in row order (memoised reports written with a key file), or None.
+            self.devices = (metadata.metadata or {}).get(DEVICES_KEY.encode(), b"").decode() or None
             self.rows = metadata.num_rows
             self._sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
 

@@ -436,6 +436,17 @@ def test_the_rounds_command_estimates_the_change_and_refuses_bad_input(tmp_path,
     assert main(["rounds", str(tmp_path / "m.json"), str(tmp_path / "r1.parquet"), "--change"]) == 2
     error = capsys.readouterr().err
     assert "--change compares two rounds" in error and len(error.strip().splitlines()) == 1
+    # the files carry a digest of their device ids in row order: a round written in another order is refused
+    order = np.random.default_rng(1).permutation(4000)
+    (tmp_path / "r3.csv").write_text("device,value\n" + "".join(f"{i},{after[i]}\n" for i in order))
+    assert main(["perturb", str(tmp_path / "m.json"), str(tmp_path / "r3.csv"), "-o", str(tmp_path / "r3.parquet"),
+                 "--keys", str(tmp_path / "k.key"), "-q"]) in (0, None)
+    capsys.readouterr()
+    assert main(["rounds", str(tmp_path / "m.json"), str(tmp_path / "r1.parquet"), str(tmp_path / "r3.parquet"),
+                 "--change"]) == 2
+    assert "need the same devices in the same row order" in capsys.readouterr().err
+    assert main(["rounds", str(tmp_path / "m.json"), str(tmp_path / "r1.parquet"), str(tmp_path / "r3.parquet"),
+                 "--change", "--unaligned"]) in (0, None)
 
 
 @pytest.mark.parametrize("mechanism", [LongitudinalGRR(1.0, 2.0, 4), LongitudinalUE(1.0, 2.0, 4, variant="soue"),
