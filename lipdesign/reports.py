@@ -166,7 +166,8 @@ class ReportWriter:
 
     def note_devices(self, devices: npt.ArrayLike) -> None:
         """Record the device ids of the rows just written, in order (memoised reports, docs/math.md §19.5): the file
-        then carries a digest of the whole sequence, which ``lipdesign rounds`` compares across rounds."""
+        then carries a digest of the whole sequence, which ``lipdesign rounds`` compares across rounds (with a pyarrow
+        that can add footer metadata, 17 or later; pyarrow 16 writes the file unmarked)."""
         if self._devices is None:
             self._devices = hashlib.blake2b(digest_size=16, person=b"lipdesign.rows")
         self._devices.update(np.ascontiguousarray(devices, dtype="<i8").tobytes())
@@ -181,7 +182,7 @@ class ReportWriter:
 
     def close(self) -> None:
         """Finish the file (its footer is written here, with the device digest if devices were noted)."""
-        if self._devices is not None:
+        if self._devices is not None and hasattr(self._writer, "add_key_value_metadata"):  # pyarrow 17 and later
             self._writer.add_key_value_metadata({DEVICES_KEY: self._devices.hexdigest()})
         self._writer.close()
 
