@@ -340,8 +340,9 @@ class DBitFlipPM(Memoised):
     One report is exactly ``epsilon``-LDP, and so is any number of reports while the bucket does not change (they
     are the same report): there is no instantaneous stage (``epsilon_permanent`` equals ``epsilon``). Each distinct
     bucket a device ever holds costs another ``epsilon`` between histories that change bucket in the same rounds;
-    whether the bucket changed is not hidden (the report changes exactly when it does). With d = 1 only one of two
-    buckets' bits is ever reported, so the certified epsilon is about epsilon / 2 (the published parameters, kept).
+    whether the bucket changed is not hidden (the report may change when the bucket does, and never otherwise). With
+    d = 1 only one of two buckets' bits is ever reported, so the certified epsilon is about epsilon / 2 (the published
+    parameters, kept).
     The LIP certificates at a prior are exact: the worst posterior ratio over every report, from the buckets' prior
     masses (docs/math.md §19.7).
 
