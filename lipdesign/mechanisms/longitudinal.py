@@ -28,7 +28,7 @@ from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee
 from lipdesign.mechanisms.bit_reports import UnaryOracleReports
 from lipdesign.mechanisms.memo import WORD, checked_keys, device_keys, memo_words
 from lipdesign.mechanisms.oracle import PureProtocol, pure_estimate, pure_variance
-from lipdesign.mechanisms.rr import grr_audit_plan
+from lipdesign.mechanisms.rr import grr_audit_plan, grr_probabilities, grr_reduced_rows
 from lipdesign.mechanisms.sampling import as_generator, index_reports
 from lipdesign.model import PriorSet
 from lipdesign.notions import LDP
@@ -542,24 +542,18 @@ class LongitudinalGRR(Memoised):
     def report_bits(self) -> int:
         return math.ceil(math.log2(self.k))
 
-    @staticmethod
-    def _grr_keep_lie(alpha: Fraction, k: int) -> tuple[Fraction, Fraction]:
-        return alpha + (1 - alpha) / k, (1 - alpha) / k
-
     @property
     def _keep_lie(self) -> tuple[Fraction, Fraction]:
-        return self._grr_keep_lie(self.alpha, self.k)
+        return grr_probabilities(self.alpha, self.k, exact=True)
 
     @property
     def _permanent_keep_lie(self) -> tuple[Fraction, Fraction]:
-        return self._grr_keep_lie(self.alpha_permanent, self.k)
+        return grr_probabilities(self.alpha_permanent, self.k, exact=True)
 
     def _exact_table(self, keep_lie):
         """The 2 x 3 reduction of a GRR table (2 x 2 for k = 2): rows x = 0, 1; columns y = 0, y = 1, the rest."""
         keep, lie = keep_lie
-        rows = ([[keep, lie], [lie, keep]] if self.k == 2 else
-                [[keep, lie, (self.k - 2) * lie], [lie, keep, (self.k - 2) * lie]])
-        return np.array(rows, dtype=object)
+        return grr_reduced_rows(keep, lie, self.k)
 
     def empty_reports(self) -> npt.NDArray[np.int64]:
         return np.zeros(0, dtype=np.int64)

@@ -23,6 +23,7 @@ from lipdesign.mechanisms.audit_plan import AuditPlan
 from lipdesign.mechanisms.base import EXACT_TABLE, Guarantee, Mechanism
 from lipdesign.mechanisms.memo import WORD, checked_keys, device_keys, memo_words
 from lipdesign.mechanisms.sampling import as_generator, index_reports
+from lipdesign.mechanisms.table import gls_matrix, linear_covariance
 from lipdesign.model import Prior, PriorSet
 from lipdesign.notions import LDP, LIP
 from lipdesign.validation import epsilon as checked_epsilon
@@ -323,8 +324,6 @@ class LongitudinalTable(Mechanism):
     @cached_property
     def _estimator(self) -> npt.NDArray[np.float64]:
         """The GLS estimator at the prior (k x m): unbiased at every distribution (docs/math.md §11)."""
-        from lipdesign.mechanisms.table import gls_matrix
-
         return _frozen(gls_matrix(self.table, prior=self.prior.probabilities))
 
     def _statistics(self, reports):
@@ -337,12 +336,8 @@ class LongitudinalTable(Mechanism):
     def _expected(self, frequencies, method, user_ids):
         return frequencies
 
-    def _covariance(self, table, matrix, frequencies, n):
-        reports = (np.diag(table.T @ frequencies) - table.T @ (frequencies[:, None] * table)) / n
-        return matrix @ reports @ matrix.T
-
     def _variance(self, frequencies, n, method, user_ids):
-        return np.diag(self._covariance(self.table, self._estimator, frequencies, n)).copy()
+        return np.diag(linear_covariance(self.table, self._estimator, frequencies, n)).copy()
 
     def user_terms(self, reports: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Each report's term of the unbiased estimate (a column of the GLS estimator), for ``ld.rounds``.
@@ -384,7 +379,7 @@ class LongitudinalTable(Mechanism):
         one = self.variance(f, n)
         keep = self.keep / WORD
         instantaneous = keep * np.eye(self.m) + (1 - keep) * (self.refill_counts / WORD)[None, :]
-        covariance = np.diag(self._covariance(self.permanent_counts / WORD, self._estimator @ instantaneous.T, f,
+        covariance = np.diag(linear_covariance(self.permanent_counts / WORD, self._estimator @ instantaneous.T, f,
                                               integer(n, "n", low=1)))
         return (one + (rounds - 1) * covariance) / rounds
 

@@ -92,15 +92,15 @@ def grr_mixing_probability(epsilon: float, exp_epsilon: float, size: int, field:
 
 
 @overload
-def grr_probabilities(alpha: float, size: int, exact: Literal[False] = False) -> tuple[float, float]: ...
+def grr_probabilities(alpha: float | Fraction, size: int, exact: Literal[False] = False) -> tuple[float, float]: ...
 
 
 @overload
-def grr_probabilities(alpha: float, size: int, exact: Literal[True]) -> tuple[Fraction, Fraction]: ...
+def grr_probabilities(alpha: float | Fraction, size: int, exact: Literal[True]) -> tuple[Fraction, Fraction]: ...
 
 
 @overload
-def grr_probabilities(alpha: float, size: int, exact: bool) -> tuple[float | Fraction, float | Fraction]: ...
+def grr_probabilities(alpha: float | Fraction, size: int, exact: bool) -> tuple[float | Fraction, float | Fraction]: ...
 
 
 def grr_probabilities(alpha: float | Fraction, size: int,
@@ -131,9 +131,14 @@ def grr_reduced_table(alpha: float, size: int, exact: bool = False) -> npt.NDArr
     absent when size = 2). Floats: the same as the full table's, so even the exact rational ratios coincide. With
     ``exact``: an object array of the Fractions the sampler realises (``grr_probabilities``), which no double holds
     in general (keep = alpha + lie rounds): what ``grr_certificate`` verifies."""
-    keep, lie = grr_probabilities(alpha, size, exact)
+    return grr_reduced_rows(*grr_probabilities(alpha, size, exact), size, dtype=object if exact else float)
+
+
+def grr_reduced_rows(keep: Any, lie: Any, size: int, dtype: Any = object) -> npt.NDArray[Any]:
+    """``grr_reduced_table``'s rows for given keep and lie probabilities (floats or Fractions): inputs 0 and 1;
+    outputs y = 0, y = 1 and the other size - 2 merged (absent when size = 2)."""
     rows = [[keep, lie], [lie, keep]] if size == 2 else [[keep, lie, (size - 2) * lie], [lie, keep, (size - 2) * lie]]
-    return np.array(rows, dtype=object if exact else float)
+    return np.array(rows, dtype=dtype)
 
 
 def grr_certificate(epsilon: float, alpha: float, size: int) -> Certificate:

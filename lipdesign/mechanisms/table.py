@@ -440,6 +440,15 @@ class _Likelihood:
         return trial / trial.sum()
 
 
+def linear_covariance(table: npt.NDArray[np.float64], matrix: npt.NDArray[np.float64],
+                      frequencies: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.float64]:
+    """Cov of ``matrix`` @ (report frequencies) for n users with true ``frequencies`` reporting through ``table``,
+    given their values: the counts are sums of independent draws from the rows, so Cov(c/n) = (diag(Q^T f) -
+    Q^T diag(f) Q)/n (docs/math.md §11)."""
+    reports = (np.diag(table.T @ frequencies) - table.T @ (frequencies[:, None] * table)) / n
+    return matrix @ reports @ matrix.T
+
+
 class TableMechanism(DesignedMechanism):
     """A finite table with the notion it is verified against, the design prior and the design objective.
 
@@ -952,9 +961,7 @@ class TableMechanism(DesignedMechanism):
                                      frequencies, n)
 
     def _covariance_with(self, matrix, frequencies, n):
-        q = self.table
-        reports = (np.diag(q.T @ frequencies) - q.T @ (frequencies[:, None] * q)) / n
-        return matrix @ reports @ matrix.T
+        return linear_covariance(self.table, matrix, frequencies, n)
 
     def _variance(self, frequencies, n, method, user_ids):
         return np.diag(self.covariance(frequencies, n, method=method)).copy()
