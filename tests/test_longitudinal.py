@@ -489,3 +489,24 @@ def test_a_change_is_not_clipped_to_frequencies():
     low, high = change.confidence_interval(0.95)
     assert change.kind == "combination" and low[0] < high[0] < 0 < low[1] < high[1]
     assert ld.rounds.average(mechanism, [mechanism.perturb_memoised(before, keys, rng=3)] * 2).kind == "frequencies"
+
+
+def test_the_stages_decide_at_their_thresholds_as_the_recipe_says():
+    """Constructed words at every boundary of docs/runtime.md §15 (random words almost never reach one): a GRR stage
+    keeps below its threshold and not at it; Lemire's rule accepts (w k) mod 2^32 equal to 2^32 mod k and rejects one
+    below; both attempts rejected keep the value; a unary bit is 1 below its threshold and 0 at it."""
+    from lipdesign.mechanisms.longitudinal import grr_stage
+
+    k, threshold = 3, 1000
+    accepted = 0xAAAAAAAB  # 3 w = 2^33 + 1: (3 w) mod 2^32 = 1 = 2^32 mod 3, accepted, gives (3 w) >> 32 = 2
+    rejected = 0  # (3 w) mod 2^32 = 0 < 1
+    words = np.array([[threshold - 1, accepted, accepted],  # kept
+                      [threshold, accepted, rejected],  # not kept: the first attempt's value
+                      [threshold, rejected, accepted],  # the second attempt's value
+                      [threshold, rejected, rejected],  # both rejected: kept
+                      [threshold, accepted - 1, rejected]], dtype=np.uint32)  # (3 w) mod 2^32 = 2^32 - 2: accepted
+    assert grr_stage(np.zeros(5, dtype=np.int64), k, threshold, words).tolist() == [0, 2, 2, 0, 1]
+    mechanism = LongitudinalUE(1.0, 2.0, 3, variant="sue")
+    one, zero = mechanism.permanent_thresholds
+    words = np.array([[one - 1, zero - 1, zero], [one, zero, zero - 1]], dtype=np.uint32)
+    assert mechanism._permanent(np.array([0, 0]), words).tolist() == [[True, True, False], [False, False, True]]

@@ -139,3 +139,13 @@ def test_bad_tables_are_refused(thirty_rounds):
     with pytest.raises(ld.ValidationError, match="epsilon is 1.5; one report's"):
         design_longitudinal(PRIOR, 1.5, 1.0)
     assert np.all(on_grid([[0.1, 0.2, 0.7]]) * WORD % 1 == 0) and on_grid([[0.1, 0.2, 0.7]]).sum() == 1.0
+
+
+def test_a_draw_from_word_counts_decides_at_the_cumulative_counts():
+    """docs/runtime.md §15: output j for c_0 + ... + c_(j-1) <= u < c_0 + ... + c_j; an output with no words is never
+    drawn. Constructed words at every boundary, which random words almost never reach."""
+    from lipdesign.mechanisms.longitudinal_table import _draw
+
+    counts = np.array([[5, 0, WORD - 5]])
+    words = np.array([0, 4, 5, WORD - 1], dtype=np.uint32)
+    assert _draw(counts, np.zeros(4, dtype=np.int64), words).tolist() == [0, 0, 2, 2]
