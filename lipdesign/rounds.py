@@ -46,11 +46,17 @@ def _kind(weights):
     return "frequencies" if np.all(weights >= 0) and np.isclose(weights.sum(), 1.0) else "combination"
 
 
-def _names(mechanism):
-    """What each entry of the estimate is: the mechanism's estimand names (dBitFlipPM's buckets), else its labels."""
+def _names(mechanism, weights):
+    """What each entry of the estimate is: the mechanism's estimand names (dBitFlipPM's buckets), else its labels;
+    "change in ..." for the later round minus the earlier, "combination of ..." for any other signed combination."""
     if callable(getattr(mechanism, "estimand_names", None)):
-        return list(mechanism.estimand_names())
-    return [str(label) for label in mechanism.input_domain.labels]
+        names = [str(name) for name in mechanism.estimand_names()]
+    else:
+        names = [str(label) for label in mechanism.input_domain.labels]
+    if _kind(weights) == "frequencies":
+        return names
+    prefix = "change in" if weights.tolist() == [-1.0, 1.0] else "combination of"
+    return [f"{prefix} {name}" for name in names]
 
 
 def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayLike, *, aligned: bool = True
@@ -101,7 +107,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
         values = sum(w * estimate.values for w, estimate in zip(weights, estimates))
         errors = sum(abs(w) * estimate.standard_errors for w, estimate in zip(weights, estimates))
         return Estimate(values, errors, n=min(estimate.n for estimate in estimates), method="unbiased",
-                        kind=_kind(weights), names=_names(mechanism),
+                        kind=_kind(weights), names=_names(mechanism, weights),
                         note="rounds not aligned by device: standard errors are the bound sum abs(w) SE (docs/math.md "
                              "§19.5)")
     terms = [mechanism.user_terms(reports) for reports in rounds]
@@ -114,7 +120,7 @@ def combine(mechanism: Any, rounds: Sequence[npt.ArrayLike], weights: npt.ArrayL
         raise ValidationError(f"rounds have {n} report each; a standard error needs at least two devices")
     combined = sum(w * term for w, term in zip(weights, terms))
     return Estimate(combined.mean(axis=0), combined.std(axis=0, ddof=1) / np.sqrt(n), n=n, method="unbiased",
-                    kind=_kind(weights), names=_names(mechanism),
+                    kind=_kind(weights), names=_names(mechanism, weights),
                     note="rounds aligned by device: standard errors from each device's combination (docs/math.md "
                          "§19.5)")
 

@@ -430,9 +430,11 @@ def test_the_rounds_command_estimates_the_change_and_refuses_bad_input(tmp_path,
                  "--change"]) in (0, None)
     printed = capsys.readouterr().out
     truth = np.bincount(after, minlength=3) / 4000 - np.bincount(before, minlength=3) / 4000
-    rows = [line.split() for line in printed.splitlines() if line.strip()[:2] in ("0:", "1:", "2:")]
-    estimates, errors = [float(row[1]) for row in rows], [float(row[3]) for row in rows]
+    rows = [line.split(": ", 1)[1].split() for line in printed.splitlines() if line.startswith("  change in ")]
+    assert len(rows) == 3, printed  # one line per value, named as a change
+    estimates, errors = [float(row[0]) for row in rows], [float(row[2]) for row in rows]
     assert all(abs(e - t) < 5 * s for e, t, s in zip(estimates, truth, errors)), printed
+    assert abs(truth[2]) > 0.1 and estimates[2] > 0.1  # the move to value 2 is seen
     assert main(["rounds", str(tmp_path / "m.json"), str(tmp_path / "r1.parquet"), "--change"]) == 2
     error = capsys.readouterr().err
     assert "--change compares two rounds" in error and len(error.strip().splitlines()) == 1
