@@ -149,3 +149,14 @@ def test_a_draw_from_word_counts_decides_at_the_cumulative_counts():
     counts = np.array([[5, 0, WORD - 5]])
     words = np.array([0, 4, 5, WORD - 1], dtype=np.uint32)
     assert _draw(counts, np.zeros(4, dtype=np.int64), words).tolist() == [0, 0, 2, 2]
+
+
+def test_lip_over_a_prior_set_is_its_worst_vertex(thirty_rounds):
+    """Both claims over a TV ball of priors: the worst of its vertices, each verified on the rebuilt tables."""
+    q1, q2 = stages(thirty_rounds)
+    prior_set = ld.PriorSet.tv_ball(PRIOR, 0.1)
+    for certificate, table in ((thirty_rounds.certificate_at(prior_set), chained(q1, q2)),
+                               (thirty_rounds.permanent_certificate_at(prior_set), np.array(q1, dtype=object))):
+        worst = max(verify_table(table, ld.LIP(30.0), vertex).epsilon for vertex in prior_set.vertices)
+        assert certificate.epsilon == pytest.approx(worst, abs=1e-12)
+    assert thirty_rounds.certificate_at(prior_set).epsilon > thirty_rounds.verify().epsilon  # the ball holds worse

@@ -228,9 +228,7 @@ class LongitudinalTable(Mechanism):
         Certificate
             Against the claim ``epsilon``.
         """
-        if isinstance(prior, PriorSet):
-            return max((self.certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
-        return verify_table(self.exact_table, LIP(self.epsilon), prior)
+        return self._lip_at(self.exact_table, self.epsilon, prior)
 
     def permanent_certificate_at(self, prior: Prior | PriorSet | npt.ArrayLike) -> Certificate:
         """The unbounded-reports LIP certificate at another ``prior``.
@@ -245,9 +243,14 @@ class LongitudinalTable(Mechanism):
         Certificate
             Against the claim ``epsilon_permanent``.
         """
+        return self._lip_at(self.exact_permanent, self.epsilon_permanent, prior)
+
+    @staticmethod
+    def _lip_at(table, claim, prior):
+        """The exact LIP certificate of ``table`` at ``prior``; over a PriorSet, its worst vertex (docs/math.md §2)."""
         if isinstance(prior, PriorSet):
-            return max((self.permanent_certificate_at(vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
-        return verify_table(self.exact_permanent, LIP(self.epsilon_permanent), prior)
+            return max((verify_table(table, LIP(claim), vertex) for vertex in prior.vertices), key=lambda c: c.epsilon)
+        return verify_table(table, LIP(claim), prior)
 
     def verified_epsilons(self) -> dict[str, float]:
         """Exactly verified epsilons of one report: the claim, ``"LIP for X"`` and ``"LDP"``; and of the permanent
